@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs everything reel needs to build, run and test on Debian bookworm.
+# Idempotent; run as root or through sudo.
+#
+#   packaging/install-deps.sh            build + test dependencies
+#   packaging/install-deps.sh --runtime  only what `reel` needs to run
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+    exec sudo -E "$0" "$@"
+fi
+
+mode=${1:-all}
+export DEBIAN_FRONTEND=noninteractive
+
+# bookworm-backports carries the 6.12 uAPI headers (v4l2r's bindings need AV1
+# and other >= 6.5 definitions), weston 14 and a Mesa whose llvmpipe imports
+# dmabufs. The mirror is read from the machine's own apt configuration.
+mirror_uri() {
+    local uri=""
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+    fi
+    if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+        uri=$(awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' /etc/apt/sources.list)
+    fi
+    [ -n "$uri" ] || { echo "install-deps: cannot find the Debian mirror in apt's configuration" >&2; exit 1; }
+    echo "$uri"
+}
+
+backports=/etc/apt/sources.list.d/reel-bookworm-backports.sources
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    cat >"$backports" <<SRC
+Types: deb
+URIs: $(mirror_uri)
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+
+stamp=/var/lib/apt/periodic/reel-update-stamp
+if [ ! -f "$stamp" ] || [ -n "$(find /etc/apt/sources.list.d -newer "$stamp" 2>/dev/null)" ] \
+    || [ "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
+    apt-get update -q
+    mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+fi
+
+install() { apt-get install -y -q --no-install-recommends "$@"; }
+
+runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0)
+build=(build-essential pkg-config clang libclang-dev
+       libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+       libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
+tests=(ffmpeg v4l-utils
+       busybox-static kmod cpio xz-utils zstd bc make gcc debootstrap
+       gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+       gstreamer1.0-plugins-bad)
+# From bookworm-backports: the compositor the tests run against, its Mesa, and
+# a QEMU that matches the qemu-utils these machines ship.
+tests_bpo=(qemu-system-x86 weston libegl-mesa0 libgl1-mesa-dri mesa-libgallium libgbm1 wayland-utils)
+
+case "$mode" in
+    --runtime)
+        install "${runtime[@]}"
+        ;;
+    all|--all)
+        install "${runtime[@]}" "${build[@]}" "${tests[@]}"
+        install -t bookworm-backports linux-libc-dev "${tests_bpo[@]}"
+        ;;
+    *)
+        echo "usage: $0 [--runtime]" >&2
+        exit 2
+        ;;
+esac
+
+# The Rust toolchain: the one on PATH, or rustup's stable if there is none.
+if [ "$mode" != "--runtime" ] && ! command -v cargo >/dev/null 2>&1; then
+    install rustup 2>/dev/null || install cargo
+fi
+echo "install-deps: done"

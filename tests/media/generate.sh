@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Generates the clips reel's tests use, with the ffmpeg CLI and Debian's
+# encoders, into $REEL_TEST_MEDIA (default: target/test-media). Re-running is a
+# no-op unless this script changed. Clips are small (QVGA, about a second) so
+# that every test suite stays fast on two cores.
+#
+#   tests/media/generate.sh [OUT_DIR]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-${REEL_TEST_MEDIA:-$here/../../target/test-media}}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+stamp="$out/.generated"
+digest=$(sha256sum "$0" | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+    exit 0
+fi
+
+ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
+# A moving pattern whose every frame differs, so a wrong frame is visible.
+src() { # size rate seconds
+    echo "testsrc2=size=$1:rate=$2:duration=$3"
+}
+x264() { # extra x264 options...
+    echo "-c:v libx264 -preset veryfast -pix_fmt yuv420p $*"
+}
+
+cd "$out"
+rm -f ./*.mp4 ./*.mkv ./*.webm ./*.ts ./*.mka ./*.bin
+
+# --- H.264 -------------------------------------------------------------------
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v baseline -g 15) h264_baseline.mp4
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -bf 3 -x264-params b-pyramid=normal:keyint=24) h264_main_bframes.mkv
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v high -x264-params 8x8dct=1:keyint=30) h264_high.ts
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v high -x264-params cqm=jvt) h264_scaling_matrix.mp4
+ff -f lavfi -i "$(src 320x240 30 1),fade=in:0:15" $(x264 -profile:v main -bf 2 -x264-params weightp=2:weightb=1) h264_weighted.mp4
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -x264-params slices=4) h264_slices.mp4
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v high -flags +ildct+ilme -x264-params tff=1) h264_mbaff.ts
+ff -f lavfi -i "$(src 250x130 30 1)" $(x264 -profile:v high) h264_odd_size.mp4
+
+# Mid-stream resolution change: two H.264 segments with their own SPS, joined
+# at an IDR inside one MPEG-TS (same PIDs, so a byte concatenation is a valid
+# transport stream).
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -g 30) -mpegts_flags +resend_headers seg_a.ts
+ff -f lavfi -i "$(src 480x270 30 1)" $(x264 -profile:v main -g 30) -output_ts_offset 1 seg_b.ts
+cat seg_a.ts seg_b.ts > h264_resolution_change.ts
+rm -f seg_a.ts seg_b.ts
+
+# --- other codecs ------------------------------------------------------------
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libx265 -preset ultrafast -pix_fmt yuv420p -x265-params log-level=error:keyint=30 hevc_main.mkv
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libx265 -preset ultrafast -pix_fmt yuv420p10le -x265-params log-level=error:keyint=30 hevc_main10.mp4
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp8.webm
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp9.webm
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 15 -bf 2 mpeg2.ts
+
+# --- bad input ---------------------------------------------------------------
+ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka
+ff -f lavfi -i "anoisesrc=seed=7:duration=1" -f s16le garbage.bin
+ff -f lavfi -i "$(src 320x240 30 2)" $(x264 -profile:v main -g 15) truncated_source.mkv
+head -c $(( $(stat -c %s truncated_source.mkv) * 55 / 100 )) truncated_source.mkv > truncated.mkv
+rm -f truncated_source.mkv
+
+echo "$digest" > "$stamp"
+echo "test media in $out"

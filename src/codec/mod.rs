@@ -1,0 +1,1 @@
+//! Bitstream headers and reference bookkeeping per codec, filling V4L2 stateless controls.

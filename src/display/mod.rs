@@ -1,0 +1,1 @@
+//! Presentation: the Wayland window, buffers, and the headless sinks (framemd5, null).

@@ -1,0 +1,1 @@
+//! Demuxing with FFmpeg: stream selection, AVCC/HVCC to Annex-B, container seek.

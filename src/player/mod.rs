@@ -1,0 +1,1 @@
+//! The player: event loop, state machine, clock and pacing, commands.

@@ -1,0 +1,1 @@
+//! Software decoding with libavcodec into frames the display can show.

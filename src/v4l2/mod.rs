@@ -1,0 +1,1 @@
+//! V4L2 stateless decoders: discovery, queues, requests, buffers.

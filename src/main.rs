@@ -1,3 +1,104 @@
-fn main() {
-    println!("reel");
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use reel::cli::{Cli, Command, Hwdec, LogArgs, Output, PlayArgs};
+use reel::player::{self, headless, PlayerOptions};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let log = match &cli.command {
+        Some(Command::Probe(args)) => &args.log,
+        None => &cli.play.log,
+    };
+    init_logging(log);
+    let result = match cli.command {
+        Some(Command::Probe(args)) => reel::probe::run(args.file.as_deref()),
+        None => play(cli.play),
+    };
+    match result {
+        Ok(failures) if failures.is_empty() => ExitCode::SUCCESS,
+        Ok(failures) => {
+            for failure in failures {
+                eprintln!("reel: error: {failure}");
+            }
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("reel: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(args: &LogArgs) {
+    let default = match args.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+/// Plays the files; returns the errors of files that could not be played
+/// (playback went on with the others).
+fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
+    if args.hwdec == Hwdec::V4l2 {
+        anyhow::bail!("--hwdec=v4l2: no V4L2 stateless decoding in this build yet");
+    }
+    if args.device.is_some() {
+        anyhow::bail!("--device: no V4L2 stateless decoding in this build yet");
+    }
+    match args.output {
+        Output::Wayland => player::run(PlayerOptions {
+            files: args.files,
+            fullscreen: args.fullscreen,
+            looping: args.looping,
+            start: args.start,
+            paused: args.paused,
+            force_shm: args.shm,
+            control: args.control,
+            stats: args.stats,
+            threads: args.threads,
+        }),
+        Output::Framemd5 | Output::Null => {
+            let stdout = std::io::stdout().lock();
+            let mut sink = match args.output {
+                Output::Framemd5 => headless::Sink::Framemd5(reel::display::framemd5::Framemd5Writer::new(stdout)),
+                _ => headless::Sink::Null,
+            };
+            let mut failures = Vec::new();
+            for (i, file) in args.files.iter().enumerate() {
+                let start = if i == 0 { args.start } else { None };
+                match headless::run_file(file, start, args.threads, &mut sink) {
+                    Ok(report) if report.errors > 0 => failures.push(format!(
+                        "{}: {} errors while reading or decoding",
+                        file.display(),
+                        report.errors
+                    )),
+                    Ok(report) => {
+                        if args.stats {
+                            eprintln!(
+                                "reel: stats: {}: frames={} seconds={:.3}",
+                                file.display(),
+                                report.frames,
+                                report.elapsed.as_secs_f64()
+                            );
+                        }
+                    }
+                    Err(e) => failures.push(format!("{}: {e:#}", file.display())),
+                }
+            }
+            let _ = std::io::stdout().flush();
+            Ok(failures)
+        }
+    }
 }

@@ -1,1 +1,609 @@
-//! The player: event loop, state machine, clock and pacing, commands.
+//! The player: the event loop, the playback state machine (playing, paused,
+//! seeking, stepping, ended), the clock that paces frames, keyboard and
+//! control-socket commands, and the playlist.
+
+pub mod clock;
+pub mod commands;
+pub mod control;
+pub mod headless;
+pub mod pipeline;
+pub mod source;
+
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use calloop::generic::Generic;
+use calloop::ping::{make_ping, Ping};
+use calloop::signals::{Signal, Signals};
+use calloop::timer::{TimeoutAction, Timer};
+use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction, RegistrationToken};
+use tracing::{debug, error, info, warn};
+
+use crate::display::{Display, DisplayEvent, Key, WindowOptions};
+use crate::frame::{DecoderKind, Frame, PixelFormat};
+
+use clock::MediaClock;
+use commands::{parse_command, Command, SeekTarget};
+use pipeline::{Pipeline, PipelineOptions};
+use source::{Request, Source, SourceEvent};
+
+/// A frame this close to its deadline is shown now rather than after
+/// another timer round trip.
+const EARLY_SLACK: Duration = Duration::from_millis(2);
+/// A frame later than this is dropped, unless too many were dropped in a
+/// row (then a slow decoder still shows something).
+const LATE_DROP: Duration = Duration::from_millis(80);
+const MAX_LATE_STREAK: u32 = 4;
+/// Step back by this much when the frame's duration is unknown.
+const FALLBACK_FRAME_DURATION: Duration = Duration::from_millis(40);
+
+/// What the user asked for on the command line, for interactive playback.
+#[derive(Debug, Clone)]
+pub struct PlayerOptions {
+    pub files: Vec<PathBuf>,
+    pub fullscreen: bool,
+    pub looping: bool,
+    pub start: Option<Duration>,
+    pub paused: bool,
+    pub force_shm: bool,
+    pub control: Option<PathBuf>,
+    pub stats: bool,
+    pub threads: usize,
+}
+
+/// The frame on screen.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    position: Duration,
+    duration: Duration,
+    width: u32,
+    height: u32,
+    format: PixelFormat,
+    decoder: DecoderKind,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Counters {
+    presented: u64,
+    dropped_late: u64,
+}
+
+struct Player {
+    options: PlayerOptions,
+    file_index: usize,
+    /// Files that failed to open in a row (stops a playlist of bad files).
+    failed_in_a_row: usize,
+    failures: Vec<String>,
+    display: Display,
+    source: Option<Source>,
+    start_time: Duration,
+    wake: Ping,
+    handle: LoopHandle<'static, Player>,
+    signal: LoopSignal,
+    timer: Option<RegistrationToken>,
+    /// Bumped at each seek or file change; older frames are dropped.
+    epoch: u64,
+    clock: MediaClock,
+    paused: bool,
+    /// The next frame is shown as soon as the display can take it (start,
+    /// seek, step), and sets the clock.
+    preroll: bool,
+    seek_target: Option<Duration>,
+    next: Option<Frame>,
+    shown: Option<Shown>,
+    /// The source delivered every frame of the current epoch.
+    ended: bool,
+    late_streak: u32,
+    counters: Counters,
+    quitting: bool,
+}
+
+/// Plays `options.files` in a Wayland window until the end, `q`, or a
+/// fatal error. Returns the per-file errors that did not stop playback.
+pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
+    let first = options.files.first().ok_or_else(|| anyhow!("no file to play"))?;
+    let title = window_title(first);
+    let display = Display::connect(&WindowOptions {
+        title,
+        app_id: "reel".into(),
+        fullscreen: options.fullscreen,
+        force_shm: options.force_shm,
+    })?;
+
+    let mut event_loop: EventLoop<'static, Player> =
+        EventLoop::try_new().context("cannot create the event loop")?;
+    let handle = event_loop.handle();
+    let (wake, wake_source) = make_ping().context("cannot create the decode wake-up")?;
+    handle
+        .insert_source(wake_source, |_, _, player| player.pump())
+        .map_err(|e| anyhow!("cannot watch the decode thread: {e}"))?;
+    let wayland_fd = display
+        .as_fd()
+        .try_clone_to_owned()
+        .context("cannot duplicate the Wayland connection fd")?;
+    handle
+        .insert_source(
+            Generic::new(wayland_fd, Interest::READ, Mode::Level),
+            |_, _, player| {
+                player.on_wayland_readable();
+                Ok(PostAction::Continue)
+            },
+        )
+        .map_err(|e| anyhow!("cannot watch the Wayland connection: {e}"))?;
+    let signals = Signals::new(&[Signal::SIGINT, Signal::SIGTERM]).context("cannot watch signals")?;
+    handle
+        .insert_source(signals, |event, _, player| {
+            info!("{:?}: quitting", event.signal());
+            player.quit();
+        })
+        .map_err(|e| anyhow!("cannot watch signals: {e}"))?;
+    let _control = match &options.control {
+        Some(path) => Some(control::listen(path, &handle)?),
+        None => None,
+    };
+
+    let now = Instant::now();
+    let mut player = Player {
+        paused: options.paused,
+        options,
+        file_index: 0,
+        failed_in_a_row: 0,
+        failures: Vec::new(),
+        display,
+        source: None,
+        start_time: Duration::ZERO,
+        wake,
+        handle,
+        signal: event_loop.get_signal(),
+        timer: None,
+        epoch: 0,
+        clock: MediaClock::new(Duration::ZERO, now),
+        preroll: true,
+        seek_target: None,
+        next: None,
+        shown: None,
+        ended: false,
+        late_streak: 0,
+        counters: Counters::default(),
+        quitting: false,
+    };
+    let start = player.options.start;
+    player.open_file(0, start);
+
+    event_loop
+        .run(None, &mut player, |player| {
+            player.pump();
+            if let Err(e) = player.display.flush() {
+                player.fail(format!("Wayland connection lost: {e}"));
+            }
+        })
+        .context("event loop failed")?;
+
+    player.source = None;
+    if player.options.stats {
+        player.print_stats();
+    }
+    Ok(player.failures)
+}
+
+fn window_title(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+impl Player {
+    /// Opens playlist entry `index` and starts decoding it; a file that
+    /// cannot be opened is reported and skipped.
+    fn open_file(&mut self, index: usize, start: Option<Duration>) {
+        self.source = None;
+        let count = self.options.files.len();
+        let mut index = index;
+        loop {
+            let path = self.options.files[index].clone();
+            let options = PipelineOptions {
+                for_display: true,
+                threads: self.options.threads,
+            };
+            match Pipeline::open(&path, &options) {
+                Ok(pipeline) => {
+                    self.failed_in_a_row = 0;
+                    self.file_index = index;
+                    self.start_time = pipeline.stream().start_time;
+                    self.epoch += 1;
+                    self.next = None;
+                    self.ended = false;
+                    self.preroll = true;
+                    self.seek_target = start;
+                    self.cancel_timer();
+                    self.display.set_title(&window_title(&path));
+                    self.source = Some(Source::spawn(pipeline, start, self.epoch, self.wake.clone()));
+                    return;
+                }
+                Err(e) => {
+                    let message = format!("{}: {e:#}", path.display());
+                    error!("{message}");
+                    self.failures.push(message);
+                    self.failed_in_a_row += 1;
+                    let next = index + 1;
+                    if self.failed_in_a_row >= count || (next >= count && !self.options.looping) {
+                        self.quit();
+                        return;
+                    }
+                    index = next % count;
+                }
+            }
+        }
+    }
+
+    fn on_wayland_readable(&mut self) {
+        if let Err(e) = self.display.dispatch() {
+            self.fail(format!("Wayland: {e}"));
+            return;
+        }
+        for event in self.display.take_events() {
+            match event {
+                DisplayEvent::Key(key) => {
+                    if let Some(command) = key_command(key) {
+                        self.execute(command);
+                    }
+                }
+                DisplayEvent::CloseRequested => self.quit(),
+                DisplayEvent::Resized { .. } => {}
+            }
+        }
+        self.pump();
+    }
+
+    /// Moves frames from the decoder to the screen as far as time, the
+    /// display and the state allow; arms a timer for the next deadline.
+    fn pump(&mut self) {
+        if self.quitting {
+            return;
+        }
+        loop {
+            if self.next.is_none() && !self.fetch() {
+                break;
+            }
+            let Some(frame) = self.next.as_ref() else {
+                break;
+            };
+            let now = Instant::now();
+            if !self.preroll {
+                if self.paused {
+                    break;
+                }
+                match self.clock.deadline(frame.pts, now) {
+                    None => break,
+                    Some(deadline) if deadline > now + EARLY_SLACK => {
+                        self.arm_timer(deadline);
+                        break;
+                    }
+                    Some(_) => {}
+                }
+                let late = self.clock.now(now).saturating_sub(frame.pts);
+                if late > LATE_DROP && self.late_streak < MAX_LATE_STREAK {
+                    self.late_streak += 1;
+                    self.counters.dropped_late += 1;
+                    debug!(pts = ?frame.pts, ?late, "dropped late frame");
+                    self.next = None;
+                    continue;
+                }
+            }
+            if !self.display.ready_for_frame() {
+                break; // the frame callback wakes us
+            }
+            if let Some(frame) = self.next.take() {
+                self.present(frame, now);
+            }
+        }
+        if self.next.is_none() && self.ended && !self.preroll && !self.paused {
+            self.finish_file_when_due();
+        }
+    }
+
+    /// Takes the next event from the decode thread; true when a frame of
+    /// the current epoch is ready.
+    fn fetch(&mut self) -> bool {
+        let Some(source) = self.source.as_ref() else {
+            return false;
+        };
+        while let Some(event) = source.try_event() {
+            match event {
+                SourceEvent::Frame(frame) if frame.epoch == self.epoch => {
+                    self.next = Some(frame);
+                    return true;
+                }
+                SourceEvent::EndOfStream { epoch, errors } if epoch == self.epoch => {
+                    debug!(epoch, errors, "source ended");
+                    self.ended = true;
+                    if errors > 0 {
+                        let path = self.options.files[self.file_index].display();
+                        let message = format!("{path}: {errors} errors while reading or decoding");
+                        if !self.failures.contains(&message) {
+                            self.failures.push(message);
+                        }
+                    }
+                    // A seek that found nothing to show ends its preroll here.
+                    self.preroll = false;
+                    self.seek_target = None;
+                }
+                SourceEvent::Failed { epoch, message } if epoch == self.epoch => {
+                    let path = self.options.files[self.file_index].display();
+                    error!("{path}: {message}");
+                    self.failures.push(format!("{path}: {message}"));
+                    self.ended = true;
+                    self.preroll = false;
+                    self.seek_target = None;
+                }
+                _ => {} // from before a seek
+            }
+        }
+        false
+    }
+
+    fn present(&mut self, frame: Frame, now: Instant) {
+        if let Err(e) = self.display.present(&frame) {
+            self.fail(format!("cannot present a frame: {e}"));
+            return;
+        }
+        let position = frame.pts.saturating_sub(self.start_time);
+        debug!(
+            position = ?position,
+            decoder = %frame.decoder,
+            format = %frame.format,
+            width = frame.width,
+            height = frame.height,
+            "frame shown"
+        );
+        if self.preroll {
+            self.preroll = false;
+            self.seek_target = None;
+            self.clock.set(frame.pts, now);
+            if !self.paused {
+                self.clock.resume(now);
+            }
+        }
+        self.late_streak = 0;
+        self.counters.presented += 1;
+        self.shown = Some(Shown {
+            position,
+            duration: frame.duration,
+            width: frame.width,
+            height: frame.height,
+            format: frame.format,
+            decoder: frame.decoder,
+        });
+    }
+
+    /// At the end of the current file, once the last frame has had its time
+    /// on screen: the next file, a loop, or the end.
+    fn finish_file_when_due(&mut self) {
+        let now = Instant::now();
+        if let Some(shown) = self.shown {
+            let end = self.start_time + shown.position + shown.duration;
+            if let Some(deadline) = self.clock.deadline(end, now) {
+                if deadline > now + EARLY_SLACK {
+                    self.arm_timer(deadline);
+                    return;
+                }
+            }
+        }
+        let count = self.options.files.len();
+        let next = self.file_index + 1;
+        if next < count {
+            self.open_file(next, None);
+        } else if self.options.looping {
+            if count == 1 {
+                info!("looping");
+                self.seek_to(Duration::ZERO);
+            } else {
+                self.open_file(0, None);
+            }
+        } else {
+            info!("end of playlist");
+            self.quit();
+        }
+    }
+
+    fn seek_to(&mut self, position: Duration) {
+        self.epoch += 1;
+        self.next = None;
+        self.ended = false;
+        self.preroll = true;
+        self.seek_target = Some(position);
+        self.cancel_timer();
+        if let Some(source) = &self.source {
+            source.request(Request::Seek {
+                position,
+                epoch: self.epoch,
+            });
+        }
+    }
+
+    fn position(&self) -> Duration {
+        self.shown.map(|s| s.position).unwrap_or(Duration::ZERO)
+    }
+
+    fn set_paused(&mut self, paused: bool) {
+        let now = Instant::now();
+        self.paused = paused;
+        if paused {
+            self.clock.pause(now);
+            self.cancel_timer();
+        } else {
+            self.clock.resume(now);
+        }
+    }
+
+    fn execute(&mut self, command: Command) {
+        debug!(?command, "command");
+        match command {
+            Command::TogglePause => self.set_paused(!self.paused),
+            Command::Pause => self.set_paused(true),
+            Command::Resume => self.set_paused(false),
+            Command::Seek(target) => {
+                // From a seek in flight, relative seeks count from its target.
+                let from = self.seek_target.unwrap_or_else(|| self.position());
+                self.seek_to(target.resolve(from));
+            }
+            Command::StepForward => {
+                self.set_paused(true);
+                if self.next.is_some() || !self.ended {
+                    self.preroll = true;
+                }
+            }
+            Command::StepBackward => {
+                self.set_paused(true);
+                if let Some(shown) = self.shown {
+                    let step = if shown.duration.is_zero() {
+                        FALLBACK_FRAME_DURATION
+                    } else {
+                        shown.duration
+                    };
+                    self.seek_to(SeekTarget::Backward(step).resolve(shown.position));
+                }
+            }
+            Command::ToggleFullscreen => {
+                let on = !self.display.is_fullscreen();
+                self.display.set_fullscreen(on);
+            }
+            Command::SetFullscreen(on) => self.display.set_fullscreen(on),
+            Command::NextFile => {
+                let next = (self.file_index + 1) % self.options.files.len();
+                self.open_file(next, None);
+            }
+            Command::PreviousFile => {
+                let count = self.options.files.len();
+                self.open_file((self.file_index + count - 1) % count, None);
+            }
+            Command::Status => {}
+            Command::Quit => self.quit(),
+        }
+        self.pump();
+    }
+
+    fn status(&self) -> String {
+        let state = if self.quitting {
+            "quitting"
+        } else if self.seek_target.is_some() {
+            "seeking"
+        } else if self.ended && self.next.is_none() {
+            "ended"
+        } else if self.paused {
+            "paused"
+        } else {
+            "playing"
+        };
+        let stats = self.display.stats();
+        let mut reply = format!(
+            "state={state} position={:.6} file={} index={}/{} epoch={} presented={} dropped={}",
+            self.position().as_secs_f64(),
+            window_title(&self.options.files[self.file_index]),
+            self.file_index + 1,
+            self.options.files.len(),
+            self.epoch,
+            self.counters.presented,
+            self.counters.dropped_late,
+        );
+        if let Some(shown) = self.shown {
+            reply.push_str(&format!(
+                " width={} height={} format={} decoder={}",
+                shown.width, shown.height, shown.format, shown.decoder
+            ));
+        }
+        reply.push_str(&format!(
+            " dmabuf_frames={} shm_frames={} fullscreen={}",
+            stats.frames_dmabuf,
+            stats.frames_shm,
+            self.display.is_fullscreen()
+        ));
+        reply
+    }
+
+    fn arm_timer(&mut self, deadline: Instant) {
+        self.cancel_timer();
+        let inserted = self
+            .handle
+            .insert_source(Timer::from_deadline(deadline), |_, _, player| {
+                player.timer = None;
+                player.pump();
+                TimeoutAction::Drop
+            });
+        match inserted {
+            Ok(token) => self.timer = Some(token),
+            Err(e) => self.fail(format!("cannot arm the frame timer: {e}")),
+        }
+    }
+
+    fn cancel_timer(&mut self) {
+        if let Some(token) = self.timer.take() {
+            self.handle.remove(token);
+        }
+    }
+
+    fn fail(&mut self, message: String) {
+        error!("{message}");
+        self.failures.push(message);
+        self.quit();
+    }
+
+    fn quit(&mut self) {
+        self.quitting = true;
+        self.cancel_timer();
+        self.signal.stop();
+    }
+
+    fn print_stats(&self) {
+        let stats = self.display.stats();
+        eprintln!(
+            "reel: stats: presented={} dropped_late={} dmabuf_frames={} shm_frames={} buffers_allocated={} \
+             buffers_released={} dropped_no_buffer={}",
+            self.counters.presented,
+            self.counters.dropped_late,
+            stats.frames_dmabuf,
+            stats.frames_shm,
+            stats.buffers_allocated,
+            stats.buffers_released,
+            stats.frames_dropped,
+        );
+    }
+}
+
+impl control::CommandTarget for Player {
+    fn control(&mut self, line: &str) -> String {
+        match parse_command(line) {
+            Ok(Command::Status) => self.status(),
+            Ok(command) => {
+                self.execute(command);
+                "ok".to_string()
+            }
+            Err(e) => {
+                warn!("control: {e}");
+                format!("error: {e}")
+            }
+        }
+    }
+}
+
+/// The keys, as the README lists them.
+fn key_command(key: Key) -> Option<Command> {
+    let five = Duration::from_secs(5);
+    let minute = Duration::from_secs(60);
+    Some(match key {
+        Key::Space => Command::TogglePause,
+        Key::Left => Command::Seek(SeekTarget::Backward(five)),
+        Key::Right => Command::Seek(SeekTarget::Forward(five)),
+        Key::Up => Command::Seek(SeekTarget::Backward(minute)),
+        Key::Down => Command::Seek(SeekTarget::Forward(minute)),
+        Key::PageUp => Command::PreviousFile,
+        Key::PageDown => Command::NextFile,
+        Key::Escape | Key::Char('q') => Command::Quit,
+        Key::Char('f') => Command::ToggleFullscreen,
+        Key::Char('.') => Command::StepForward,
+        Key::Char(',') => Command::StepBackward,
+        Key::Char(_) => return None,
+    })
+}

@@ -1,0 +1,165 @@
+//! Command-line interface: what the user can ask of reel.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "reel",
+    version,
+    about = "A Wayland video player: V4L2 stateless decoding, zero-copy dmabuf presentation",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub play: PlayArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Report the decoders, the compositor's formats and which path reel would take.
+    Probe(ProbeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    /// Also say how this file would be played.
+    pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LogArgs {
+    /// More log output (-v info, -vv debug: every frame's path, -vvv trace).
+    /// RUST_LOG, when set, takes precedence.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PlayArgs {
+    /// Files to play, in order (a playlist).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Where decoded frames go.
+    #[arg(long, value_enum, default_value_t = Output::Wayland)]
+    pub output: Output,
+
+    /// Start in fullscreen.
+    #[arg(long)]
+    pub fullscreen: bool,
+
+    /// Play the playlist again from the start at its end, forever.
+    #[arg(long = "loop")]
+    pub looping: bool,
+
+    /// Start at this position: seconds (`12.5`) or `[[HH:]MM:]SS[.frac]`.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub start: Option<Duration>,
+
+    /// Start paused on the first frame.
+    #[arg(long)]
+    pub paused: bool,
+
+    /// Decoder choice: auto (V4L2 if a decoder handles the stream, else
+    /// software), no (software only), v4l2 (V4L2 only, no fallback).
+    #[arg(long, value_enum, default_value_t = Hwdec::Auto)]
+    pub hwdec: Hwdec,
+
+    /// Use this V4L2 decoder's video node instead of discovering one.
+    #[arg(long, value_name = "PATH")]
+    pub device: Option<PathBuf>,
+
+    /// Present through wl_shm even when the compositor accepts dmabufs.
+    #[arg(long)]
+    pub shm: bool,
+
+    /// Listen for commands on this Unix socket (see README: Remote control).
+    #[arg(long, value_name = "PATH")]
+    pub control: Option<PathBuf>,
+
+    /// Print presentation statistics at exit.
+    #[arg(long)]
+    pub stats: bool,
+
+    /// Software decoder threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// A window on the Wayland compositor.
+    Wayland,
+    /// Per-frame MD5s in the format of `ffmpeg -f framemd5`, on stdout.
+    Framemd5,
+    /// Decode as fast as possible and discard (benchmarks).
+    Null,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hwdec {
+    Auto,
+    No,
+    V4l2,
+}
+
+/// Parses `12.5`, `1:02.5` or `1:00:02.5` into a duration.
+pub fn parse_time(text: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid time '{text}': expected seconds or [[HH:]MM:]SS[.frac]");
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(bad());
+    }
+    let mut seconds = 0f64;
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        let value: f64 = if i == last {
+            part.parse().map_err(|_| bad())?
+        } else {
+            part.parse::<u32>().map_err(|_| bad())? as f64
+        };
+        if !value.is_finite() || value < 0.0 || (i > 0 && value >= 60.0) {
+            return Err(bad());
+        }
+        seconds = seconds * 60.0 + value;
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(parse_time("12.5"), Ok(Duration::from_millis(12_500)));
+        assert_eq!(parse_time("1:02.5"), Ok(Duration::from_millis(62_500)));
+        assert_eq!(parse_time("1:00:02"), Ok(Duration::from_secs(3602)));
+        assert_eq!(parse_time("0"), Ok(Duration::ZERO));
+        for bad in ["", "-1", "1:60", "a", "1:2:3:4", "nan", "inf", "1e400"] {
+            assert!(parse_time(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn probe_and_files_do_not_mix() {
+        let cli = Cli::try_parse_from(["reel", "probe"]).expect("probe parses");
+        assert!(matches!(cli.command, Some(Command::Probe(_))));
+        let cli = Cli::try_parse_from(["reel", "--loop", "a.mp4", "b.mkv"]).expect("files parse");
+        assert!(cli.command.is_none());
+        assert_eq!(cli.play.files.len(), 2);
+        assert!(cli.play.looping);
+        assert!(Cli::try_parse_from(["reel"]).is_err());
+    }
+}

@@ -1,0 +1,113 @@
+//! The media clock: maps stream time to wall time, and stands still while
+//! the player is paused.
+
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct MediaClock {
+    /// Media time at `anchor`.
+    media_at_anchor: Duration,
+    anchor: Instant,
+    running: bool,
+}
+
+impl MediaClock {
+    /// A stopped clock reading `media`.
+    pub fn new(media: Duration, now: Instant) -> Self {
+        Self {
+            media_at_anchor: media,
+            anchor: now,
+            running: false,
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// The media time now.
+    pub fn now(&self, now: Instant) -> Duration {
+        if self.running {
+            self.media_at_anchor + now.saturating_duration_since(self.anchor)
+        } else {
+            self.media_at_anchor
+        }
+    }
+
+    /// Sets the clock to `media` without changing whether it runs.
+    pub fn set(&mut self, media: Duration, now: Instant) {
+        self.media_at_anchor = media;
+        self.anchor = now;
+    }
+
+    pub fn pause(&mut self, now: Instant) {
+        if self.running {
+            self.media_at_anchor = self.now(now);
+            self.anchor = now;
+            self.running = false;
+        }
+    }
+
+    pub fn resume(&mut self, now: Instant) {
+        if !self.running {
+            self.anchor = now;
+            self.running = true;
+        }
+    }
+
+    /// The wall-clock instant at which media time `pts` is reached, if the
+    /// clock runs.
+    pub fn deadline(&self, pts: Duration, now: Instant) -> Option<Instant> {
+        if !self.running {
+            return None;
+        }
+        let current = self.now(now);
+        Some(if pts <= current {
+            now
+        } else {
+            now + (pts - current)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paused_clock_stands_still_and_resumes_where_it_stopped() {
+        let t0 = Instant::now();
+        let mut clock = MediaClock::new(Duration::from_secs(5), t0);
+        assert_eq!(clock.now(t0 + Duration::from_secs(3)), Duration::from_secs(5));
+        assert_eq!(clock.deadline(Duration::from_secs(6), t0), None);
+
+        clock.resume(t0 + Duration::from_secs(1));
+        assert_eq!(clock.now(t0 + Duration::from_secs(3)), Duration::from_secs(7));
+
+        clock.pause(t0 + Duration::from_secs(4));
+        assert_eq!(clock.now(t0 + Duration::from_secs(100)), Duration::from_secs(8));
+
+        clock.resume(t0 + Duration::from_secs(10));
+        assert_eq!(clock.now(t0 + Duration::from_millis(10_500)), Duration::from_millis(8_500));
+    }
+
+    #[test]
+    fn deadline_of_a_late_frame_is_now() {
+        let t0 = Instant::now();
+        let mut clock = MediaClock::new(Duration::ZERO, t0);
+        clock.resume(t0);
+        let now = t0 + Duration::from_secs(2);
+        assert_eq!(clock.deadline(Duration::from_secs(1), now), Some(now));
+        assert_eq!(clock.deadline(Duration::from_secs(3), now), Some(now + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn set_keeps_the_running_state() {
+        let t0 = Instant::now();
+        let mut clock = MediaClock::new(Duration::ZERO, t0);
+        clock.resume(t0);
+        clock.set(Duration::from_secs(30), t0 + Duration::from_secs(1));
+        assert!(clock.is_running());
+        assert_eq!(clock.now(t0 + Duration::from_secs(2)), Duration::from_secs(31));
+    }
+}

@@ -1,0 +1,120 @@
+//! What a user can ask of a playing reel, from the keyboard or the control
+//! socket, and the text form the control socket speaks.
+
+use std::time::Duration;
+
+use crate::cli::parse_time;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SeekTarget {
+    Absolute(Duration),
+    Forward(Duration),
+    Backward(Duration),
+}
+
+impl SeekTarget {
+    /// The absolute target from the current position, clamped at zero.
+    pub fn resolve(self, current: Duration) -> Duration {
+        match self {
+            Self::Absolute(t) => t,
+            Self::Forward(d) => current + d,
+            Self::Backward(d) => current.saturating_sub(d),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Command {
+    TogglePause,
+    Pause,
+    Resume,
+    Seek(SeekTarget),
+    /// Show the next frame and stay paused.
+    StepForward,
+    /// Show the previous frame and stay paused.
+    StepBackward,
+    ToggleFullscreen,
+    SetFullscreen(bool),
+    NextFile,
+    PreviousFile,
+    /// Answer with the player's state (control socket only).
+    Status,
+    Quit,
+}
+
+/// Parses one control-socket line, e.g. `seek +5`, `pause`, `status`.
+pub fn parse_command(line: &str) -> Result<Command, String> {
+    let mut words = line.split_whitespace();
+    let verb = words.next().ok_or_else(|| "empty command".to_string())?;
+    let arg = words.next();
+    if words.next().is_some() {
+        return Err(format!("too many arguments to '{verb}'"));
+    }
+    let no_arg = |c: Command| match arg {
+        None => Ok(c),
+        Some(a) => Err(format!("'{verb}' takes no argument, got '{a}'")),
+    };
+    match verb.to_ascii_lowercase().as_str() {
+        "pause" => no_arg(Command::Pause),
+        "resume" | "play" => no_arg(Command::Resume),
+        "toggle" => no_arg(Command::TogglePause),
+        "step" => no_arg(Command::StepForward),
+        "back" => no_arg(Command::StepBackward),
+        "next" => no_arg(Command::NextFile),
+        "prev" | "previous" => no_arg(Command::PreviousFile),
+        "status" => no_arg(Command::Status),
+        "quit" => no_arg(Command::Quit),
+        "fullscreen" => match arg {
+            None | Some("toggle") => Ok(Command::ToggleFullscreen),
+            Some("on") => Ok(Command::SetFullscreen(true)),
+            Some("off") => Ok(Command::SetFullscreen(false)),
+            Some(a) => Err(format!("fullscreen takes on|off|toggle, got '{a}'")),
+        },
+        "seek" => {
+            let arg = arg.ok_or_else(|| "seek needs a time: 12.5, +5, -5 or 1:02".to_string())?;
+            let target = if let Some(rest) = arg.strip_prefix('+') {
+                SeekTarget::Forward(parse_time(rest)?)
+            } else if let Some(rest) = arg.strip_prefix('-') {
+                SeekTarget::Backward(parse_time(rest)?)
+            } else {
+                SeekTarget::Absolute(parse_time(arg)?)
+            };
+            Ok(Command::Seek(target))
+        }
+        other => Err(format!("unknown command '{other}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_control_lines() {
+        assert_eq!(parse_command("pause"), Ok(Command::Pause));
+        assert_eq!(parse_command("  STATUS \n"), Ok(Command::Status));
+        assert_eq!(
+            parse_command("seek +5"),
+            Ok(Command::Seek(SeekTarget::Forward(Duration::from_secs(5))))
+        );
+        assert_eq!(
+            parse_command("seek -0.5"),
+            Ok(Command::Seek(SeekTarget::Backward(Duration::from_millis(500))))
+        );
+        assert_eq!(
+            parse_command("seek 1:02"),
+            Ok(Command::Seek(SeekTarget::Absolute(Duration::from_secs(62))))
+        );
+        assert_eq!(parse_command("fullscreen on"), Ok(Command::SetFullscreen(true)));
+        for bad in ["", "seek", "seek x", "pause now", "fly", "fullscreen maybe", "seek 1 2"] {
+            assert!(parse_command(bad).is_err(), "'{bad}' accepted");
+        }
+    }
+
+    #[test]
+    fn relative_seeks_clamp_at_zero() {
+        let at = Duration::from_secs(3);
+        assert_eq!(SeekTarget::Backward(Duration::from_secs(5)).resolve(at), Duration::ZERO);
+        assert_eq!(SeekTarget::Forward(Duration::from_secs(5)).resolve(at), Duration::from_secs(8));
+    }
+}

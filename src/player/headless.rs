@@ -1,0 +1,70 @@
+//! Playback with no window: every frame to a checksum writer (`framemd5`)
+//! or nowhere (`null`), as fast as the decoder goes.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use tracing::info;
+
+use crate::display::framemd5::Framemd5Writer;
+
+use super::pipeline::{Pipeline, PipelineOptions};
+
+pub enum Sink<W: Write> {
+    Framemd5(Framemd5Writer<W>),
+    Null,
+}
+
+/// What one headless run did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HeadlessReport {
+    pub frames: u64,
+    pub errors: u64,
+    pub elapsed: Duration,
+}
+
+pub fn run_file<W: Write>(
+    path: &Path,
+    start: Option<Duration>,
+    threads: usize,
+    sink: &mut Sink<W>,
+) -> Result<HeadlessReport> {
+    let began = Instant::now();
+    let mut pipeline = Pipeline::open(
+        path,
+        &PipelineOptions {
+            for_display: false,
+            threads,
+        },
+    )?;
+    if let Some(position) = start {
+        pipeline.seek(position, 0)?;
+    }
+    let mut frames = 0u64;
+    while let Some(frame) = pipeline.next_frame()? {
+        if let Sink::Framemd5(writer) = sink {
+            writer.write_frame(&frame)?;
+        }
+        frames += 1;
+    }
+    if let Sink::Framemd5(writer) = sink {
+        writer.flush()?;
+    }
+    let report = HeadlessReport {
+        frames,
+        errors: pipeline.errors,
+        elapsed: began.elapsed(),
+    };
+    let fps = frames as f64 / report.elapsed.as_secs_f64().max(1e-9);
+    info!(
+        file = %path.display(),
+        frames,
+        errors = report.errors,
+        decoder = %pipeline.decoder_kind(),
+        "decoded in {:.3} s ({fps:.1} fps)",
+        report.elapsed.as_secs_f64()
+    );
+    Ok(report)
+}

@@ -1,0 +1,159 @@
+//! The decode thread: runs a `Pipeline` ahead of presentation and hands
+//! frames to the event loop through a bounded queue, so decoding never
+//! blocks the Wayland side and a paused player holds only a few frames.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use calloop::ping::Ping;
+use tracing::{debug, error};
+
+use crate::frame::Frame;
+
+use super::pipeline::{Pipeline, PipelineOptions};
+
+/// Frames decoded ahead of the one on screen.
+const DECODE_AHEAD: usize = 4;
+
+pub enum Request {
+    Seek { position: Duration, epoch: u64 },
+    Stop,
+}
+
+pub enum SourceEvent {
+    Frame(Frame),
+    /// Every frame of `epoch` has been delivered.
+    EndOfStream { epoch: u64, errors: u64 },
+    /// The pipeline cannot go on (e.g. a seek failed).
+    Failed { epoch: u64, message: String },
+}
+
+pub struct Source {
+    requests: mpsc::Sender<Request>,
+    events: Receiver<SourceEvent>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Source {
+    /// Starts decoding `pipeline` from `start` (None: from the beginning),
+    /// pinging `wake` whenever an event is queued.
+    pub fn spawn(mut pipeline: Pipeline, start: Option<Duration>, epoch: u64, wake: Ping) -> Self {
+        let (requests, request_rx) = mpsc::channel();
+        let (event_tx, events) = mpsc::sync_channel(DECODE_AHEAD);
+        if let Some(position) = start {
+            let _ = requests.send(Request::Seek { position, epoch });
+        }
+        let thread = std::thread::Builder::new()
+            .name("reel-decode".into())
+            .spawn(move || decode_loop(&mut pipeline, epoch, &request_rx, &event_tx, &wake));
+        let thread = match thread {
+            Ok(handle) => Some(handle),
+            Err(error) => {
+                error!("cannot start the decode thread: {error}");
+                None
+            }
+        };
+        Self {
+            requests,
+            events,
+            thread,
+        }
+    }
+
+    pub fn request(&self, request: Request) {
+        // A closed channel means the thread ended; `try_event` reports why.
+        let _ = self.requests.send(request);
+    }
+
+    pub fn try_event(&self) -> Option<SourceEvent> {
+        self.events.try_recv().ok()
+    }
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        let _ = self.requests.send(Request::Stop);
+        // Unblock a thread waiting for queue space.
+        while self.events.try_recv().is_ok() {}
+        if let Some(thread) = self.thread.take() {
+            while !thread.is_finished() {
+                while self.events.try_recv().is_ok() {}
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let _ = thread.join();
+        }
+    }
+}
+
+fn decode_loop(
+    pipeline: &mut Pipeline,
+    mut epoch: u64,
+    requests: &Receiver<Request>,
+    events: &SyncSender<SourceEvent>,
+    wake: &Ping,
+) {
+    let send = |event: SourceEvent| -> bool {
+        let ok = events.send(event).is_ok();
+        wake.ping();
+        ok
+    };
+    let mut ended = false;
+    loop {
+        // Requests first; once the stream ended, wait for one.
+        let request = if ended {
+            match requests.recv_timeout(Duration::from_millis(500)) {
+                Ok(request) => Some(request),
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        } else {
+            match requests.try_recv() {
+                Ok(request) => Some(request),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        };
+        match request {
+            Some(Request::Stop) => return,
+            Some(Request::Seek { position, epoch: new_epoch }) => {
+                epoch = new_epoch;
+                ended = false;
+                if let Err(error) = pipeline.seek(position, epoch) {
+                    let message = format!("seek to {position:?} failed: {error:#}");
+                    if !send(SourceEvent::Failed { epoch, message }) {
+                        return;
+                    }
+                    ended = true;
+                }
+                continue;
+            }
+            None => {}
+        }
+        match pipeline.next_frame() {
+            Ok(Some(frame)) => {
+                if !send(SourceEvent::Frame(frame)) {
+                    return;
+                }
+            }
+            Ok(None) => {
+                debug!(epoch, "end of stream");
+                ended = true;
+                if !send(SourceEvent::EndOfStream {
+                    epoch,
+                    errors: pipeline.errors,
+                }) {
+                    return;
+                }
+            }
+            Err(error) => {
+                ended = true;
+                let message = format!("{error:#}");
+                if !send(SourceEvent::Failed { epoch, message }) {
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -70,15 +70,16 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
             threads: args.threads,
         }),
         Output::Framemd5 | Output::Null => {
-            let stdout = std::io::stdout().lock();
-            let mut sink = match args.output {
-                Output::Framemd5 => headless::Sink::Framemd5(reel::display::framemd5::Framemd5Writer::new(stdout)),
-                _ => headless::Sink::Null,
+            let sink = if args.output == Output::Framemd5 {
+                headless::Sink::Framemd5
+            } else {
+                headless::Sink::Null
             };
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             let mut failures = Vec::new();
             for (i, file) in args.files.iter().enumerate() {
                 let start = if i == 0 { args.start } else { None };
-                match headless::run_file(file, start, args.threads, &mut sink) {
+                match headless::run_file(file, start, args.threads, sink, &mut out) {
                     Ok(report) if report.errors > 0 => failures.push(format!(
                         "{}: {} errors while reading or decoding",
                         file.display(),
@@ -97,7 +98,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
                     Err(e) => failures.push(format!("{}: {e:#}", file.display())),
                 }
             }
-            let _ = std::io::stdout().flush();
+            out.flush()?;
             Ok(failures)
         }
     }

@@ -1,1 +1,2 @@
 //! Presentation: the Wayland window, buffers, and the headless sinks (framemd5, null).
+pub mod framemd5;

@@ -1,1 +1,196 @@
 //! Demuxing with FFmpeg: stream selection, AVCC/HVCC to Annex-B, container seek.
+
+pub mod annexb;
+mod demuxer;
+mod params;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Once;
+use std::time::Duration;
+
+use thiserror::Error;
+
+pub use annexb::{AnnexBConverter, BitstreamError, NalCodec};
+pub use demuxer::Demuxer;
+pub(crate) use params::CodecParameters;
+
+/// Video codecs reel decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Codec {
+    H264,
+    Hevc,
+    Vp8,
+    Vp9,
+    Av1,
+    Mpeg2,
+}
+
+impl Codec {
+    /// The NAL syntax of codecs whose packets are converted to Annex-B.
+    pub fn nal_codec(self) -> Option<NalCodec> {
+        match self {
+            Self::H264 => Some(NalCodec::H264),
+            Self::Hevc => Some(NalCodec::Hevc),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::H264 => "h264",
+            Self::Hevc => "hevc",
+            Self::Vp8 => "vp8",
+            Self::Vp9 => "vp9",
+            Self::Av1 => "av1",
+            Self::Mpeg2 => "mpeg2video",
+        })
+    }
+}
+
+/// What the demuxer knows about the selected video stream.
+#[derive(Clone, Debug)]
+pub struct VideoStreamInfo {
+    /// Index of the stream in the container.
+    pub index: usize,
+    pub codec: Codec,
+    /// Coded size from the container / first sequence header; a stream may
+    /// change size later (each `Frame` carries its own).
+    pub width: u32,
+    pub height: u32,
+    /// Time base of every timestamp in `Packet` and of `Frame::pts_raw`.
+    pub time_base: (i32, i32),
+    /// Frame rate as FFmpeg guesses it (`av_guess_frame_rate`), if known.
+    pub frame_rate: Option<(i32, i32)>,
+    pub duration: Option<Duration>,
+    /// Presentation time of the stream's first frame (0 when unknown), on the
+    /// same clock as `Frame::pts`.
+    pub start_time: Duration,
+    /// `start_time` in `time_base` units (0 when unknown).
+    pub start_pts: i64,
+    /// Start of the whole container (earliest stream) in microseconds, as
+    /// `ffmpeg` subtracts it from output timestamps; 0 when unknown.
+    pub container_start_us: i64,
+    /// Sample aspect ratio (num, den); (1, 1) when unknown.
+    pub sample_aspect: (u32, u32),
+    /// Bits per luma sample (8 when unknown).
+    pub bit_depth: u32,
+    /// libavcodec's name of the coded pixel layout (e.g. `yuv420p10le`), if known.
+    pub pixel_format: Option<String>,
+    /// H.264/HEVC parameter sets from the container's codec configuration,
+    /// Annex-B; empty for other codecs or when the stream carries them in-band.
+    pub parameter_sets: Vec<u8>,
+    /// Codec parameters for libavcodec, describing the packets as `Demuxer`
+    /// yields them (Annex-B extradata for H.264/HEVC).
+    pub(crate) parameters: CodecParameters,
+}
+
+impl VideoStreamInfo {
+    /// Converts a timestamp in this stream's time base to a duration
+    /// (negative timestamps clamp to zero).
+    pub fn ts_to_duration(&self, ts: i64) -> Duration {
+        ts_to_duration(ts, self.time_base)
+    }
+}
+
+/// `ts` x `time_base` as a duration; negative results clamp to zero.
+pub fn ts_to_duration(ts: i64, (num, den): (i32, i32)) -> Duration {
+    if ts <= 0 || num <= 0 || den <= 0 {
+        return Duration::ZERO;
+    }
+    let nanos = ts as i128 * num as i128 * 1_000_000_000 / den as i128;
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
+
+/// `d` in units of `time_base`, rounded down.
+pub fn duration_to_ts(d: Duration, (num, den): (i32, i32)) -> i64 {
+    if num <= 0 || den <= 0 {
+        return 0;
+    }
+    let ts = d.as_nanos() as i128 * den as i128 / (num as i128 * 1_000_000_000);
+    i64::try_from(ts).unwrap_or(i64::MAX)
+}
+
+/// One compressed frame (access unit) of the video stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    /// The bitstream; Annex-B for H.264/HEVC.
+    pub data: Vec<u8>,
+    pub pts: Option<i64>,
+    pub dts: Option<i64>,
+    /// In `time_base` units; 0 when unknown.
+    pub duration: i64,
+    pub keyframe: bool,
+    /// The container flagged the packet corrupt, or its AVCC/HVCC framing
+    /// was damaged (then `data` holds the NAL units before the damage).
+    pub corrupt: bool,
+    /// The stream's time base (the same for every packet).
+    pub time_base: (i32, i32),
+}
+
+impl Packet {
+    /// Presentation time as a duration, if the packet has a pts.
+    pub fn pts_time(&self) -> Option<Duration> {
+        self.pts.map(|ts| ts_to_duration(ts, self.time_base))
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum MediaError {
+    #[error("{0}: no such file")]
+    NotFound(PathBuf),
+    #[error("{0}: no video stream")]
+    NoVideoStream(PathBuf),
+    #[error("unsupported video codec: {0}")]
+    UnsupportedCodec(String),
+    /// FFmpeg could not open or probe the file (message includes the path).
+    #[error("{0}")]
+    Open(String),
+    #[error("reading the file failed: {0}")]
+    Read(String),
+    #[error("seek to {target:?} failed: {message}")]
+    Seek { target: Duration, message: String },
+    #[error("codec configuration: {0}")]
+    Bitstream(#[from] BitstreamError),
+}
+
+/// Sets up FFmpeg once per process: its own logging goes quiet except for
+/// errors (reel reports through `tracing`); `REEL_FFMPEG_LOG=warning|info|debug`
+/// turns it up.
+pub fn init_ffmpeg() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        use ffmpeg_next::util::log::{set_level, Level};
+        let level = match std::env::var("REEL_FFMPEG_LOG").as_deref() {
+            Ok("quiet") => Level::Quiet,
+            Ok("warning") => Level::Warning,
+            Ok("info") => Level::Info,
+            Ok("debug") => Level::Debug,
+            _ => Level::Error,
+        };
+        set_level(level);
+        if let Err(e) = ffmpeg_next::init() {
+            tracing::warn!("FFmpeg initialisation: {e}");
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_conversions() {
+        assert_eq!(ts_to_duration(90_000, (1, 90_000)), Duration::from_secs(1));
+        assert_eq!(ts_to_duration(-5, (1, 90_000)), Duration::ZERO);
+        assert_eq!(
+            ts_to_duration(1001, (1, 30_000)),
+            Duration::from_nanos(33_366_666)
+        );
+        assert_eq!(duration_to_ts(Duration::from_millis(1500), (1, 1000)), 1500);
+        assert_eq!(duration_to_ts(Duration::from_secs(1), (1001, 30_000)), 29);
+        assert_eq!(duration_to_ts(Duration::from_secs(1), (0, 1)), 0);
+    }
+}

@@ -12,8 +12,9 @@ use crate::display::framemd5::Framemd5Writer;
 
 use super::pipeline::{Pipeline, PipelineOptions};
 
-pub enum Sink<W: Write> {
-    Framemd5(Framemd5Writer<W>),
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink {
+    Framemd5,
     Null,
 }
 
@@ -25,11 +26,12 @@ pub struct HeadlessReport {
     pub elapsed: Duration,
 }
 
-pub fn run_file<W: Write>(
+pub fn run_file(
     path: &Path,
     start: Option<Duration>,
     threads: usize,
-    sink: &mut Sink<W>,
+    sink: Sink,
+    out: &mut impl Write,
 ) -> Result<HeadlessReport> {
     let began = Instant::now();
     let mut pipeline = Pipeline::open(
@@ -42,15 +44,19 @@ pub fn run_file<W: Write>(
     if let Some(position) = start {
         pipeline.seek(position, 0)?;
     }
+    let mut writer = (sink == Sink::Framemd5).then(|| Framemd5Writer::new(&mut *out, pipeline.stream()));
     let mut frames = 0u64;
     while let Some(frame) = pipeline.next_frame()? {
-        if let Sink::Framemd5(writer) = sink {
+        if let Some(writer) = writer.as_mut() {
             writer.write_frame(&frame)?;
         }
         frames += 1;
     }
-    if let Sink::Framemd5(writer) = sink {
-        writer.flush()?;
+    if let Some(writer) = writer {
+        writer.finish()?;
+    }
+    if frames == 0 {
+        anyhow::bail!("no frame could be decoded");
     }
     let report = HeadlessReport {
         frames,

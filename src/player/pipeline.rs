@@ -10,16 +10,33 @@ use tracing::{debug, info, warn};
 
 use crate::frame::{DecoderKind, Frame};
 use crate::media::{Demuxer, Packet, VideoStreamInfo};
-use crate::sw::{SwDecoder, SwOptions};
+use crate::sw::{SwDecoder, SwError, SwOptions};
+
+/// A decoder's complaint about one packet or frame. Recoverable faults
+/// (corrupt data) are counted and decoding goes on at the next keyframe;
+/// the others end the stream.
+#[derive(Debug)]
+pub struct DecodeFault {
+    pub recoverable: bool,
+    pub error: anyhow::Error,
+}
+
+impl From<SwError> for DecodeFault {
+    fn from(error: SwError) -> Self {
+        Self {
+            recoverable: error.is_recoverable(),
+            error: error.into(),
+        }
+    }
+}
 
 /// Anything that turns packets into frames: the software decoder today, the
 /// V4L2 stateless decoder next to it.
 pub trait FrameDecoder: Send {
     fn kind(&self) -> DecoderKind;
-    /// Feeds one packet. An error is about this packet only: decoding goes on.
-    fn send(&mut self, packet: &Packet) -> Result<()>;
-    fn receive(&mut self) -> Result<Option<Frame>>;
-    fn send_eof(&mut self) -> Result<()>;
+    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault>;
+    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault>;
+    fn send_eof(&mut self) -> Result<(), DecodeFault>;
     /// Forgets every buffered packet and frame (after a container seek).
     fn flush(&mut self);
 }
@@ -28,13 +45,13 @@ impl FrameDecoder for SwDecoder {
     fn kind(&self) -> DecoderKind {
         DecoderKind::Software
     }
-    fn send(&mut self, packet: &Packet) -> Result<()> {
+    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
         Ok(SwDecoder::send(self, packet)?)
     }
-    fn receive(&mut self) -> Result<Option<Frame>> {
+    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
         Ok(SwDecoder::receive(self)?)
     }
-    fn send_eof(&mut self) -> Result<()> {
+    fn send_eof(&mut self) -> Result<(), DecodeFault> {
         Ok(SwDecoder::send_eof(self)?)
     }
     fn flush(&mut self) {
@@ -130,15 +147,22 @@ impl Pipeline {
     /// The next frame in presentation order, or None at the end of the stream.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
         loop {
-            if let Some(mut frame) = self.decoder.receive()? {
-                frame.epoch = self.epoch;
-                if self.before_seek_target(&frame) {
-                    self.last_dropped = Some(frame);
+            match self.decoder.receive() {
+                Ok(Some(mut frame)) => {
+                    frame.epoch = self.epoch;
+                    if self.before_seek_target(&frame) {
+                        self.last_dropped = Some(frame);
+                        continue;
+                    }
+                    self.drop_before = None;
+                    self.last_dropped = None;
+                    return Ok(Some(frame));
+                }
+                Ok(None) => {}
+                Err(fault) => {
+                    self.fault(fault)?;
                     continue;
                 }
-                self.drop_before = None;
-                self.last_dropped = None;
-                return Ok(Some(frame));
             }
             if self.eof_sent {
                 self.drop_before = None;
@@ -146,23 +170,39 @@ impl Pipeline {
             }
             match self.demuxer.next_packet() {
                 Ok(Some(packet)) => {
-                    if let Err(error) = self.decoder.send(&packet) {
-                        self.errors += 1;
-                        warn!("decode error (continuing at the next keyframe): {error:#}");
+                    if packet.corrupt {
+                        warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");
+                    }
+                    if let Err(fault) = self.decoder.send(&packet) {
+                        self.fault(fault)?;
                     }
                 }
-                Ok(None) => {
-                    self.decoder.send_eof()?;
-                    self.eof_sent = true;
-                }
+                Ok(None) => self.end_of_input()?,
                 Err(error) => {
                     self.errors += 1;
                     warn!("read error, ending the stream here: {error:#}");
-                    self.decoder.send_eof()?;
-                    self.eof_sent = true;
+                    self.end_of_input()?;
                 }
             }
         }
+    }
+
+    fn end_of_input(&mut self) -> Result<()> {
+        self.eof_sent = true;
+        match self.decoder.send_eof() {
+            Ok(()) => Ok(()),
+            Err(fault) => self.fault(fault),
+        }
+    }
+
+    /// Counts and logs a recoverable fault; returns the others.
+    fn fault(&mut self, fault: DecodeFault) -> Result<()> {
+        if !fault.recoverable {
+            return Err(fault.error);
+        }
+        self.errors += 1;
+        warn!("{:#} (decoding resumes at the next keyframe)", fault.error);
+        Ok(())
     }
 
     fn before_seek_target(&self, frame: &Frame) -> bool {

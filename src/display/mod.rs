@@ -1,2 +1,123 @@
 //! Presentation: the Wayland window, buffers, and the headless sinks (framemd5, null).
+//!
+//! [`Display`] is a Wayland client (smithay-client-toolkit) that shows CPU
+//! frames through `zwp_linux_dmabuf_v1` when the compositor accepts the
+//! frame's format as a linear (or implicit-modifier) buffer, else through
+//! `wl_shm` as XRGB8888. It does not own an event loop: the player polls
+//! [`Display::as_fd`] and calls [`Display::dispatch`].
+
+mod aspect;
+mod copy;
+pub mod formats;
 pub mod framemd5;
+mod keys;
+mod layout;
+mod memory;
+pub mod pool;
+mod protocol;
+mod shm_convert;
+mod wayland;
+
+#[cfg(test)]
+mod testutil;
+
+pub use aspect::{display_size, fit, surface_size};
+pub use copy::CopyError;
+pub use keys::Key;
+pub use layout::{BufferLayout, PlaneLayout};
+pub use shm_convert::{frame_to_xrgb, yuv_to_rgb};
+pub use wayland::Display;
+
+/// Buffers per pool: one on screen, one queued, one being written, one spare.
+pub const MAX_POOL_BUFFERS: usize = 4;
+
+/// How the window is opened.
+#[derive(Clone, Debug, Default)]
+pub struct WindowOptions {
+    /// Window title (the player passes the file name).
+    pub title: String,
+    pub app_id: String,
+    /// Ask for fullscreen before the first frame.
+    pub fullscreen: bool,
+    /// Never use dmabuf: convert every frame to XRGB8888 into wl_shm.
+    pub force_shm: bool,
+}
+
+/// Something the user or the compositor did, for the player to act on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DisplayEvent {
+    Key(Key),
+    CloseRequested,
+    /// The compositor set the window to this size (the picture is fitted
+    /// inside it with its aspect ratio kept).
+    Resized {
+        width: u32,
+        height: u32,
+    },
+}
+
+/// Counters of what `present` did, for tests, logs and `--stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PresentStats {
+    /// Frames attached as zwp_linux_dmabuf_v1 buffers.
+    pub frames_dmabuf: u64,
+    /// Frames converted to XRGB8888 and attached as wl_shm buffers.
+    pub frames_shm: u64,
+    /// wl_buffers created (both paths, all pool generations).
+    pub buffers_allocated: u64,
+    /// wl_buffer.release events received for our buffers.
+    pub buffers_released: u64,
+    /// All frames `present` dropped (the two counters below, summed).
+    pub frames_dropped: u64,
+    /// Frames dropped because every buffer was still held by the compositor.
+    pub dropped_no_buffer: u64,
+    /// Frames dropped because `present` was called before `ready_for_frame`.
+    pub dropped_not_ready: u64,
+    /// The most buffers the current-format pool ever had at once.
+    pub pool_peak: usize,
+    /// Buffers the compositor holds right now (attached and not released).
+    pub held_now: usize,
+    /// dmabuf imports the compositor refused (each switches to wl_shm).
+    pub dmabuf_failures: u64,
+}
+
+/// Why the display failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DisplayError {
+    #[error("cannot connect to a Wayland compositor (WAYLAND_DISPLAY={display:?}): {source}")]
+    Connect {
+        display: Option<String>,
+        #[source]
+        source: wayland_client::ConnectError,
+    },
+    #[error("cannot connect to the Wayland socket {path}: {source}")]
+    ConnectSocket {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the compositor does not offer {0}, which reel needs")]
+    MissingGlobal(&'static str),
+    #[error("Wayland connection failed: {0}")]
+    Wayland(#[from] wayland_client::backend::WaylandError),
+    #[error("Wayland dispatch failed: {0}")]
+    Dispatch(#[from] wayland_client::DispatchError),
+    #[error("cannot allocate a {size}-byte frame buffer: {source}")]
+    Allocation {
+        size: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot present a {width}x{height} frame: {reason}")]
+    BadFrame {
+        width: u32,
+        height: u32,
+        reason: String,
+    },
+    #[error(transparent)]
+    Copy(#[from] CopyError),
+    #[error("the compositor did not answer within {0:?}")]
+    Timeout(std::time::Duration),
+    #[error("polling the Wayland socket failed: {0}")]
+    Poll(#[source] std::io::Error),
+}

@@ -27,6 +27,15 @@ pub enum Codec {
 }
 
 impl Codec {
+    pub const ALL: [Codec; 6] = [
+        Self::H264,
+        Self::Hevc,
+        Self::Vp8,
+        Self::Vp9,
+        Self::Av1,
+        Self::Mpeg2,
+    ];
+
     /// The NAL syntax of codecs whose packets are converted to Annex-B.
     pub fn nal_codec(self) -> Option<NalCodec> {
         match self {

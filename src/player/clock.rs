@@ -78,17 +78,29 @@ mod tests {
     fn paused_clock_stands_still_and_resumes_where_it_stopped() {
         let t0 = Instant::now();
         let mut clock = MediaClock::new(Duration::from_secs(5), t0);
-        assert_eq!(clock.now(t0 + Duration::from_secs(3)), Duration::from_secs(5));
+        assert_eq!(
+            clock.now(t0 + Duration::from_secs(3)),
+            Duration::from_secs(5)
+        );
         assert_eq!(clock.deadline(Duration::from_secs(6), t0), None);
 
         clock.resume(t0 + Duration::from_secs(1));
-        assert_eq!(clock.now(t0 + Duration::from_secs(3)), Duration::from_secs(7));
+        assert_eq!(
+            clock.now(t0 + Duration::from_secs(3)),
+            Duration::from_secs(7)
+        );
 
         clock.pause(t0 + Duration::from_secs(4));
-        assert_eq!(clock.now(t0 + Duration::from_secs(100)), Duration::from_secs(8));
+        assert_eq!(
+            clock.now(t0 + Duration::from_secs(100)),
+            Duration::from_secs(8)
+        );
 
         clock.resume(t0 + Duration::from_secs(10));
-        assert_eq!(clock.now(t0 + Duration::from_millis(10_500)), Duration::from_millis(8_500));
+        assert_eq!(
+            clock.now(t0 + Duration::from_millis(10_500)),
+            Duration::from_millis(8_500)
+        );
     }
 
     #[test]
@@ -98,7 +110,10 @@ mod tests {
         clock.resume(t0);
         let now = t0 + Duration::from_secs(2);
         assert_eq!(clock.deadline(Duration::from_secs(1), now), Some(now));
-        assert_eq!(clock.deadline(Duration::from_secs(3), now), Some(now + Duration::from_secs(1)));
+        assert_eq!(
+            clock.deadline(Duration::from_secs(3), now),
+            Some(now + Duration::from_secs(1))
+        );
     }
 
     #[test]
@@ -108,6 +123,9 @@ mod tests {
         clock.resume(t0);
         clock.set(Duration::from_secs(30), t0 + Duration::from_secs(1));
         assert!(clock.is_running());
-        assert_eq!(clock.now(t0 + Duration::from_secs(2)), Duration::from_secs(31));
+        assert_eq!(
+            clock.now(t0 + Duration::from_secs(2)),
+            Duration::from_secs(31)
+        );
     }
 }

@@ -99,14 +99,27 @@ mod tests {
         );
         assert_eq!(
             parse_command("seek -0.5"),
-            Ok(Command::Seek(SeekTarget::Backward(Duration::from_millis(500))))
+            Ok(Command::Seek(SeekTarget::Backward(Duration::from_millis(
+                500
+            ))))
         );
         assert_eq!(
             parse_command("seek 1:02"),
             Ok(Command::Seek(SeekTarget::Absolute(Duration::from_secs(62))))
         );
-        assert_eq!(parse_command("fullscreen on"), Ok(Command::SetFullscreen(true)));
-        for bad in ["", "seek", "seek x", "pause now", "fly", "fullscreen maybe", "seek 1 2"] {
+        assert_eq!(
+            parse_command("fullscreen on"),
+            Ok(Command::SetFullscreen(true))
+        );
+        for bad in [
+            "",
+            "seek",
+            "seek x",
+            "pause now",
+            "fly",
+            "fullscreen maybe",
+            "seek 1 2",
+        ] {
             assert!(parse_command(bad).is_err(), "'{bad}' accepted");
         }
     }
@@ -114,7 +127,13 @@ mod tests {
     #[test]
     fn relative_seeks_clamp_at_zero() {
         let at = Duration::from_secs(3);
-        assert_eq!(SeekTarget::Backward(Duration::from_secs(5)).resolve(at), Duration::ZERO);
-        assert_eq!(SeekTarget::Forward(Duration::from_secs(5)).resolve(at), Duration::from_secs(8));
+        assert_eq!(
+            SeekTarget::Backward(Duration::from_secs(5)).resolve(at),
+            Duration::ZERO
+        );
+        assert_eq!(
+            SeekTarget::Forward(Duration::from_secs(5)).resolve(at),
+            Duration::from_secs(8)
+        );
     }
 }

@@ -31,33 +31,43 @@ impl Drop for ControlSocket {
     }
 }
 
-pub fn listen<T: CommandTarget + 'static>(path: &Path, handle: &LoopHandle<'static, T>) -> Result<ControlSocket> {
+pub fn listen<T: CommandTarget + 'static>(
+    path: &Path,
+    handle: &LoopHandle<'static, T>,
+) -> Result<ControlSocket> {
     // A stale socket from a previous run would make bind fail; a live one
     // belongs to another reel, which we must not steal from.
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
-            anyhow::bail!("control socket {} is in use by another process", path.display());
+            anyhow::bail!(
+                "control socket {} is in use by another process",
+                path.display()
+            );
         }
-        std::fs::remove_file(path).with_context(|| format!("cannot remove stale {}", path.display()))?;
+        std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove stale {}", path.display()))?;
     }
-    let listener =
-        UnixListener::bind(path).with_context(|| format!("cannot listen on control socket {}", path.display()))?;
+    let listener = UnixListener::bind(path)
+        .with_context(|| format!("cannot listen on control socket {}", path.display()))?;
     listener.set_nonblocking(true)?;
     let client_handle = handle.clone();
     handle
-        .insert_source(Generic::new(listener, Interest::READ, Mode::Level), move |_, listener, _| {
-            loop {
-                match listener.accept() {
-                    Ok((stream, _)) => accept_client(stream, &client_handle),
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) => {
-                        warn!("control socket accept failed: {e}");
-                        break;
+        .insert_source(
+            Generic::new(listener, Interest::READ, Mode::Level),
+            move |_, listener, _| {
+                loop {
+                    match listener.accept() {
+                        Ok((stream, _)) => accept_client(stream, &client_handle),
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                        Err(e) => {
+                            warn!("control socket accept failed: {e}");
+                            break;
+                        }
                     }
                 }
-            }
-            Ok(PostAction::Continue)
-        })
+                Ok(PostAction::Continue)
+            },
+        )
         .map_err(|e| anyhow::anyhow!("cannot watch the control socket: {e}"))?;
     Ok(ControlSocket {
         path: path.to_path_buf(),
@@ -71,34 +81,37 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
     }
     debug!("control client connected");
     let mut pending = Vec::new();
-    let inserted = handle.insert_source(Generic::new(stream, Interest::READ, Mode::Level), move |_, stream, target| {
-        let mut chunk = [0u8; 1024];
-        loop {
-            match (&**stream).read(&mut chunk) {
-                Ok(0) => return Ok(PostAction::Remove),
-                Ok(n) => pending.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => return Ok(PostAction::Remove),
+    let inserted = handle.insert_source(
+        Generic::new(stream, Interest::READ, Mode::Level),
+        move |_, stream, target| {
+            let mut chunk = [0u8; 1024];
+            loop {
+                match (&**stream).read(&mut chunk) {
+                    Ok(0) => return Ok(PostAction::Remove),
+                    Ok(n) => pending.extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(_) => return Ok(PostAction::Remove),
+                }
             }
-        }
-        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=end).collect();
-            let reply = match std::str::from_utf8(&line) {
-                Ok(text) if text.trim().is_empty() => continue,
-                Ok(text) => target.control(text),
-                Err(_) => "error: command is not UTF-8".to_string(),
-            };
-            if write_reply(stream, &reply).is_err() {
+            while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let reply = match std::str::from_utf8(&line) {
+                    Ok(text) if text.trim().is_empty() => continue,
+                    Ok(text) => target.control(text),
+                    Err(_) => "error: command is not UTF-8".to_string(),
+                };
+                if write_reply(stream, &reply).is_err() {
+                    return Ok(PostAction::Remove);
+                }
+            }
+            if pending.len() > MAX_LINE {
+                let _ = write_reply(stream, "error: line too long");
                 return Ok(PostAction::Remove);
             }
-        }
-        if pending.len() > MAX_LINE {
-            let _ = write_reply(stream, "error: line too long");
-            return Ok(PostAction::Remove);
-        }
-        Ok(PostAction::Continue)
-    });
+            Ok(PostAction::Continue)
+        },
+    );
     if let Err(e) = inserted {
         warn!("cannot watch a control client: {e}");
     }

@@ -44,7 +44,8 @@ pub fn run_file(
     if let Some(position) = start {
         pipeline.seek(position, 0)?;
     }
-    let mut writer = (sink == Sink::Framemd5).then(|| Framemd5Writer::new(&mut *out, pipeline.stream()));
+    let mut writer =
+        (sink == Sink::Framemd5).then(|| Framemd5Writer::new(&mut *out, pipeline.stream()));
     let mut frames = 0u64;
     while let Some(frame) = pipeline.next_frame()? {
         if let Some(writer) = writer.as_mut() {

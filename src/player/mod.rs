@@ -9,7 +9,6 @@ pub mod headless;
 pub mod pipeline;
 pub mod source;
 
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ use calloop::generic::Generic;
 use calloop::ping::{make_ping, Ping};
 use calloop::signals::{Signal, Signals};
 use calloop::timer::{TimeoutAction, Timer};
-use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction, RegistrationToken};
+use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
 use crate::display::{Display, DisplayEvent, Key, WindowOptions};
@@ -82,7 +81,8 @@ struct Player {
     wake: Ping,
     handle: LoopHandle<'static, Player>,
     signal: LoopSignal,
-    timer: Option<RegistrationToken>,
+    /// The deadline of the armed frame timer.
+    timer: Option<Instant>,
     /// Bumped at each seek or file change; older frames are dropped.
     epoch: u64,
     clock: MediaClock,
@@ -91,6 +91,8 @@ struct Player {
     /// seek, step), and sets the clock.
     preroll: bool,
     seek_target: Option<Duration>,
+    /// Frame steps asked for while a seek or step was still in flight.
+    pending_steps: u32,
     next: Option<Frame>,
     shown: Option<Shown>,
     /// The source delivered every frame of the current epoch.
@@ -103,7 +105,10 @@ struct Player {
 /// Plays `options.files` in a Wayland window until the end, `q`, or a
 /// fatal error. Returns the per-file errors that did not stop playback.
 pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
-    let first = options.files.first().ok_or_else(|| anyhow!("no file to play"))?;
+    let first = options
+        .files
+        .first()
+        .ok_or_else(|| anyhow!("no file to play"))?;
     let title = window_title(first);
     let display = Display::connect(&WindowOptions {
         title,
@@ -132,7 +137,8 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
             },
         )
         .map_err(|e| anyhow!("cannot watch the Wayland connection: {e}"))?;
-    let signals = Signals::new(&[Signal::SIGINT, Signal::SIGTERM]).context("cannot watch signals")?;
+    let signals =
+        Signals::new(&[Signal::SIGINT, Signal::SIGTERM]).context("cannot watch signals")?;
     handle
         .insert_source(signals, |event, _, player| {
             info!("{:?}: quitting", event.signal());
@@ -162,6 +168,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         clock: MediaClock::new(Duration::ZERO, now),
         preroll: true,
         seek_target: None,
+        pending_steps: 0,
         next: None,
         shown: None,
         ended: false,
@@ -219,7 +226,12 @@ impl Player {
                     self.seek_target = start;
                     self.cancel_timer();
                     self.display.set_title(&window_title(&path));
-                    self.source = Some(Source::spawn(pipeline, start, self.epoch, self.wake.clone()));
+                    self.source = Some(Source::spawn(
+                        pipeline,
+                        start,
+                        self.epoch,
+                        self.wake.clone(),
+                    ));
                     return;
                 }
                 Err(e) => {
@@ -328,6 +340,7 @@ impl Player {
                     }
                     // A seek that found nothing to show ends its preroll here.
                     self.preroll = false;
+                    self.pending_steps = 0;
                     self.seek_target = None;
                 }
                 SourceEvent::Failed { epoch, message } if epoch == self.epoch => {
@@ -364,6 +377,10 @@ impl Player {
             self.clock.set(frame.pts, now);
             if !self.paused {
                 self.clock.resume(now);
+            }
+            if self.pending_steps > 0 {
+                self.pending_steps -= 1;
+                self.preroll = true;
             }
         }
         self.late_streak = 0;
@@ -409,6 +426,7 @@ impl Player {
     }
 
     fn seek_to(&mut self, position: Duration) {
+        self.pending_steps = 0;
         self.epoch += 1;
         self.next = None;
         self.ended = false;
@@ -451,7 +469,9 @@ impl Player {
             }
             Command::StepForward => {
                 self.set_paused(true);
-                if self.next.is_some() || !self.ended {
+                if self.preroll {
+                    self.pending_steps += 1;
+                } else if self.next.is_some() || !self.ended {
                     self.preroll = true;
                 }
             }
@@ -523,25 +543,30 @@ impl Player {
         reply
     }
 
+    /// Wakes the loop at `deadline`. Timers are never removed (removing one
+    /// whose expiry is already queued makes calloop warn); a stale timer
+    /// only causes an extra, harmless pump.
     fn arm_timer(&mut self, deadline: Instant) {
-        self.cancel_timer();
-        let inserted = self
-            .handle
-            .insert_source(Timer::from_deadline(deadline), |_, _, player| {
-                player.timer = None;
-                player.pump();
-                TimeoutAction::Drop
-            });
+        if self.timer.is_some_and(|armed| armed <= deadline) {
+            return; // an earlier wake-up re-evaluates anyway
+        }
+        let inserted =
+            self.handle
+                .insert_source(Timer::from_deadline(deadline), move |_, _, player| {
+                    if player.timer == Some(deadline) {
+                        player.timer = None;
+                    }
+                    player.pump();
+                    TimeoutAction::Drop
+                });
         match inserted {
-            Ok(token) => self.timer = Some(token),
+            Ok(_) => self.timer = Some(deadline),
             Err(e) => self.fail(format!("cannot arm the frame timer: {e}")),
         }
     }
 
     fn cancel_timer(&mut self) {
-        if let Some(token) = self.timer.take() {
-            self.handle.remove(token);
-        }
+        self.timer = None;
     }
 
     fn fail(&mut self, message: String) {

@@ -78,6 +78,8 @@ pub struct Pipeline {
     /// the last frame, so a seek beyond the end shows the final picture.
     last_dropped: Option<Frame>,
     eof_sent: bool,
+    /// A packet read ahead (the keyframe a seek found), decoded next.
+    pending_packet: Option<Packet>,
     /// Demux or decode errors seen (the stream went on after each).
     pub errors: u64,
 }
@@ -109,6 +111,7 @@ impl Pipeline {
             drop_before: None,
             last_dropped: None,
             eof_sent: false,
+            pending_packet: None,
             errors: 0,
         })
     }
@@ -130,18 +133,50 @@ impl Pipeline {
         frame.pts.saturating_sub(self.stream().start_time)
     }
 
+    /// Frames pulled from now on carry `epoch`.
+    pub fn set_epoch(&mut self, epoch: u64) {
+        self.epoch = epoch;
+    }
+
     /// Seeks to `position`; frames pulled afterwards carry `epoch`, and the
     /// first one is the frame showing at `position`.
     pub fn seek(&mut self, position: Duration, epoch: u64) -> Result<()> {
         let target = self.media_time(position);
         debug!(?position, ?target, epoch, "seek");
         self.decoder.flush();
-        self.demuxer.seek(target)?;
+        self.pending_packet = self.seek_to_keyframe_before(target)?;
         self.epoch = epoch;
         self.drop_before = Some(target);
         self.last_dropped = None;
         self.eof_sent = false;
         Ok(())
+    }
+
+    /// Positions the demuxer on a keyframe at or before `target` and returns
+    /// that keyframe's packet. Demuxers without an index (MPEG-TS) may land
+    /// after the keyframe the target needs; then seek again, further back.
+    fn seek_to_keyframe_before(&mut self, target: Duration) -> Result<Option<Packet>> {
+        let start = self.stream().start_time;
+        let mut back = Duration::ZERO;
+        loop {
+            let attempt = target.saturating_sub(back).max(start);
+            self.demuxer.seek(attempt)?;
+            let keyframe = loop {
+                match self.demuxer.next_packet()? {
+                    Some(packet) if packet.keyframe => break Some(packet),
+                    Some(_) => continue,
+                    None => break None,
+                }
+            };
+            let early_enough = keyframe
+                .as_ref()
+                .is_some_and(|k| k.pts_time().is_none_or(|t| t <= target));
+            if early_enough || attempt <= start {
+                debug!(?attempt, keyframe = ?keyframe.as_ref().and_then(|k| k.pts_time()), "seek landed");
+                return Ok(keyframe);
+            }
+            back = (back * 2).max(Duration::from_secs(1));
+        }
     }
 
     /// The next frame in presentation order, or None at the end of the stream.
@@ -168,7 +203,11 @@ impl Pipeline {
                 self.drop_before = None;
                 return Ok(self.last_dropped.take());
             }
-            match self.demuxer.next_packet() {
+            let packet = match self.pending_packet.take() {
+                Some(packet) => Ok(Some(packet)),
+                None => self.demuxer.next_packet(),
+            };
+            match packet {
                 Ok(Some(packet)) => {
                     if packet.corrupt {
                         warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");

@@ -2,7 +2,6 @@
 //! frames to the event loop through a bounded queue, so decoding never
 //! blocks the Wayland side and a paused player holds only a few frames.
 
-use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -12,7 +11,7 @@ use tracing::{debug, error};
 
 use crate::frame::Frame;
 
-use super::pipeline::{Pipeline, PipelineOptions};
+use super::pipeline::Pipeline;
 
 /// Frames decoded ahead of the one on screen.
 const DECODE_AHEAD: usize = 4;
@@ -25,9 +24,15 @@ pub enum Request {
 pub enum SourceEvent {
     Frame(Frame),
     /// Every frame of `epoch` has been delivered.
-    EndOfStream { epoch: u64, errors: u64 },
+    EndOfStream {
+        epoch: u64,
+        errors: u64,
+    },
     /// The pipeline cannot go on (e.g. a seek failed).
-    Failed { epoch: u64, message: String },
+    Failed {
+        epoch: u64,
+        message: String,
+    },
 }
 
 pub struct Source {
@@ -40,6 +45,7 @@ impl Source {
     /// Starts decoding `pipeline` from `start` (None: from the beginning),
     /// pinging `wake` whenever an event is queued.
     pub fn spawn(mut pipeline: Pipeline, start: Option<Duration>, epoch: u64, wake: Ping) -> Self {
+        pipeline.set_epoch(epoch);
         let (requests, request_rx) = mpsc::channel();
         let (event_tx, events) = mpsc::sync_channel(DECODE_AHEAD);
         if let Some(position) = start {
@@ -117,7 +123,10 @@ fn decode_loop(
         };
         match request {
             Some(Request::Stop) => return,
-            Some(Request::Seek { position, epoch: new_epoch }) => {
+            Some(Request::Seek {
+                position,
+                epoch: new_epoch,
+            }) => {
                 epoch = new_epoch;
                 ended = false;
                 if let Err(error) = pipeline.seek(position, epoch) {

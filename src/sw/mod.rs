@@ -11,6 +11,22 @@ pub use decoder::SwDecoder;
 pub use driver::{decode_file, decode_to_null, DecodeError, DecodeStats};
 pub use planes::AvFramePlanes;
 
+/// The libavcodec decoder that would handle `codec`, if this FFmpeg has one.
+pub fn decoder_name(codec: crate::media::Codec) -> Option<String> {
+    use crate::media::Codec;
+    use ffmpeg_next::codec::Id;
+    crate::media::init_ffmpeg();
+    let id = match codec {
+        Codec::H264 => Id::H264,
+        Codec::Hevc => Id::HEVC,
+        Codec::Vp8 => Id::VP8,
+        Codec::Vp9 => Id::VP9,
+        Codec::Av1 => Id::AV1,
+        Codec::Mpeg2 => Id::MPEG2VIDEO,
+    };
+    ffmpeg_next::decoder::find(id).map(|c| c.name().to_owned())
+}
+
 /// How a software decoder is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SwOptions {

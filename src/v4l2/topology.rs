@@ -21,7 +21,10 @@ const MAX_OBJECTS: u32 = 4096;
 #[derive(Debug, Error)]
 pub enum TopologyError {
     #[error("cannot open {path}: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {ioctl} failed: {source}")]
     Ioctl {
         path: PathBuf,
@@ -155,7 +158,11 @@ impl Topology {
     /// joins an interface (source) to an entity (sink).
     pub fn decoders(&self) -> Vec<DecoderEntity> {
         let mut found = Vec::new();
-        for entity in self.entities.iter().filter(|e| e.function == ENTITY_FUNCTION_VIDEO_DECODER) {
+        for entity in self
+            .entities
+            .iter()
+            .filter(|e| e.function == ENTITY_FUNCTION_VIDEO_DECODER)
+        {
             for link in &self.links {
                 if link.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE || link.sink != entity.id {
                     continue;
@@ -197,13 +204,15 @@ pub fn read_topology(path: &Path) -> Result<Topology, TopologyError> {
     // SAFETY: MediaDeviceInfo is plain data; all-zero is a valid value.
     let mut info: MediaDeviceInfo = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is a live, correctly sized MEDIA_IOC_DEVICE_INFO argument.
-    unsafe { media_ioc_device_info(fd, &mut info) }.map_err(|e| ioctl_error("MEDIA_IOC_DEVICE_INFO", e))?;
+    unsafe { media_ioc_device_info(fd, &mut info) }
+        .map_err(|e| ioctl_error("MEDIA_IOC_DEVICE_INFO", e))?;
 
     // First call: the counts. Second: the arrays, sized from the counts;
     // a changed topology_version between the two means a hot-plug raced us.
     let mut counts = RawTopology::default();
     // SAFETY: all pointers are null, so the kernel only fills in the counts.
-    unsafe { media_ioc_g_topology(fd, &mut counts) }.map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
+    unsafe { media_ioc_g_topology(fd, &mut counts) }
+        .map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
     let total = counts
         .num_entities
         .saturating_add(counts.num_interfaces)
@@ -266,7 +275,8 @@ pub fn read_topology(path: &Path) -> Result<Topology, TopologyError> {
     };
     // SAFETY: each pointer addresses a live Vec of exactly `num_*` elements of
     // the layout the kernel writes; the kernel writes at most that many.
-    unsafe { media_ioc_g_topology(fd, &mut full) }.map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
+    unsafe { media_ioc_g_topology(fd, &mut full) }
+        .map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
     let (version_before, version_after) = (counts.topology_version, full.topology_version);
     if version_before != version_after
         || full.num_entities != counts.num_entities
@@ -332,17 +342,54 @@ mod tests {
         Topology {
             driver: "visl".into(),
             entities: vec![
-                Entity { id: 1, name: "visl-source".into(), function: 0x10001 },
-                Entity { id: 3, name: "visl-proc".into(), function: ENTITY_FUNCTION_VIDEO_DECODER },
-                Entity { id: 6, name: "visl-sink".into(), function: 0x10002 },
+                Entity {
+                    id: 1,
+                    name: "visl-source".into(),
+                    function: 0x10001,
+                },
+                Entity {
+                    id: 3,
+                    name: "visl-proc".into(),
+                    function: ENTITY_FUNCTION_VIDEO_DECODER,
+                },
+                Entity {
+                    id: 6,
+                    name: "visl-sink".into(),
+                    function: 0x10002,
+                },
             ],
-            interfaces: vec![Interface { id: 12, kind: INTERFACE_TYPE_V4L_VIDEO, major: 81, minor: 0 }],
+            interfaces: vec![Interface {
+                id: 12,
+                kind: INTERFACE_TYPE_V4L_VIDEO,
+                major: 81,
+                minor: 0,
+            }],
             links: vec![
-                Link { source: 2, sink: 4, flags: 3 },
-                Link { source: 5, sink: 7, flags: 3 },
-                Link { source: 12, sink: 1, flags: LINK_TYPE_INTERFACE | 3 },
-                Link { source: 12, sink: 3, flags: LINK_TYPE_INTERFACE | 3 },
-                Link { source: 12, sink: 6, flags: LINK_TYPE_INTERFACE | 3 },
+                Link {
+                    source: 2,
+                    sink: 4,
+                    flags: 3,
+                },
+                Link {
+                    source: 5,
+                    sink: 7,
+                    flags: 3,
+                },
+                Link {
+                    source: 12,
+                    sink: 1,
+                    flags: LINK_TYPE_INTERFACE | 3,
+                },
+                Link {
+                    source: 12,
+                    sink: 3,
+                    flags: LINK_TYPE_INTERFACE | 3,
+                },
+                Link {
+                    source: 12,
+                    sink: 6,
+                    flags: LINK_TYPE_INTERFACE | 3,
+                },
             ],
             ..Topology::default()
         }
@@ -353,7 +400,10 @@ mod tests {
         let decoders = visl_like().decoders();
         assert_eq!(
             decoders,
-            vec![DecoderEntity { entity: "visl-proc".into(), devnode: (81, 0) }]
+            vec![DecoderEntity {
+                entity: "visl-proc".into(),
+                devnode: (81, 0)
+            }]
         );
     }
 
@@ -361,8 +411,14 @@ mod tests {
     fn ignores_data_links_and_non_video_interfaces() {
         let mut topology = visl_like();
         // A data link from a pad to the decoder is not an interface link.
-        topology.links.retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
-        topology.links.push(Link { source: 12, sink: 3, flags: 3 });
+        topology
+            .links
+            .retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
+        topology.links.push(Link {
+            source: 12,
+            sink: 3,
+            flags: 3,
+        });
         assert!(topology.decoders().is_empty());
 
         let mut topology = visl_like();

@@ -12,6 +12,10 @@ out=${1:-${REEL_TEST_MEDIA:-$here/../../target/test-media}}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
+# Test binaries run in parallel and may all ask for the clips at once.
+exec 9>"$out/.lock"
+flock 9
+
 stamp="$out/.generated"
 digest=$(sha256sum "$0" | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
@@ -43,8 +47,10 @@ ff -f lavfi -i "$(src 250x130 30 1)" $(x264 -profile:v high) h264_odd_size.mp4
 # Mid-stream resolution change: two H.264 segments with their own SPS, joined
 # at an IDR inside one MPEG-TS (same PIDs, so a byte concatenation is a valid
 # transport stream).
-ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -g 30) -mpegts_flags +resend_headers seg_a.ts
-ff -f lavfi -i "$(src 480x270 30 1)" $(x264 -profile:v main -g 30) -output_ts_offset 1 seg_b.ts
+# No B-frames, so both segments start at the muxer's 1.4 s and the second
+# follows the first frame for frame once shifted by 1 s.
+ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -bf 0 -g 30) seg_a.ts
+ff -f lavfi -i "$(src 480x270 30 1)" $(x264 -profile:v main -bf 0 -g 30) -output_ts_offset 1 seg_b.ts
 cat seg_a.ts seg_b.ts > h264_resolution_change.ts
 rm -f seg_a.ts seg_b.ts
 

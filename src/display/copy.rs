@@ -1,0 +1,182 @@
+//! The one copy of the software path: a CPU frame's planes into a mapped
+//! buffer laid out for its DRM format (repacking 10-bit planar into P010).
+
+use drm_fourcc::DrmFourcc;
+
+use super::layout::BufferLayout;
+use crate::frame::{CpuPlanes, Frame, FrameStorage, PixelFormat};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CopyError {
+    #[error("cannot copy a {from} frame into a {to:?} buffer")]
+    Unsupported { from: PixelFormat, to: DrmFourcc },
+    #[error("frame is {fw}x{fh}, buffer is {bw}x{bh}")]
+    SizeMismatch { fw: u32, fh: u32, bw: u32, bh: u32 },
+    #[error("plane {plane} of the frame is shorter than its size and stride say")]
+    ShortPlane { plane: usize },
+    #[error("destination buffer is smaller than its layout")]
+    ShortDestination,
+}
+
+/// Row `row` of `plane` (`len` bytes), or an error if the decoder handed us
+/// less data than its stride and size promise.
+pub(crate) fn src_row(
+    planes: &dyn CpuPlanes,
+    plane: usize,
+    row: usize,
+    len: usize,
+) -> Result<&[u8], CopyError> {
+    let start = row * planes.stride(plane);
+    planes
+        .plane(plane)
+        .get(start..start + len)
+        .ok_or(CopyError::ShortPlane { plane })
+}
+
+/// Copies `frame` into `dst`, which is laid out as `layout`.
+pub fn copy_frame(frame: &Frame, layout: &BufferLayout, dst: &mut [u8]) -> Result<(), CopyError> {
+    if (frame.width, frame.height) != (layout.width, layout.height) {
+        return Err(CopyError::SizeMismatch {
+            fw: frame.width,
+            fh: frame.height,
+            bw: layout.width,
+            bh: layout.height,
+        });
+    }
+    if dst.len() < layout.size {
+        return Err(CopyError::ShortDestination);
+    }
+    let FrameStorage::Cpu(planes) = &frame.storage;
+    let planes = planes.as_ref();
+    match (frame.format, layout.fourcc) {
+        (f, to) if f.drm_fourcc() == Some(to) => copy_same(planes, layout, dst),
+        (PixelFormat::Yuv420p10, DrmFourcc::P010) => repack_p010(planes, frame, layout, dst),
+        (from, to) => Err(CopyError::Unsupported { from, to }),
+    }
+}
+
+fn copy_same(
+    planes: &dyn CpuPlanes,
+    layout: &BufferLayout,
+    dst: &mut [u8],
+) -> Result<(), CopyError> {
+    for (p, pl) in layout.planes.iter().enumerate() {
+        for r in 0..pl.rows {
+            let src = src_row(planes, p, r, pl.row_bytes)?;
+            let at = pl.offset + r * pl.stride;
+            dst[at..at + pl.row_bytes].copy_from_slice(src);
+        }
+    }
+    Ok(())
+}
+
+/// yuv420p10le (10 bits in the low bits, three planes) to P010 (10 bits in
+/// the high bits, CbCr interleaved).
+fn repack_p010(
+    planes: &dyn CpuPlanes,
+    frame: &Frame,
+    layout: &BufferLayout,
+    dst: &mut [u8],
+) -> Result<(), CopyError> {
+    let (y_bytes, y_rows) = frame.format.plane_extent(0, frame.width, frame.height);
+    let (c_bytes, c_rows) = frame.format.plane_extent(1, frame.width, frame.height);
+    let luma = layout.planes[0];
+    for r in 0..y_rows {
+        let src = src_row(planes, 0, r, y_bytes)?;
+        let row = &mut dst[luma.offset + r * luma.stride..][..y_bytes];
+        for (d, s) in row.chunks_exact_mut(2).zip(src.chunks_exact(2)) {
+            let v = u16::from_le_bytes([s[0], s[1]]) << 6;
+            d.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    let chroma = layout.planes[1];
+    for r in 0..c_rows {
+        let cb = src_row(planes, 1, r, c_bytes)?;
+        let cr = src_row(planes, 2, r, c_bytes)?;
+        let row = &mut dst[chroma.offset + r * chroma.stride..][..c_bytes * 2];
+        for ((d, u), v) in row
+            .chunks_exact_mut(4)
+            .zip(cb.chunks_exact(2))
+            .zip(cr.chunks_exact(2))
+        {
+            let u = u16::from_le_bytes([u[0], u[1]]) << 6;
+            let v = u16::from_le_bytes([v[0], v[1]]) << 6;
+            d[..2].copy_from_slice(&u.to_le_bytes());
+            d[2..].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::testutil::frame_from_planes;
+
+    #[test]
+    fn nv12_rows_land_at_layout_offsets() {
+        // 4x2 NV12 with 8-byte source strides (padding must not be copied).
+        let y = vec![1, 2, 3, 4, 99, 99, 99, 99, 5, 6, 7, 8, 99, 99, 99, 99];
+        let uv = vec![10, 20, 30, 40, 99, 99, 99, 99];
+        let f = frame_from_planes(PixelFormat::Nv12, 4, 2, vec![(y, 8), (uv, 8)]);
+        let l = BufferLayout::new(DrmFourcc::Nv12, 4, 2).unwrap();
+        let mut dst = vec![0u8; l.size];
+        copy_frame(&f, &l, &mut dst).unwrap();
+        assert_eq!(&dst[0..4], &[1, 2, 3, 4]);
+        assert_eq!(&dst[4..8], &[0, 0, 0, 0]);
+        assert_eq!(&dst[l.planes[0].stride..][..4], &[5, 6, 7, 8]);
+        assert_eq!(&dst[l.planes[1].offset..][..4], &[10, 20, 30, 40]);
+    }
+
+    #[test]
+    fn ten_bit_planar_repacks_to_p010() {
+        let y: Vec<u8> = [1023u16, 64, 512, 940]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let u = 960u16.to_le_bytes().to_vec();
+        let v = 64u16.to_le_bytes().to_vec();
+        let f = frame_from_planes(PixelFormat::Yuv420p10, 2, 2, vec![(y, 4), (u, 2), (v, 2)]);
+        let l = BufferLayout::new(DrmFourcc::P010, 2, 2).unwrap();
+        let mut dst = vec![0u8; l.size];
+        copy_frame(&f, &l, &mut dst).unwrap();
+        let word = |at: usize| u16::from_le_bytes([dst[at], dst[at + 1]]);
+        assert_eq!(word(0), 1023 << 6);
+        assert_eq!(word(2), 64 << 6);
+        assert_eq!(word(l.planes[0].stride), 512 << 6);
+        assert_eq!(word(l.planes[1].offset), 960 << 6);
+        assert_eq!(word(l.planes[1].offset + 2), 64 << 6);
+    }
+
+    #[test]
+    fn short_planes_are_an_error() {
+        let f = frame_from_planes(
+            PixelFormat::Nv12,
+            4,
+            2,
+            vec![(vec![0; 5], 4), (vec![0; 4], 4)],
+        );
+        let l = BufferLayout::new(DrmFourcc::Nv12, 4, 2).unwrap();
+        let mut dst = vec![0u8; l.size];
+        assert_eq!(
+            copy_frame(&f, &l, &mut dst),
+            Err(CopyError::ShortPlane { plane: 0 })
+        );
+    }
+
+    #[test]
+    fn size_mismatch_is_an_error() {
+        let f = frame_from_planes(
+            PixelFormat::Nv12,
+            4,
+            2,
+            vec![(vec![0; 8], 4), (vec![0; 4], 4)],
+        );
+        let l = BufferLayout::new(DrmFourcc::Nv12, 8, 2).unwrap();
+        let mut dst = vec![0u8; l.size];
+        assert!(matches!(
+            copy_frame(&f, &l, &mut dst),
+            Err(CopyError::SizeMismatch { .. })
+        ));
+    }
+}

@@ -1,0 +1,328 @@
+//! What the compositor advertised through `zwp_linux_dmabuf_v1`, as
+//! (fourcc, modifier) pairs, and the choice of a pair for a frame.
+//!
+//! Version 3 sends one `modifier` event per pair; version 4+ sends a format
+//! table (an array of 16-byte entries) plus tranches of indices into it. Both
+//! end up in [`AdvertisedFormats`], so the rest of the display does not care
+//! which version the compositor speaks.
+
+use std::collections::BTreeSet;
+
+use drm_fourcc::{DrmFourcc, DrmModifier};
+
+use crate::frame::PixelFormat;
+
+/// `DRM_FORMAT_MOD_LINEAR`.
+pub const MOD_LINEAR: u64 = 0;
+/// `DRM_FORMAT_MOD_INVALID`: the implicit modifier (layout agreed out of band).
+pub const MOD_INVALID: u64 = 0x00ff_ffff_ffff_ffff;
+
+/// The (fourcc, modifier) pairs a compositor accepts, in no particular order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AdvertisedFormats {
+    pairs: BTreeSet<(u32, u64)>,
+}
+
+impl AdvertisedFormats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one v3 `modifier` event (or any single pair).
+    pub fn add(&mut self, fourcc: u32, modifier: u64) {
+        self.pairs.insert((fourcc, modifier));
+    }
+
+    /// Records a v3 `modifier` event as it arrives on the wire.
+    pub fn add_v3_modifier(&mut self, fourcc: u32, modifier_hi: u32, modifier_lo: u32) {
+        self.add(
+            fourcc,
+            (u64::from(modifier_hi) << 32) | u64::from(modifier_lo),
+        );
+    }
+
+    pub fn contains(&self, fourcc: u32, modifier: u64) -> bool {
+        self.pairs.contains(&(fourcc, modifier))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn pairs(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.pairs.iter().copied()
+    }
+
+    /// Builds the set from v4+ feedback: every pair any tranche references.
+    pub fn from_feedback(table: &FormatTable, tranches: &[Tranche]) -> Result<Self, FeedbackError> {
+        let mut out = Self::new();
+        for tranche in tranches {
+            for &index in &tranche.indices {
+                let (fourcc, modifier) =
+                    table.get(index).ok_or(FeedbackError::IndexOutOfRange {
+                        index,
+                        table_len: table.len(),
+                    })?;
+                out.add(fourcc, modifier);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The v4+ format table: what the compositor's `format_table` fd holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FormatTable {
+    entries: Vec<(u32, u64)>,
+}
+
+/// One v4+ tranche: indices into the format table, in preference order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tranche {
+    pub target_device: Option<u64>,
+    pub scanout: bool,
+    pub indices: Vec<u16>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FeedbackError {
+    #[error("dmabuf format table is {0} bytes, not a whole number of 16-byte entries")]
+    TableSize(usize),
+    #[error("dmabuf tranche_formats array is {0} bytes, not a whole number of u16 indices")]
+    IndicesSize(usize),
+    #[error("dmabuf tranche references format table index {index}, table has {table_len} entries")]
+    IndexOutOfRange { index: u16, table_len: usize },
+}
+
+impl FormatTable {
+    /// Parses the table's bytes: per entry a u32 fourcc, 4 bytes of padding,
+    /// a u64 modifier, all native-endian.
+    pub fn parse(bytes: &[u8]) -> Result<Self, FeedbackError> {
+        if bytes.len() % 16 != 0 {
+            return Err(FeedbackError::TableSize(bytes.len()));
+        }
+        let entries = bytes
+            .chunks_exact(16)
+            .map(|e| {
+                let mut fourcc = [0u8; 4];
+                let mut modifier = [0u8; 8];
+                fourcc.copy_from_slice(&e[0..4]);
+                modifier.copy_from_slice(&e[8..16]);
+                (u32::from_ne_bytes(fourcc), u64::from_ne_bytes(modifier))
+            })
+            .collect();
+        Ok(Self { entries })
+    }
+
+    pub fn get(&self, index: u16) -> Option<(u32, u64)> {
+        self.entries.get(usize::from(index)).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Parses a `tranche_formats` array (native-endian u16 indices).
+pub fn parse_tranche_indices(bytes: &[u8]) -> Result<Vec<u16>, FeedbackError> {
+    if bytes.len() % 2 != 0 {
+        return Err(FeedbackError::IndicesSize(bytes.len()));
+    }
+    Ok(bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect())
+}
+
+/// A buffer layout the compositor accepts for a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmabufChoice {
+    pub fourcc: DrmFourcc,
+    pub modifier: u64,
+}
+
+/// The DRM format a CPU frame of `format` is copied into for the dmabuf path.
+/// 10-bit planar frames are repacked into P010 during the (unavoidable) copy.
+pub fn dmabuf_target(format: PixelFormat) -> Option<DrmFourcc> {
+    match format {
+        PixelFormat::Yuv420p10 => Some(DrmFourcc::P010),
+        other => other.drm_fourcc(),
+    }
+}
+
+/// Picks the buffer format and modifier for a CPU frame: the frame's own
+/// DRM format with LINEAR if advertised, else with the implicit modifier if
+/// that is what is advertised; `None` means "use wl_shm". Buffers we write
+/// with the CPU are linear, and a compositor that lists INVALID for a format
+/// takes a plain linear buffer under that name; other modifiers (tiled,
+/// compressed) are layouts we cannot produce.
+pub fn choose_dmabuf(format: PixelFormat, advertised: &AdvertisedFormats) -> Option<DmabufChoice> {
+    let fourcc = dmabuf_target(format)?;
+    let code = fourcc as u32;
+    [MOD_LINEAR, MOD_INVALID]
+        .into_iter()
+        .find(|&m| advertised.contains(code, m))
+        .map(|modifier| DmabufChoice { fourcc, modifier })
+}
+
+/// A modifier's name for logs.
+pub fn modifier_name(modifier: u64) -> String {
+    match modifier {
+        MOD_LINEAR => "LINEAR".to_owned(),
+        MOD_INVALID => "INVALID (implicit)".to_owned(),
+        other => format!("{:?}", DrmModifier::from(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NV12: u32 = DrmFourcc::Nv12 as u32;
+    const YUV420: u32 = DrmFourcc::Yuv420 as u32;
+    const P010: u32 = DrmFourcc::P010 as u32;
+    // AMD-style tiled modifier: something we cannot write with the CPU.
+    const TILED: u64 = 0x0200_0000_0000_0001;
+
+    fn table_bytes(entries: &[(u32, u64)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &(f, m) in entries {
+            out.extend_from_slice(&f.to_ne_bytes());
+            out.extend_from_slice(&[0; 4]);
+            out.extend_from_slice(&m.to_ne_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn fourcc_codes_match_drm_fourcc_h() {
+        // drm_fourcc.h: fourcc_code('N','V','1','2') etc., little-endian packing.
+        assert_eq!(NV12, u32::from_le_bytes(*b"NV12"));
+        assert_eq!(YUV420, u32::from_le_bytes(*b"YU12"));
+        assert_eq!(P010, u32::from_le_bytes(*b"P010"));
+    }
+
+    #[test]
+    fn v3_modifier_events_join_hi_and_lo() {
+        let mut a = AdvertisedFormats::new();
+        a.add_v3_modifier(NV12, 0x00ff_ffff, 0xffff_ffff);
+        a.add_v3_modifier(NV12, 0, 0);
+        assert!(a.contains(NV12, MOD_INVALID));
+        assert!(a.contains(NV12, MOD_LINEAR));
+        assert_eq!(a.len(), 2);
+    }
+
+    #[test]
+    fn linear_is_preferred_over_implicit() {
+        let mut a = AdvertisedFormats::new();
+        a.add(NV12, MOD_INVALID);
+        a.add(NV12, MOD_LINEAR);
+        let c = choose_dmabuf(PixelFormat::Nv12, &a);
+        assert_eq!(
+            c,
+            Some(DmabufChoice {
+                fourcc: DrmFourcc::Nv12,
+                modifier: MOD_LINEAR
+            })
+        );
+    }
+
+    #[test]
+    fn implicit_modifier_used_when_it_is_the_only_one() {
+        let mut a = AdvertisedFormats::new();
+        a.add(YUV420, MOD_INVALID);
+        let c = choose_dmabuf(PixelFormat::Yuv420, &a);
+        assert_eq!(
+            c,
+            Some(DmabufChoice {
+                fourcc: DrmFourcc::Yuv420,
+                modifier: MOD_INVALID
+            })
+        );
+    }
+
+    #[test]
+    fn tiled_only_or_missing_format_means_shm() {
+        let mut a = AdvertisedFormats::new();
+        a.add(NV12, TILED);
+        a.add(YUV420, MOD_LINEAR);
+        assert_eq!(choose_dmabuf(PixelFormat::Nv12, &a), None);
+        assert_eq!(choose_dmabuf(PixelFormat::P010, &a), None);
+        assert_eq!(choose_dmabuf(PixelFormat::Gray8, &a), None);
+        assert_eq!(
+            choose_dmabuf(PixelFormat::Yuv420, &AdvertisedFormats::new()),
+            None
+        );
+    }
+
+    #[test]
+    fn ten_bit_planar_goes_to_p010() {
+        let mut a = AdvertisedFormats::new();
+        a.add(P010, MOD_LINEAR);
+        let c = choose_dmabuf(PixelFormat::Yuv420p10, &a);
+        assert_eq!(c.map(|c| c.fourcc), Some(DrmFourcc::P010));
+    }
+
+    #[test]
+    fn v4_table_and_tranches_become_pairs() {
+        let bytes = table_bytes(&[(NV12, TILED), (NV12, MOD_LINEAR), (YUV420, MOD_INVALID)]);
+        let table = FormatTable::parse(&bytes).unwrap();
+        assert_eq!(table.len(), 3);
+        let idx = parse_tranche_indices(&[1, 0, 2, 0]).unwrap();
+        assert_eq!(idx, vec![1, 2]);
+        let tranches = [
+            Tranche {
+                target_device: Some(0xe280),
+                scanout: true,
+                indices: vec![0],
+            },
+            Tranche {
+                target_device: Some(0xe280),
+                scanout: false,
+                indices: idx,
+            },
+        ];
+        let a = AdvertisedFormats::from_feedback(&table, &tranches).unwrap();
+        assert_eq!(a.pairs().collect::<Vec<_>>(), {
+            let mut v = vec![(NV12, TILED), (NV12, MOD_LINEAR), (YUV420, MOD_INVALID)];
+            v.sort();
+            v
+        });
+        assert_eq!(
+            choose_dmabuf(PixelFormat::Nv12, &a).map(|c| c.modifier),
+            Some(MOD_LINEAR)
+        );
+    }
+
+    #[test]
+    fn malformed_feedback_is_an_error_not_a_panic() {
+        assert_eq!(
+            FormatTable::parse(&[0; 17]),
+            Err(FeedbackError::TableSize(17))
+        );
+        assert_eq!(
+            parse_tranche_indices(&[1, 2, 3]),
+            Err(FeedbackError::IndicesSize(3))
+        );
+        let table = FormatTable::parse(&table_bytes(&[(NV12, MOD_LINEAR)])).unwrap();
+        let t = [Tranche {
+            indices: vec![5],
+            ..Default::default()
+        }];
+        assert_eq!(
+            AdvertisedFormats::from_feedback(&table, &t),
+            Err(FeedbackError::IndexOutOfRange {
+                index: 5,
+                table_len: 1
+            })
+        );
+    }
+}

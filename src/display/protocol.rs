@@ -1,0 +1,436 @@
+//! Wayland event handlers: sctk's window, seat and keyboard callbacks, and
+//! the protocol objects sctk does not manage for us (wl_shm, linux-dmabuf,
+//! our wl_buffers, viewporter).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use smithay_client_toolkit::compositor::CompositorHandler;
+use smithay_client_toolkit::dispatch2::Dispatch2;
+use smithay_client_toolkit::output::{OutputHandler, OutputState};
+use smithay_client_toolkit::registry::{ProvidesRegistryState, RegistryState};
+use smithay_client_toolkit::seat::keyboard::{
+    KeyEvent, KeyboardHandler, Keysym, Modifiers, RawModifiers,
+};
+use smithay_client_toolkit::seat::{Capability, SeatHandler, SeatState};
+use smithay_client_toolkit::shell::xdg::window::{Window, WindowConfigure, WindowHandler};
+use smithay_client_toolkit::shell::WaylandSurface;
+use smithay_client_toolkit::{delegate_dispatch2, delegate_registry, registry_handlers};
+use tracing::{debug, warn};
+use wayland_client::protocol::{
+    wl_buffer::{self, WlBuffer},
+    wl_keyboard::WlKeyboard,
+    wl_output::{Transform, WlOutput},
+    wl_seat::WlSeat,
+    wl_shm::{self, WlShm},
+    wl_shm_pool::WlShmPool,
+    wl_surface::WlSurface,
+};
+use wayland_client::{Connection, Proxy, QueueHandle, WEnum};
+use wayland_protocols::wp::linux_dmabuf::zv1::client::{
+    zwp_linux_buffer_params_v1::{self, ZwpLinuxBufferParamsV1},
+    zwp_linux_dmabuf_feedback_v1::{self, TrancheFlags, ZwpLinuxDmabufFeedbackV1},
+    zwp_linux_dmabuf_v1::{self, ZwpLinuxDmabufV1},
+};
+use wayland_protocols::wp::viewporter::client::{
+    wp_viewport::WpViewport, wp_viewporter::WpViewporter,
+};
+
+use super::formats::{parse_tranche_indices, AdvertisedFormats, FormatTable, Tranche};
+use super::keys::map_keysym;
+use super::wayland::State;
+use super::DisplayEvent;
+
+/// User data of objects whose events we ignore or that have none.
+pub(super) struct NoEvents;
+/// User data of the zwp_linux_dmabuf_v1 global.
+pub(super) struct DmabufGlobal;
+/// User data of a zwp_linux_dmabuf_feedback_v1 (v4+).
+pub(super) struct FeedbackData;
+/// User data of a zwp_linux_buffer_params_v1.
+pub(super) struct ParamsData;
+/// User data of our wl_buffers (shm and dmabuf alike).
+pub(super) struct BufferData;
+
+/// v4+ feedback being received: a table and tranches, complete at `done`.
+#[derive(Default)]
+pub(super) struct FeedbackState {
+    pub(super) object: Option<ZwpLinuxDmabufFeedbackV1>,
+    table: FormatTable,
+    tranches: Vec<Tranche>,
+    current: Tranche,
+}
+
+impl Dispatch2<WlShm, State> for NoEvents {
+    fn event(
+        &self,
+        _: &mut State,
+        _: &WlShm,
+        _: wl_shm::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+    }
+}
+
+impl Dispatch2<WlShmPool, State> for NoEvents {
+    fn event(
+        &self,
+        _: &mut State,
+        _: &WlShmPool,
+        _: <WlShmPool as Proxy>::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+    }
+}
+
+impl Dispatch2<WpViewporter, State> for NoEvents {
+    fn event(
+        &self,
+        _: &mut State,
+        _: &WpViewporter,
+        _: <WpViewporter as Proxy>::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+    }
+}
+
+impl Dispatch2<WpViewport, State> for NoEvents {
+    fn event(
+        &self,
+        _: &mut State,
+        _: &WpViewport,
+        _: <WpViewport as Proxy>::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+    }
+}
+
+impl Dispatch2<ZwpLinuxDmabufV1, State> for DmabufGlobal {
+    fn event(
+        &self,
+        state: &mut State,
+        proxy: &ZwpLinuxDmabufV1,
+        event: zwp_linux_dmabuf_v1::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        // `format` repeats what `modifier` says since v3; v4+ uses feedback.
+        if let zwp_linux_dmabuf_v1::Event::Modifier {
+            format,
+            modifier_hi,
+            modifier_lo,
+        } = event
+        {
+            if proxy.version() < 4 {
+                state
+                    .advertised
+                    .add_v3_modifier(format, modifier_hi, modifier_lo);
+            }
+        }
+    }
+}
+
+impl Dispatch2<ZwpLinuxDmabufFeedbackV1, State> for FeedbackData {
+    fn event(
+        &self,
+        state: &mut State,
+        _: &ZwpLinuxDmabufFeedbackV1,
+        event: zwp_linux_dmabuf_feedback_v1::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        use zwp_linux_dmabuf_feedback_v1::Event;
+        let fb = &mut state.feedback;
+        match event {
+            Event::FormatTable { fd, size } => {
+                let mut bytes = vec![0u8; size as usize];
+                match File::from(fd).read_exact_at(&mut bytes, 0) {
+                    Ok(()) => match FormatTable::parse(&bytes) {
+                        Ok(table) => fb.table = table,
+                        Err(e) => warn!("ignoring dmabuf format table: {e}"),
+                    },
+                    Err(e) => warn!("cannot read the dmabuf format table: {e}"),
+                }
+            }
+            Event::MainDevice { .. } => {}
+            Event::TrancheTargetDevice { device } => {
+                fb.current.target_device = device
+                    .get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_ne_bytes);
+            }
+            Event::TrancheFormats { indices } => match parse_tranche_indices(&indices) {
+                Ok(i) => fb.current.indices = i,
+                Err(e) => warn!("ignoring dmabuf tranche: {e}"),
+            },
+            Event::TrancheFlags { flags } => {
+                fb.current.scanout =
+                    matches!(flags, WEnum::Value(f) if f.contains(TrancheFlags::Scanout));
+            }
+            Event::TrancheDone => {
+                let tranche = std::mem::take(&mut fb.current);
+                fb.tranches.push(tranche);
+            }
+            Event::Done => {
+                let tranches = std::mem::take(&mut fb.tranches);
+                match AdvertisedFormats::from_feedback(&fb.table, &tranches) {
+                    Ok(formats) => {
+                        debug!(
+                            pairs = formats.len(),
+                            tranches = tranches.len(),
+                            "dmabuf feedback"
+                        );
+                        state.advertised = formats;
+                    }
+                    Err(e) => warn!("ignoring dmabuf feedback: {e}"),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Dispatch2<ZwpLinuxBufferParamsV1, State> for ParamsData {
+    fn event(
+        &self,
+        state: &mut State,
+        _: &ZwpLinuxBufferParamsV1,
+        event: zwp_linux_buffer_params_v1::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        match event {
+            zwp_linux_buffer_params_v1::Event::Created { buffer } => {
+                state.import_result = Some(Some(buffer))
+            }
+            zwp_linux_buffer_params_v1::Event::Failed => state.import_result = Some(None),
+            _ => {}
+        }
+    }
+
+    wayland_client::event_created_child!(State, ZwpLinuxBufferParamsV1, [
+        zwp_linux_buffer_params_v1::EVT_CREATED_OPCODE => (WlBuffer, BufferData)
+    ]);
+}
+
+impl Dispatch2<WlBuffer, State> for BufferData {
+    fn event(
+        &self,
+        state: &mut State,
+        proxy: &WlBuffer,
+        event: wl_buffer::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        if let wl_buffer::Event::Release = event {
+            state.buffer_released(proxy);
+        }
+    }
+}
+
+impl CompositorHandler for State {
+    fn scale_factor_changed(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlSurface,
+        _: i32,
+    ) {
+    }
+
+    fn transform_changed(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlSurface,
+        _: Transform,
+    ) {
+    }
+
+    fn frame(&mut self, _: &Connection, _: &QueueHandle<Self>, _: &WlSurface, _: u32) {
+        self.frame_pending = false;
+    }
+
+    fn surface_enter(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlSurface,
+        _: &WlOutput,
+    ) {
+    }
+
+    fn surface_leave(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlSurface,
+        _: &WlOutput,
+    ) {
+    }
+}
+
+impl OutputHandler for State {
+    fn output_state(&mut self) -> &mut OutputState {
+        &mut self.outputs
+    }
+    fn new_output(&mut self, _: &Connection, _: &QueueHandle<Self>, _: WlOutput) {}
+    fn update_output(&mut self, _: &Connection, _: &QueueHandle<Self>, _: WlOutput) {}
+    fn output_destroyed(&mut self, _: &Connection, _: &QueueHandle<Self>, _: WlOutput) {}
+}
+
+impl WindowHandler for State {
+    fn request_close(&mut self, _: &Connection, _: &QueueHandle<Self>, _: &Window) {
+        self.events.push(DisplayEvent::CloseRequested);
+    }
+
+    fn configure(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        window: &Window,
+        configure: WindowConfigure,
+        _: u32,
+    ) {
+        self.configured = true;
+        self.fullscreen = configure.is_fullscreen();
+        let size = match configure.new_size {
+            (Some(w), Some(h)) => Some((w.get(), h.get())),
+            _ => None,
+        };
+        debug!(?size, fullscreen = self.fullscreen, "configure");
+        if size != self.configured_size {
+            self.configured_size = size;
+            if let Some((width, height)) = size {
+                self.events.push(DisplayEvent::Resized { width, height });
+            }
+        }
+        self.apply_geometry();
+        if self.has_buffer {
+            // Apply the new size now, without waiting for the next frame.
+            window.commit();
+        }
+    }
+}
+
+impl SeatHandler for State {
+    fn seat_state(&mut self) -> &mut SeatState {
+        &mut self.seat
+    }
+
+    fn new_seat(&mut self, _: &Connection, _: &QueueHandle<Self>, _: WlSeat) {}
+
+    fn new_capability(
+        &mut self,
+        _: &Connection,
+        qh: &QueueHandle<Self>,
+        seat: WlSeat,
+        capability: Capability,
+    ) {
+        if capability == Capability::Keyboard && self.keyboard.is_none() {
+            match self.seat.get_keyboard(qh, &seat, None) {
+                Ok(keyboard) => self.keyboard = Some(keyboard),
+                Err(e) => warn!("no keyboard input: {e}"),
+            }
+        }
+    }
+
+    fn remove_capability(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: WlSeat,
+        capability: Capability,
+    ) {
+        if capability == Capability::Keyboard {
+            if let Some(keyboard) = self.keyboard.take() {
+                keyboard.release();
+            }
+        }
+    }
+
+    fn remove_seat(&mut self, _: &Connection, _: &QueueHandle<Self>, _: WlSeat) {}
+}
+
+impl KeyboardHandler for State {
+    fn enter(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlKeyboard,
+        _: &WlSurface,
+        _: u32,
+        _: &[u32],
+        _: &[Keysym],
+    ) {
+    }
+
+    fn leave(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlKeyboard,
+        _: &WlSurface,
+        _: u32,
+    ) {
+    }
+
+    fn press_key(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlKeyboard,
+        _: u32,
+        event: KeyEvent,
+    ) {
+        if let Some(key) = map_keysym(event.keysym, event.utf8.as_deref()) {
+            self.events.push(DisplayEvent::Key(key));
+        }
+    }
+
+    fn repeat_key(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlKeyboard,
+        _: u32,
+        _: KeyEvent,
+    ) {
+    }
+
+    fn release_key(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlKeyboard,
+        _: u32,
+        _: KeyEvent,
+    ) {
+    }
+
+    fn update_modifiers(
+        &mut self,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlKeyboard,
+        _: u32,
+        _: Modifiers,
+        _: RawModifiers,
+        _: u32,
+    ) {
+    }
+}
+
+impl ProvidesRegistryState for State {
+    fn registry(&mut self) -> &mut RegistryState {
+        &mut self.registry
+    }
+    registry_handlers![OutputState, SeatState];
+}
+
+delegate_registry!(State);
+delegate_dispatch2!(State);

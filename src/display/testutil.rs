@@ -1,0 +1,38 @@
+//! Frames built from byte vectors, for unit tests.
+
+use std::time::Duration;
+
+use crate::frame::{CpuPlanes, DecoderKind, Frame, FrameStorage, PixelFormat};
+
+struct VecPlanes(Vec<(Vec<u8>, usize)>);
+
+impl CpuPlanes for VecPlanes {
+    fn plane(&self, plane: usize) -> &[u8] {
+        &self.0[plane].0
+    }
+    fn stride(&self, plane: usize) -> usize {
+        self.0[plane].1
+    }
+}
+
+/// A frame whose planes are `(bytes, stride)` pairs.
+pub fn frame_from_planes(
+    format: PixelFormat,
+    width: u32,
+    height: u32,
+    planes: Vec<(Vec<u8>, usize)>,
+) -> Frame {
+    Frame {
+        pts: Duration::ZERO,
+        pts_raw: 0,
+        duration: Duration::ZERO,
+        duration_raw: 0,
+        width,
+        height,
+        format,
+        sample_aspect: (1, 1),
+        decoder: DecoderKind::Software,
+        epoch: 0,
+        storage: FrameStorage::Cpu(Box::new(VecPlanes(planes))),
+    }
+}

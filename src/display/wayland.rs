@@ -1,0 +1,615 @@
+//! The Wayland client: connection, window, and presenting frames.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use drm_fourcc::DrmFourcc;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use smithay_client_toolkit::compositor::{CompositorState, FrameCallbackData};
+use smithay_client_toolkit::output::OutputState;
+use smithay_client_toolkit::registry::RegistryState;
+use smithay_client_toolkit::seat::SeatState;
+use smithay_client_toolkit::shell::xdg::window::{Window, WindowDecorations};
+use smithay_client_toolkit::shell::xdg::XdgShell;
+use smithay_client_toolkit::shell::WaylandSurface;
+use tracing::{debug, info, warn};
+use wayland_client::backend::WaylandError;
+use wayland_client::globals::{registry_queue_init, GlobalList};
+use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
+use wayland_client::{Connection, EventQueue, Proxy, QueueHandle};
+use wayland_protocols::wp::linux_dmabuf::zv1::client::{
+    zwp_linux_buffer_params_v1, zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
+};
+use wayland_protocols::wp::viewporter::client::{
+    wp_viewport::WpViewport, wp_viewporter::WpViewporter,
+};
+
+use super::aspect::{display_size, surface_size};
+use super::copy::copy_frame;
+use super::formats::{choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, MOD_LINEAR};
+use super::layout::BufferLayout;
+use super::memory::SharedMemory;
+use super::pool::{Acquire, BufferPool, PoolKey, Released};
+use super::protocol::{
+    BufferData, DmabufGlobal, FeedbackData, FeedbackState, NoEvents, ParamsData,
+};
+use super::shm_convert::frame_to_xrgb;
+use super::{DisplayError, DisplayEvent, PresentStats, WindowOptions, MAX_POOL_BUFFERS};
+use crate::frame::Frame;
+
+/// How long the compositor may take to answer a dmabuf import.
+const IMPORT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One wl_buffer and the memory behind it.
+pub(super) struct FrameBuffer {
+    pub(super) wl_buffer: WlBuffer,
+    memory: SharedMemory,
+    layout: BufferLayout,
+}
+
+/// Where the frame goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path_ {
+    Dmabuf(DmabufChoice),
+    Shm,
+}
+
+/// Everything the Wayland event handlers touch.
+pub(super) struct State {
+    pub(super) registry: RegistryState,
+    pub(super) seat: SeatState,
+    pub(super) outputs: OutputState,
+    pub(super) _compositor: CompositorState,
+    pub(super) _xdg: XdgShell,
+    pub(super) window: Window,
+    pub(super) viewport: Option<WpViewport>,
+    pub(super) _viewporter: Option<WpViewporter>,
+    pub(super) shm: wl_shm::WlShm,
+    pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
+    pub(super) advertised: AdvertisedFormats,
+    pub(super) feedback: FeedbackState,
+    pub(super) keyboard: Option<WlKeyboard>,
+    pub(super) events: Vec<DisplayEvent>,
+    pub(super) configured: bool,
+    pub(super) configured_size: Option<(u32, u32)>,
+    pub(super) fullscreen: bool,
+    pub(super) frame_pending: bool,
+    /// The display size of the last frame shown, for aspect fitting.
+    content: Option<(u32, u32)>,
+    /// The viewport destination last set.
+    applied_size: Option<(u32, u32)>,
+    pub(super) has_buffer: bool,
+    pub(super) pool: BufferPool<FrameBuffer>,
+    pub(super) stats: PresentStats,
+    /// Outcome of the last dmabuf import: `Some(Some(buffer))` created,
+    /// `Some(None)` failed.
+    pub(super) import_result: Option<Option<WlBuffer>>,
+    force_shm: bool,
+    /// The compositor failed a dmabuf import: use wl_shm from now on.
+    dmabuf_refused: bool,
+    /// Why dmabuf is not used, once we know (logged once).
+    shm_reason: Option<String>,
+}
+
+/// A Wayland window that shows frames. See the module documentation.
+pub struct Display {
+    conn: Connection,
+    queue: EventQueue<State>,
+    qh: QueueHandle<State>,
+    state: State,
+}
+
+impl Display {
+    /// Connects to the compositor named by `WAYLAND_DISPLAY` and opens the
+    /// window (unmapped until the first frame).
+    pub fn connect(opts: &WindowOptions) -> Result<Display, DisplayError> {
+        let conn = Connection::connect_to_env().map_err(|source| DisplayError::Connect {
+            display: std::env::var("WAYLAND_DISPLAY").ok(),
+            source,
+        })?;
+        Self::with_connection(conn, opts)
+    }
+
+    /// Connects to the compositor listening on `socket` (an absolute path),
+    /// ignoring the environment; for tests running several compositors.
+    pub fn connect_to_socket(socket: &Path, opts: &WindowOptions) -> Result<Display, DisplayError> {
+        let stream = UnixStream::connect(socket).map_err(|source| DisplayError::ConnectSocket {
+            path: socket.to_owned(),
+            source,
+        })?;
+        let conn = Connection::from_socket(stream).map_err(|source| DisplayError::Connect {
+            display: Some(socket.display().to_string()),
+            source,
+        })?;
+        Self::with_connection(conn, opts)
+    }
+
+    fn with_connection(conn: Connection, opts: &WindowOptions) -> Result<Display, DisplayError> {
+        let (globals, queue) = registry_queue_init::<State>(&conn).map_err(|e| match e {
+            wayland_client::globals::GlobalError::Backend(e) => DisplayError::Wayland(e),
+            wayland_client::globals::GlobalError::InvalidId(_) => {
+                DisplayError::MissingGlobal("a usable wl_registry")
+            }
+        })?;
+        let qh = queue.handle();
+        let state = State::new(&globals, &qh, opts)?;
+        let mut display = Display {
+            conn,
+            queue,
+            qh,
+            state,
+        };
+        // Collect the dmabuf formats and the first configure.
+        display.queue.roundtrip(&mut display.state)?;
+        display.queue.roundtrip(&mut display.state)?;
+        display.log_capabilities();
+        Ok(display)
+    }
+
+    fn log_capabilities(&self) {
+        let s = &self.state;
+        info!(
+            dmabuf_version = s.dmabuf.as_ref().map(|d| d.version()),
+            dmabuf_pairs = s.advertised.len(),
+            viewporter = s.viewport.is_some(),
+            "connected to the Wayland compositor"
+        );
+        if s.viewport.is_none() {
+            warn!("compositor has no wp_viewporter: the window will be the video's pixel size");
+        }
+    }
+
+    /// The connection's fd: poll it for readability, then call `dispatch`.
+    pub fn as_fd(&self) -> BorrowedFd<'_> {
+        self.conn.as_fd()
+    }
+
+    /// Reads whatever the compositor sent (never blocks) and handles it.
+    pub fn dispatch(&mut self) -> Result<(), DisplayError> {
+        self.flush()?;
+        if let Some(guard) = self.queue.prepare_read() {
+            match guard.read() {
+                Ok(_) => {}
+                Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.queue.dispatch_pending(&mut self.state)?;
+        self.flush()
+    }
+
+    /// Waits up to `timeout` for something from the compositor, then
+    /// dispatches it. For callers without an event loop (tests, tools).
+    pub fn dispatch_timeout(&mut self, timeout: Duration) -> Result<(), DisplayError> {
+        self.flush()?;
+        if let Some(guard) = self.queue.prepare_read() {
+            let ms = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
+            let mut fds = [PollFd::new(guard.connection_fd(), PollFlags::POLLIN)];
+            let ready = match poll(&mut fds, PollTimeout::from(ms)) {
+                Ok(n) => n > 0,
+                Err(nix::errno::Errno::EINTR) => false,
+                Err(e) => return Err(DisplayError::Poll(e.into())),
+            };
+            if ready {
+                match guard.read() {
+                    Ok(_) => {}
+                    Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        self.queue.dispatch_pending(&mut self.state)?;
+        self.flush()
+    }
+
+    /// Dispatches until `done` holds or `timeout` passes.
+    fn dispatch_until(
+        &mut self,
+        timeout: Duration,
+        done: impl Fn(&State) -> bool,
+    ) -> Result<(), DisplayError> {
+        let deadline = Instant::now() + timeout;
+        while !done(&self.state) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(DisplayError::Timeout(timeout));
+            }
+            self.dispatch_timeout(left)?;
+        }
+        Ok(())
+    }
+
+    /// Sends queued requests. `WouldBlock` (socket full) is not an error:
+    /// the rest goes out at the next flush.
+    pub fn flush(&mut self) -> Result<(), DisplayError> {
+        match self.conn.flush() {
+            Ok(()) => Ok(()),
+            Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub fn take_events(&mut self) -> Vec<DisplayEvent> {
+        std::mem::take(&mut self.state.events)
+    }
+
+    /// True once the window is configured and the compositor has shown the
+    /// previous commit (its frame callback fired): `present` may commit.
+    pub fn ready_for_frame(&self) -> bool {
+        self.state.configured && !self.state.frame_pending
+    }
+
+    /// Retitles the window (the player passes the new file's name).
+    pub fn set_title(&mut self, title: &str) {
+        self.state.window.set_title(title.to_owned());
+    }
+
+    pub fn set_fullscreen(&mut self, on: bool) {
+        if on {
+            self.state.window.set_fullscreen(None);
+        } else {
+            self.state.window.unset_fullscreen();
+        }
+    }
+
+    /// Whether the compositor's last configure said fullscreen.
+    pub fn is_fullscreen(&self) -> bool {
+        self.state.fullscreen
+    }
+
+    pub fn stats(&self) -> PresentStats {
+        let mut stats = self.state.stats;
+        stats.held_now = self.state.pool.held();
+        stats.frames_dropped = stats.dropped_no_buffer + stats.dropped_not_ready;
+        stats
+    }
+
+    /// The (fourcc, modifier) pairs the compositor advertised for dmabuf.
+    pub fn advertised_formats(&self) -> &AdvertisedFormats {
+        &self.state.advertised
+    }
+
+    /// The surface size (viewport destination) last committed, if any.
+    pub fn surface_size(&self) -> Option<(u32, u32)> {
+        self.state.applied_size
+    }
+
+    /// Copies `frame` into a free buffer and commits it. If the previous
+    /// commit is not shown yet, or every buffer is still held by the
+    /// compositor, the frame is dropped and counted (see [`PresentStats`]).
+    pub fn present(&mut self, frame: &Frame) -> Result<(), DisplayError> {
+        if !self.ready_for_frame() {
+            self.state.stats.dropped_not_ready += 1;
+            debug!(pts = ?frame.pts, "frame dropped: previous commit not shown yet");
+            return Ok(());
+        }
+        if frame.width == 0 || frame.height == 0 {
+            return Err(bad_frame(frame, "zero size"));
+        }
+        let path = self.choose_path(frame);
+        self.present_via(frame, path)
+    }
+
+    fn choose_path(&mut self, frame: &Frame) -> Path_ {
+        if self.state.force_shm {
+            self.note_shm("forced by option".to_owned());
+            return Path_::Shm;
+        }
+        if self.state.dmabuf_refused {
+            return Path_::Shm;
+        }
+        if self.state.dmabuf.is_none() {
+            self.note_shm("the compositor has no zwp_linux_dmabuf_v1".to_owned());
+            return Path_::Shm;
+        }
+        match choose_dmabuf(frame.format, &self.state.advertised) {
+            Some(choice) => Path_::Dmabuf(choice),
+            None => {
+                self.note_shm(format!(
+                    "the compositor takes no linear {} dmabuf",
+                    frame.format
+                ));
+                Path_::Shm
+            }
+        }
+    }
+
+    /// Logs once why frames go through wl_shm.
+    fn note_shm(&mut self, reason: String) {
+        if self.state.shm_reason.as_deref() != Some(reason.as_str()) {
+            info!("presenting through wl_shm (XRGB8888): {reason}");
+            self.state.shm_reason = Some(reason);
+        }
+    }
+
+    fn present_via(&mut self, frame: &Frame, path: Path_) -> Result<(), DisplayError> {
+        let key = match path {
+            Path_::Dmabuf(c) => PoolKey {
+                dmabuf: true,
+                fourcc: c.fourcc as u32,
+                modifier: c.modifier,
+                width: frame.width,
+                height: frame.height,
+            },
+            Path_::Shm => PoolKey {
+                dmabuf: false,
+                fourcc: DrmFourcc::Xrgb8888 as u32,
+                modifier: MOD_LINEAR,
+                width: frame.width,
+                height: frame.height,
+            },
+        };
+        for old in self.state.pool.set_key(key) {
+            old.wl_buffer.destroy();
+        }
+        let slot = match self.state.pool.acquire() {
+            Acquire::Free(slot) => slot,
+            Acquire::Grow => {
+                let buffer = match path {
+                    Path_::Dmabuf(choice) => match self.allocate_dmabuf(frame, choice)? {
+                        Some(buffer) => buffer,
+                        None => {
+                            // Refused: the compositor will not take our
+                            // dmabufs, so stop offering them.
+                            self.state.dmabuf_refused = true;
+                            self.state.stats.dmabuf_failures += 1;
+                            self.note_shm("the compositor refused a dmabuf import".to_owned());
+                            return self.present_via(frame, Path_::Shm);
+                        }
+                    },
+                    Path_::Shm => self.allocate_shm(frame)?,
+                };
+                self.state.stats.buffers_allocated += 1;
+                let slot = self.state.pool.push(buffer);
+                self.state.stats.pool_peak = self.state.stats.pool_peak.max(self.state.pool.len());
+                slot
+            }
+            Acquire::Exhausted => {
+                self.state.stats.dropped_no_buffer += 1;
+                debug!(pts = ?frame.pts, "frame dropped: all {} buffers held by the compositor", MAX_POOL_BUFFERS);
+                return Ok(());
+            }
+        };
+        let Some(buffer) = self.state.pool.writable(slot) else {
+            return Err(bad_frame(frame, "internal: acquired buffer is held"));
+        };
+        match path {
+            Path_::Dmabuf(_) => copy_frame(frame, &buffer.layout, buffer.memory.bytes_mut())?,
+            Path_::Shm => {
+                let stride = buffer.layout.planes[0].stride;
+                frame_to_xrgb(frame, buffer.memory.bytes_mut(), stride)?
+            }
+        }
+        let wl_buffer = buffer.wl_buffer.clone();
+        self.commit_buffer(frame, &wl_buffer);
+        self.state.pool.mark_held(slot);
+        match path {
+            Path_::Dmabuf(c) => {
+                self.state.stats.frames_dmabuf += 1;
+                debug!(pts = ?frame.pts, path = "dmabuf", format = ?c.fourcc, modifier = %modifier_name(c.modifier),
+                       copy = "one CPU copy into a memfd", "frame presented");
+            }
+            Path_::Shm => {
+                self.state.stats.frames_shm += 1;
+                debug!(pts = ?frame.pts, path = "shm", format = "XRGB8888", from = %frame.format,
+                       copy = "one CPU conversion into wl_shm", "frame presented");
+            }
+        }
+        self.flush()
+    }
+
+    /// Attach, damage, set the viewport, ask for a frame callback, commit.
+    fn commit_buffer(&mut self, frame: &Frame, buffer: &WlBuffer) {
+        let surface = self.state.window.wl_surface().clone();
+        self.state.content = Some(display_size(frame.width, frame.height, frame.sample_aspect));
+        self.state.apply_geometry();
+        surface.attach(Some(buffer), 0, 0);
+        surface.damage_buffer(0, 0, clamp_i32(frame.width), clamp_i32(frame.height));
+        surface.frame(&self.qh, FrameCallbackData(surface.clone()));
+        surface.commit();
+        self.state.has_buffer = true;
+        self.state.frame_pending = true;
+    }
+
+    /// Makes a dmabuf-backed buffer; `None` if the compositor refused it.
+    fn allocate_dmabuf(
+        &mut self,
+        frame: &Frame,
+        choice: DmabufChoice,
+    ) -> Result<Option<FrameBuffer>, DisplayError> {
+        let Some(dmabuf) = self.state.dmabuf.clone() else {
+            return Err(bad_frame(frame, "internal: no dmabuf global"));
+        };
+        let layout = BufferLayout::new(choice.fourcc, frame.width, frame.height)
+            .ok_or_else(|| bad_frame(frame, "no buffer layout for its format"))?;
+        let memory = SharedMemory::new(layout.size).map_err(|source| DisplayError::Allocation {
+            size: layout.size,
+            source,
+        })?;
+        let params = dmabuf.create_params(&self.qh, ParamsData);
+        for (i, plane) in layout.planes.iter().enumerate() {
+            params.add(
+                memory.as_fd(),
+                i as u32,
+                plane.offset as u32,
+                plane.stride as u32,
+                (choice.modifier >> 32) as u32,
+                choice.modifier as u32,
+            );
+        }
+        self.state.import_result = None;
+        params.create(
+            clamp_i32(frame.width),
+            clamp_i32(frame.height),
+            choice.fourcc as u32,
+            zwp_linux_buffer_params_v1::Flags::empty(),
+        );
+        let waited = self.dispatch_until(IMPORT_TIMEOUT, |s| s.import_result.is_some());
+        params.destroy();
+        waited?;
+        match self.state.import_result.take().flatten() {
+            Some(wl_buffer) => {
+                debug!(format = ?choice.fourcc, modifier = %modifier_name(choice.modifier),
+                       width = frame.width, height = frame.height, bytes = layout.size, "dmabuf buffer created");
+                Ok(Some(FrameBuffer {
+                    wl_buffer,
+                    memory,
+                    layout,
+                }))
+            }
+            None => {
+                warn!(format = ?choice.fourcc, modifier = %modifier_name(choice.modifier), "dmabuf import failed");
+                Ok(None)
+            }
+        }
+    }
+
+    fn allocate_shm(&mut self, frame: &Frame) -> Result<FrameBuffer, DisplayError> {
+        let layout = BufferLayout::new(DrmFourcc::Xrgb8888, frame.width, frame.height)
+            .ok_or_else(|| bad_frame(frame, "no XRGB8888 layout"))?;
+        let size =
+            i32::try_from(layout.size).map_err(|_| bad_frame(frame, "too large for wl_shm"))?;
+        let memory = SharedMemory::new(layout.size).map_err(|source| DisplayError::Allocation {
+            size: layout.size,
+            source,
+        })?;
+        let pool = self
+            .state
+            .shm
+            .create_pool(memory.as_fd(), size, &self.qh, NoEvents);
+        let wl_buffer = pool.create_buffer(
+            0,
+            clamp_i32(frame.width),
+            clamp_i32(frame.height),
+            clamp_i32(layout.planes[0].stride as u32),
+            wl_shm::Format::Xrgb8888,
+            &self.qh,
+            BufferData,
+        );
+        // The buffer keeps the memory alive on the compositor side.
+        pool.destroy();
+        Ok(FrameBuffer {
+            wl_buffer,
+            memory,
+            layout,
+        })
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        for b in self.state.pool.drain_all() {
+            b.wl_buffer.destroy();
+        }
+        let _ = self.conn.flush();
+    }
+}
+
+fn clamp_i32(v: u32) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+fn bad_frame(frame: &Frame, reason: &str) -> DisplayError {
+    DisplayError::BadFrame {
+        width: frame.width,
+        height: frame.height,
+        reason: reason.to_owned(),
+    }
+}
+
+impl State {
+    fn new(
+        globals: &GlobalList,
+        qh: &QueueHandle<State>,
+        opts: &WindowOptions,
+    ) -> Result<Self, DisplayError> {
+        let compositor = CompositorState::bind(globals, qh)
+            .map_err(|_| DisplayError::MissingGlobal("wl_compositor"))?;
+        let xdg =
+            XdgShell::bind(globals, qh).map_err(|_| DisplayError::MissingGlobal("xdg_wm_base"))?;
+        let shm: wl_shm::WlShm = globals
+            .bind(qh, 1..=1, NoEvents)
+            .map_err(|_| DisplayError::MissingGlobal("wl_shm"))?;
+        // v3 sends modifier events; v4 sends feedback instead. v5 adds
+        // nothing we use.
+        let dmabuf: Option<ZwpLinuxDmabufV1> = globals.bind(qh, 3..=4, DmabufGlobal).ok();
+        let mut feedback = FeedbackState::default();
+        if let Some(d) = dmabuf.as_ref().filter(|d| d.version() >= 4) {
+            feedback.object = Some(d.get_default_feedback(qh, FeedbackData));
+        }
+        let viewporter: Option<WpViewporter> = globals.bind(qh, 1..=1, NoEvents).ok();
+        let surface = compositor.create_surface(qh);
+        let viewport = viewporter
+            .as_ref()
+            .map(|v| v.get_viewport(&surface, qh, NoEvents));
+        let window = xdg.create_window(surface, WindowDecorations::ServerDefault, qh);
+        window.set_title(opts.title.clone());
+        window.set_app_id(opts.app_id.clone());
+        if opts.fullscreen {
+            window.set_fullscreen(None);
+        }
+        // The initial commit without a buffer asks for the first configure.
+        window.commit();
+        Ok(State {
+            registry: RegistryState::new(globals),
+            seat: SeatState::new(globals, qh),
+            outputs: OutputState::new(globals, qh),
+            _compositor: compositor,
+            _xdg: xdg,
+            window,
+            viewport,
+            _viewporter: viewporter,
+            shm,
+            dmabuf,
+            advertised: AdvertisedFormats::new(),
+            feedback,
+            keyboard: None,
+            events: Vec::new(),
+            configured: false,
+            configured_size: None,
+            fullscreen: false,
+            frame_pending: false,
+            content: None,
+            applied_size: None,
+            has_buffer: false,
+            pool: BufferPool::new(MAX_POOL_BUFFERS),
+            stats: PresentStats::default(),
+            import_result: None,
+            force_shm: opts.force_shm,
+            dmabuf_refused: false,
+            shm_reason: None,
+        })
+    }
+
+    /// Sets the viewport destination so the picture keeps its aspect ratio
+    /// inside the configured size (or shows at its display size).
+    pub(super) fn apply_geometry(&mut self) {
+        let Some(content) = self.content else { return };
+        let size = surface_size(content, self.configured_size);
+        if self.applied_size == Some(size) {
+            return;
+        }
+        if let Some(viewport) = &self.viewport {
+            viewport.set_destination(clamp_i32(size.0), clamp_i32(size.1));
+        }
+        debug!(width = size.0, height = size.1, "surface size");
+        self.applied_size = Some(size);
+    }
+
+    /// A wl_buffer.release for one of ours.
+    pub(super) fn buffer_released(&mut self, buffer: &WlBuffer) {
+        match self.pool.release(|b| b.wl_buffer == *buffer) {
+            Released::Reusable => self.stats.buffers_released += 1,
+            Released::Destroy(old) => {
+                self.stats.buffers_released += 1;
+                old.wl_buffer.destroy();
+            }
+            Released::Unknown => {
+                debug!(buffer = %buffer.id(), "release of a buffer not in the pool")
+            }
+        }
+    }
+}

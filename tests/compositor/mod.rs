@@ -1,0 +1,248 @@
+//! A real compositor for integration tests: weston 14, headless backend, GL
+//! renderer (llvmpipe), kiosk shell, in its own runtime directory.
+//!
+//! `Weston::start` fails the test (with weston's log) if weston cannot run;
+//! it never skips. Screenshots go through `weston-screenshooter` (allowed
+//! because weston runs with `--debug`). Weston's protocol log (`-l proto`)
+//! is kept so tests can check what the client really sent.
+
+#![allow(dead_code)]
+
+use std::fs::{self, File};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(20);
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(0);
+
+pub struct Weston {
+    child: Child,
+    runtime_dir: PathBuf,
+    socket_name: String,
+    log_path: PathBuf,
+    pub width: u32,
+    pub height: u32,
+    shots: AtomicU32,
+}
+
+/// A screenshot as tightly packed RGB.
+pub struct Screenshot {
+    pub width: u32,
+    pub height: u32,
+    pub rgb: Vec<u8>,
+}
+
+impl Screenshot {
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
+        let i = (y as usize * self.width as usize + x as usize) * 3;
+        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
+    }
+}
+
+impl Weston {
+    /// Starts weston with one `width` x `height` output and waits for its
+    /// socket. Panics with weston's log if it does not come up.
+    pub fn start(width: u32, height: u32) -> Weston {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("reel-test-{}-{id}", std::process::id());
+        let runtime_dir = std::env::temp_dir().join(&tag);
+        let _ = fs::remove_dir_all(&runtime_dir);
+        fs::create_dir_all(&runtime_dir).expect("create weston runtime dir");
+        fs::set_permissions(&runtime_dir, fs::Permissions::from_mode(0o700))
+            .expect("chmod runtime dir");
+        let log_path = runtime_dir.join("weston.log");
+        let log = File::create(&log_path).expect("create weston log");
+        let log_err = log.try_clone().expect("dup weston log");
+        let socket_name = format!("wl-{tag}");
+        let child = Command::new("weston")
+            .args([
+                "--backend=headless",
+                "--renderer=gl",
+                "--shell=kiosk",
+                "--debug",
+                "--logger-scopes=log,proto",
+                "--refresh-rate=1000000",
+                "--idle-time=0",
+            ])
+            .arg(format!("--width={width}"))
+            .arg(format!("--height={height}"))
+            .arg(format!("--socket={socket_name}"))
+            .env("XDG_RUNTIME_DIR", &runtime_dir)
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("DISPLAY")
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot run weston (is weston 14 installed? packaging/install-deps.sh): {e}")
+            });
+        let mut weston = Weston {
+            child,
+            runtime_dir,
+            socket_name,
+            log_path,
+            width,
+            height,
+            shots: AtomicU32::new(0),
+        };
+        weston.wait_for_socket();
+        weston
+    }
+
+    fn wait_for_socket(&mut self) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let socket = self.socket_path();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "weston exited during start-up ({status}); its log:\n{}",
+                    self.log()
+                );
+            }
+            // Weston adds its socket once output and shell are set up.
+            if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "weston did not come up within {START_TIMEOUT:?}; its log:\n{}",
+                    self.log()
+                );
+            }
+            sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Absolute path of the Wayland socket.
+    pub fn socket_path(&self) -> PathBuf {
+        self.runtime_dir.join(&self.socket_name)
+    }
+
+    pub fn socket_name(&self) -> &str {
+        &self.socket_name
+    }
+
+    pub fn runtime_dir(&self) -> &Path {
+        &self.runtime_dir
+    }
+
+    /// What a client process needs in its environment to reach this weston.
+    pub fn client_env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "XDG_RUNTIME_DIR".into(),
+                self.runtime_dir.display().to_string(),
+            ),
+            ("WAYLAND_DISPLAY".into(), self.socket_name.clone()),
+        ]
+    }
+
+    /// Weston's log so far (stdout + stderr, including the protocol log).
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// Protocol log lines of the client with process id `pid`, as
+    /// `("rq" | "ev", "interface@id.message(args)")`.
+    pub fn protocol_of(&self, pid: u32) -> Vec<(String, String)> {
+        let marker = format!("(PID {pid}) ");
+        self.log()
+            .lines()
+            .filter(|l| l.contains("[proto]"))
+            .filter_map(|l| {
+                let rest = &l[l.find(&marker)? + marker.len()..];
+                let (dir, msg) = rest.split_once(' ')?;
+                Some((dir.to_owned(), msg.to_owned()))
+            })
+            .collect()
+    }
+
+    /// Captures the output with weston-screenshooter and decodes it.
+    pub fn screenshot(&self) -> Screenshot {
+        let n = self.shots.fetch_add(1, Ordering::Relaxed);
+        let dir = self.runtime_dir.join(format!("shot-{n}"));
+        fs::create_dir_all(&dir).expect("create screenshot dir");
+        let mut child = Command::new("weston-screenshooter")
+            .current_dir(&dir)
+            .env("XDG_RUNTIME_DIR", &self.runtime_dir)
+            .env("WAYLAND_DISPLAY", &self.socket_name)
+            .env("XDG_PICTURES_DIR", &dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run weston-screenshooter: {e}"));
+        let deadline = Instant::now() + SCREENSHOT_TIMEOUT;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for screenshooter") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("weston-screenshooter hung; weston log:\n{}", self.log());
+            }
+            sleep(Duration::from_millis(10));
+        };
+        let out = child.wait_with_output().expect("screenshooter output");
+        assert!(
+            status.success(),
+            "weston-screenshooter failed ({status}): {}{}\nweston log:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        let png = fs::read_dir(&dir)
+            .expect("read screenshot dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "png"))
+            .unwrap_or_else(|| panic!("weston-screenshooter wrote no PNG in {}", dir.display()));
+        decode_png(&png)
+    }
+}
+
+fn decode_png(path: &Path) -> Screenshot {
+    let file = File::open(path).expect("open screenshot");
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().expect("screenshot PNG header");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("screenshot PNG data");
+    let channels = match info.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => panic!("unexpected screenshot colour type {other:?}"),
+    };
+    let mut rgb = Vec::with_capacity(info.width as usize * info.height as usize * 3);
+    for row in buf[..info.buffer_size()].chunks_exact(info.line_size) {
+        for px in row.chunks_exact(channels).take(info.width as usize) {
+            rgb.extend_from_slice(&px[..3]);
+        }
+    }
+    Screenshot {
+        width: info.width,
+        height: info.height,
+        rgb,
+    }
+}
+
+impl Drop for Weston {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!(
+                "weston runtime dir kept for inspection: {}",
+                self.runtime_dir.display()
+            );
+        } else {
+            let _ = fs::remove_dir_all(&self.runtime_dir);
+        }
+    }
+}

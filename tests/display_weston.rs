@@ -1,0 +1,508 @@
+//! The Wayland display against a real weston 14 (headless, GL renderer on
+//! llvmpipe). Expected colours come from FFmpeg's own BT.601 conversion;
+//! which buffer path was used is read from weston's protocol log.
+
+mod compositor;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use compositor::{Screenshot, Weston};
+use reel::display::{Display, WindowOptions, MAX_POOL_BUFFERS};
+use reel::frame::{CpuPlanes, DecoderKind, Frame, FrameStorage, PixelFormat};
+
+/// 8-bit limited-range Y'CbCr of the four quadrants: red, green, blue, grey.
+const QUADRANTS: [[u8; 3]; 4] = [
+    [81, 90, 240],
+    [145, 54, 34],
+    [41, 240, 110],
+    [150, 128, 128],
+];
+
+struct Planes(Vec<(Vec<u8>, usize)>);
+
+impl CpuPlanes for Planes {
+    fn plane(&self, plane: usize) -> &[u8] {
+        &self.0[plane].0
+    }
+    fn stride(&self, plane: usize) -> usize {
+        self.0[plane].1
+    }
+}
+
+/// A frame split in four quadrants of the given 8-bit Y'CbCr colours
+/// (10-bit formats get the same colours scaled by 4). Width and height must
+/// be multiples of 4 so chroma never straddles a quadrant edge. Rows are
+/// padded (stride > width) as decoders do.
+fn quadrant_frame(format: PixelFormat, width: u32, height: u32, colours: [[u8; 3]; 4]) -> Frame {
+    let (w, h) = (width as usize, height as usize);
+    let colour_at =
+        |x: usize, y: usize| colours[usize::from(y >= h / 2) * 2 + usize::from(x >= w / 2)];
+    // (value of component c at luma coords (x, y)) as the format stores it.
+    let store = |v: u8, out: &mut Vec<u8>| match format {
+        PixelFormat::Yuv420p10 => out.extend_from_slice(&(u16::from(v) << 2).to_le_bytes()),
+        PixelFormat::P010 => out.extend_from_slice(&(u16::from(v) << 8).to_le_bytes()),
+        _ => out.push(v),
+    };
+    let pad = 32;
+    let mut luma = Vec::new();
+    let bps = format.bytes_per_sample();
+    let luma_stride = w * bps + pad;
+    for y in 0..h {
+        for x in 0..w {
+            store(colour_at(x, y)[0], &mut luma);
+        }
+        luma.extend(std::iter::repeat_n(0xAA, pad));
+    }
+    let (cw, ch) = (w / 2, h / 2);
+    let planes = match format {
+        PixelFormat::Nv12 | PixelFormat::P010 => {
+            let stride = cw * 2 * bps + pad;
+            let mut uv = Vec::new();
+            for y in 0..ch {
+                for x in 0..cw {
+                    let c = colour_at(x * 2, y * 2);
+                    store(c[1], &mut uv);
+                    store(c[2], &mut uv);
+                }
+                uv.extend(std::iter::repeat_n(0xAA, pad));
+            }
+            vec![(luma, luma_stride), (uv, stride)]
+        }
+        PixelFormat::Yuv420 | PixelFormat::Yuv420p10 => {
+            let stride = cw * bps + pad;
+            let mut planes = vec![(luma, luma_stride)];
+            for comp in 1..3 {
+                let mut p = Vec::new();
+                for y in 0..ch {
+                    for x in 0..cw {
+                        store(colour_at(x * 2, y * 2)[comp], &mut p);
+                    }
+                    p.extend(std::iter::repeat_n(0xAA, pad));
+                }
+                planes.push((p, stride));
+            }
+            planes
+        }
+        other => panic!("no quadrant frames for {other}"),
+    };
+    Frame {
+        pts: Duration::ZERO,
+        pts_raw: 0,
+        duration: Duration::from_millis(40),
+        duration_raw: 1,
+        width,
+        height,
+        format,
+        sample_aspect: (1, 1),
+        decoder: DecoderKind::Software,
+        epoch: 0,
+        storage: FrameStorage::Cpu(Box::new(Planes(planes))),
+    }
+}
+
+/// FFmpeg's (swscale's) BT.601 limited-range conversion of one colour: the
+/// oracle the screenshots are compared with.
+fn ffmpeg_rgb(yuv: [u8; 3]) -> [u8; 3] {
+    let (w, h) = (16, 16);
+    let mut raw = Vec::new();
+    for c in yuv {
+        raw.extend(std::iter::repeat_n(c, w * h));
+    }
+    let mut child = Command::new("ffmpeg")
+        .args(["-v", "error", "-f", "rawvideo", "-pix_fmt", "yuv444p", "-s", "16x16", "-i", "pipe:"])
+        .args(["-vf", "scale=in_range=tv:in_color_matrix=bt601:flags=accurate_rnd+full_chroma_int,format=rgb24"])
+        .args(["-f", "rawvideo", "pipe:"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run ffmpeg (the colour oracle)");
+    child
+        .stdin
+        .take()
+        .expect("ffmpeg stdin")
+        .write_all(&raw)
+        .expect("feed ffmpeg");
+    let out = child.wait_with_output().expect("ffmpeg output");
+    assert!(out.status.success(), "ffmpeg failed");
+    let i = (8 * w + 8) * 3;
+    [out.stdout[i], out.stdout[i + 1], out.stdout[i + 2]]
+}
+
+fn connect(weston: &Weston, opts: WindowOptions) -> Display {
+    Display::connect_to_socket(&weston.socket_path(), &opts)
+        .unwrap_or_else(|e| panic!("connect to weston: {e}\nweston log:\n{}", weston.log()))
+}
+
+fn options(title: &str) -> WindowOptions {
+    WindowOptions {
+        title: title.into(),
+        app_id: "reel.test".into(),
+        fullscreen: false,
+        force_shm: false,
+    }
+}
+
+fn wait_ready(display: &mut Display, weston: &Weston) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !display.ready_for_frame() {
+        assert!(
+            Instant::now() < deadline,
+            "no configure/frame callback within 10 s\n{}",
+            weston.log()
+        );
+        display
+            .dispatch_timeout(Duration::from_millis(50))
+            .expect("dispatch");
+    }
+}
+
+/// Presents `frame` and waits until weston has shown it (frame callback).
+fn show(display: &mut Display, weston: &Weston, frame: &Frame) {
+    wait_ready(display, weston);
+    display.present(frame).expect("present");
+    wait_ready(display, weston);
+}
+
+fn assert_close(got: [u8; 3], want: [u8; 3], tol: u8, what: &str) {
+    let ok = got.iter().zip(want).all(|(g, w)| g.abs_diff(w) <= tol);
+    assert!(ok, "{what}: got {got:?}, want {want:?} (±{tol})");
+}
+
+/// Checks the four quadrant centres of the rectangle (x0, y0, w, h) of the
+/// screenshot against the FFmpeg oracle.
+fn assert_quadrants(shot: &Screenshot, rect: (u32, u32, u32, u32), tol: u8) {
+    let (x0, y0, w, h) = rect;
+    let points = [
+        (w / 4, h / 4),
+        (3 * w / 4, h / 4),
+        (w / 4, 3 * h / 4),
+        (3 * w / 4, 3 * h / 4),
+    ];
+    for (i, (x, y)) in points.into_iter().enumerate() {
+        let want = ffmpeg_rgb(QUADRANTS[i]);
+        assert_close(
+            shot.pixel(x0 + x, y0 + y),
+            want,
+            tol,
+            &format!("quadrant {i} at ({}, {})", x0 + x, y0 + y),
+        );
+    }
+}
+
+/// Buffer ids (as weston names them) our client attached to a surface.
+fn attached_buffers(proto: &[(String, String)]) -> Vec<String> {
+    proto
+        .iter()
+        .filter(|(dir, msg)| {
+            dir == "rq" && msg.starts_with("wl_surface@") && msg.contains(".attach(wl_buffer@")
+        })
+        .filter_map(|(_, msg)| Some(msg.split("attach(").nth(1)?.split(',').next()?.to_owned()))
+        .collect()
+}
+
+/// Buffer ids created through linux-dmabuf params (`created` events).
+fn dmabuf_buffers(proto: &[(String, String)]) -> HashSet<String> {
+    proto
+        .iter()
+        .filter(|(dir, msg)| {
+            dir == "ev"
+                && msg.starts_with("zwp_linux_buffer_params_v1@")
+                && msg.contains(".created(")
+        })
+        .filter_map(|(_, msg)| {
+            Some(
+                msg.split("new id ")
+                    .nth(1)?
+                    .trim_end_matches(')')
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Buffer ids created from wl_shm pools.
+fn shm_buffers(proto: &[(String, String)]) -> HashSet<String> {
+    proto
+        .iter()
+        .filter(|(dir, msg)| {
+            dir == "rq" && msg.starts_with("wl_shm_pool@") && msg.contains(".create_buffer(")
+        })
+        .filter_map(|(_, msg)| Some(msg.split("new id ").nth(1)?.split(',').next()?.to_owned()))
+        .collect()
+}
+
+#[test]
+fn yuv420_through_dmabuf_shows_the_right_colours() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(&weston, options("yuv420.mp4"));
+    assert!(
+        !display.advertised_formats().is_empty(),
+        "weston advertised no dmabuf formats"
+    );
+    let frame = quadrant_frame(PixelFormat::Yuv420, 320, 240, QUADRANTS);
+    show(&mut display, &weston, &frame);
+    let stats = display.stats();
+    assert_eq!((stats.frames_dmabuf, stats.frames_shm), (1, 0), "{stats:?}");
+    // Kiosk shell makes the window fullscreen: 4:3 content fills the 4:3 output.
+    assert_eq!(display.surface_size(), Some((640, 480)));
+    let shot = weston.screenshot();
+    assert_eq!((shot.width, shot.height), (640, 480));
+    assert_quadrants(&shot, (0, 0, 640, 480), 10);
+
+    // Weston's side of the story: the attached buffer came from linux-dmabuf,
+    // with three planes of a linear YUV420 buffer, and the title was set.
+    let proto = weston.protocol_of(std::process::id());
+    let dmabufs = dmabuf_buffers(&proto);
+    let attached = attached_buffers(&proto);
+    assert!(
+        !attached.is_empty() && attached.iter().all(|b| dmabufs.contains(b)),
+        "{attached:?} vs {dmabufs:?}"
+    );
+    let adds = proto
+        .iter()
+        .filter(|(d, m)| d == "rq" && m.contains(".add(fd "))
+        .count();
+    assert_eq!(adds, 3, "three planes added");
+    let fourcc = u32::from_le_bytes(*b"YU12");
+    assert!(
+        proto
+            .iter()
+            .any(|(_, m)| m.contains(&format!(".create(320, 240, {fourcc}, 0)"))),
+        "params.create with YUV420 not in weston's log"
+    );
+    assert!(proto
+        .iter()
+        .any(|(_, m)| m.contains("set_title(\"yuv420.mp4\")")));
+}
+
+#[test]
+fn forced_shm_shows_the_right_colours() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(
+        &weston,
+        WindowOptions {
+            force_shm: true,
+            ..options("shm")
+        },
+    );
+    let frame = quadrant_frame(PixelFormat::Yuv420, 320, 240, QUADRANTS);
+    show(&mut display, &weston, &frame);
+    let stats = display.stats();
+    assert_eq!((stats.frames_dmabuf, stats.frames_shm), (0, 1), "{stats:?}");
+    let shot = weston.screenshot();
+    assert_quadrants(&shot, (0, 0, 640, 480), 4);
+    let proto = weston.protocol_of(std::process::id());
+    let shm = shm_buffers(&proto);
+    let attached = attached_buffers(&proto);
+    assert!(
+        !attached.is_empty() && attached.iter().all(|b| shm.contains(b)),
+        "{attached:?} vs {shm:?}"
+    );
+    assert!(
+        !proto
+            .iter()
+            .any(|(_, m)| m.starts_with("zwp_linux_buffer_params_v1")),
+        "dmabuf used despite force_shm"
+    );
+}
+
+fn semi_planar_through_dmabuf(format: PixelFormat, fourcc: &[u8; 4], tol: u8) {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(&weston, options(&format.to_string()));
+    let frame = quadrant_frame(format, 320, 240, QUADRANTS);
+    show(&mut display, &weston, &frame);
+    let stats = display.stats();
+    assert_eq!((stats.frames_dmabuf, stats.frames_shm), (1, 0), "{stats:?}");
+    let shot = weston.screenshot();
+    assert_quadrants(&shot, (0, 0, 640, 480), tol);
+    let proto = weston.protocol_of(std::process::id());
+    let code = u32::from_le_bytes(*fourcc);
+    assert!(proto
+        .iter()
+        .any(|(_, m)| m.contains(&format!(".create(320, 240, {code}, 0)"))));
+    assert_eq!(
+        proto
+            .iter()
+            .filter(|(d, m)| d == "rq" && m.contains(".add(fd "))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn nv12_through_dmabuf() {
+    semi_planar_through_dmabuf(PixelFormat::Nv12, b"NV12", 10);
+}
+
+#[test]
+fn p010_through_dmabuf() {
+    semi_planar_through_dmabuf(PixelFormat::P010, b"P010", 10);
+}
+
+#[test]
+fn ten_bit_planar_is_repacked_to_p010() {
+    semi_planar_through_dmabuf(PixelFormat::Yuv420p10, b"P010", 10);
+}
+
+/// Many frames: the pool stays within its bound, nothing is dropped when we
+/// wait for frame callbacks, and (from weston's log) no buffer is attached
+/// again before weston released it, so none was written while held.
+fn many_frames_respect_release(force_shm: bool) {
+    let weston = Weston::start(320, 240);
+    let mut display = connect(
+        &weston,
+        WindowOptions {
+            force_shm,
+            ..options("release")
+        },
+    );
+    const N: u64 = 120;
+    for i in 0..N {
+        // Rotate the colours so every frame differs.
+        let mut colours = QUADRANTS;
+        colours.rotate_left((i % 4) as usize);
+        let frame = quadrant_frame(PixelFormat::Nv12, 160, 120, colours);
+        wait_ready(&mut display, &weston);
+        display.present(&frame).expect("present");
+    }
+    wait_ready(&mut display, &weston);
+    let stats = display.stats();
+    assert_eq!(stats.frames_dmabuf + stats.frames_shm, N, "{stats:?}");
+    assert_eq!(
+        stats.dropped_no_buffer + stats.dropped_not_ready,
+        0,
+        "{stats:?}"
+    );
+    assert!(stats.pool_peak <= MAX_POOL_BUFFERS, "{stats:?}");
+    assert_eq!(
+        stats.buffers_allocated, stats.pool_peak as u64,
+        "buffers were re-made: {stats:?}"
+    );
+    assert!(
+        stats.buffers_released >= N - stats.held_now as u64,
+        "{stats:?}"
+    );
+
+    let proto = weston.protocol_of(std::process::id());
+    let mut held = HashSet::new();
+    let mut attaches = 0;
+    let mut releases = 0;
+    for (dir, msg) in &proto {
+        if dir == "rq" && msg.contains(".attach(wl_buffer@") {
+            let id = msg
+                .split("attach(")
+                .nth(1)
+                .and_then(|s| s.split(',').next())
+                .unwrap_or_default();
+            assert!(
+                held.insert(id.to_owned()),
+                "{id} attached again while weston held it"
+            );
+            attaches += 1;
+        } else if dir == "ev" && msg.starts_with("wl_buffer@") && msg.ends_with(".release()") {
+            let id = msg.split('.').next().unwrap_or_default();
+            held.remove(id);
+            releases += 1;
+        } else if dir == "rq" && msg.starts_with("wl_buffer@") && msg.ends_with(".destroy()") {
+            let id = msg.split('.').next().unwrap_or_default();
+            assert!(!held.contains(id), "{id} destroyed while weston held it");
+        }
+    }
+    assert_eq!(attaches, N, "weston saw {attaches} attaches");
+    assert_eq!(
+        releases, stats.buffers_released,
+        "our release count disagrees with weston's"
+    );
+}
+
+#[test]
+fn dmabuf_buffers_are_reused_only_after_release() {
+    many_frames_respect_release(false);
+}
+
+#[test]
+fn shm_buffers_are_reused_only_after_release() {
+    many_frames_respect_release(true);
+}
+
+/// Fullscreen 16:9 content on a 4:3 output: full width, letterboxed, centred.
+#[test]
+fn fullscreen_keeps_the_aspect_ratio() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(
+        &weston,
+        WindowOptions {
+            fullscreen: true,
+            ..options("wide")
+        },
+    );
+    let frame = quadrant_frame(PixelFormat::Nv12, 320, 180, QUADRANTS);
+    show(&mut display, &weston, &frame);
+    assert!(display.is_fullscreen());
+    // 640 / 320 * 180 = 360 rows, centred: 60 black rows above and below.
+    assert_eq!(display.surface_size(), Some((640, 360)));
+    let shot = weston.screenshot();
+    for x in [5, 320, 635] {
+        for y in [2, 57, 423, 477] {
+            assert_close(
+                shot.pixel(x, y),
+                [0, 0, 0],
+                2,
+                &format!("letterbox at ({x}, {y})"),
+            );
+        }
+    }
+    assert_quadrants(&shot, (0, 60, 640, 360), 10);
+    // The picture's top edge is at row 60 (±1 for filtering).
+    let first_lit = (0..480)
+        .find(|&y| shot.pixel(160, y) != [0, 0, 0])
+        .expect("picture visible");
+    assert!(
+        (59..=61).contains(&first_lit),
+        "picture starts at row {first_lit}"
+    );
+}
+
+/// A mid-stream size change: a new pool, the old buffers destroyed once
+/// released, and the new picture shown with its own aspect ratio.
+#[test]
+fn resolution_change_makes_a_new_pool() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(&weston, options("change"));
+    for _ in 0..3 {
+        show(
+            &mut display,
+            &weston,
+            &quadrant_frame(PixelFormat::Nv12, 320, 240, QUADRANTS),
+        );
+    }
+    let before = display.stats();
+    for _ in 0..3 {
+        show(
+            &mut display,
+            &weston,
+            &quadrant_frame(PixelFormat::Nv12, 160, 90, QUADRANTS),
+        );
+    }
+    let after = display.stats();
+    assert!(
+        after.buffers_allocated > before.buffers_allocated,
+        "{after:?}"
+    );
+    assert_eq!(display.surface_size(), Some((640, 360)));
+    let shot = weston.screenshot();
+    assert_quadrants(&shot, (0, 60, 640, 360), 10);
+    // Every first-size buffer was destroyed (weston's log), none while held.
+    let proto = weston.protocol_of(std::process::id());
+    let destroyed = proto
+        .iter()
+        .filter(|(d, m)| d == "rq" && m.starts_with("wl_buffer@") && m.ends_with(".destroy()"))
+        .count();
+    assert_eq!(
+        destroyed as u64, before.buffers_allocated,
+        "old buffers destroyed"
+    );
+}

@@ -1,0 +1,70 @@
+//! The generated test clips (`tests/media/generate.sh`), for integration tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The directory holding the clips, generated on first use.
+pub fn dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = std::env::var_os("REEL_TEST_MEDIA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/test-media"));
+        let output = Command::new(root.join("tests/media/generate.sh"))
+            .arg(&dir)
+            .output()
+            .expect("cannot run tests/media/generate.sh");
+        assert!(
+            output.status.success(),
+            "tests/media/generate.sh failed:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        dir
+    })
+}
+
+pub fn clip(name: &str) -> PathBuf {
+    let path = dir().join(name);
+    assert!(path.exists(), "test clip {} is missing", path.display());
+    path
+}
+
+/// Frame `index` (presentation order) of `clip`, decoded by ffmpeg and
+/// scaled to `width` x `height`, as packed RGB.
+pub fn ffmpeg_frame_rgb(clip: &Path, index: u32, width: u32, height: u32) -> Vec<u8> {
+    let output = Command::new("ffmpeg")
+        // No filter re-initialisation at a resolution change, so `n` counts
+        // every frame of the stream (scale adapts to the new input size).
+        .args(["-nostdin", "-v", "error", "-reinit_filter", "0", "-i"])
+        .arg(clip)
+        .args([
+            "-vf",
+            &format!("select=eq(n\\,{index}),scale={width}:{height}:flags=bilinear"),
+            "-frames:v",
+            "1",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-",
+        ])
+        .output()
+        .expect("cannot run ffmpeg");
+    assert!(
+        output.status.success(),
+        "ffmpeg failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        output.stdout.len(),
+        (width * height * 3) as usize,
+        "ffmpeg gave no frame {index} of {}",
+        clip.display()
+    );
+    output.stdout
+}

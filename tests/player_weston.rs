@@ -1,0 +1,487 @@
+//! reel end to end against a real compositor: weston 14 headless with the GL
+//! renderer. What is on screen is checked with weston's screenshots against
+//! frames decoded by the ffmpeg CLI; what reel sent is checked in weston's
+//! protocol log. reel is driven through its control socket.
+
+mod compositor;
+mod media;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use compositor::{Screenshot, Weston};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+struct Reel {
+    child: Child,
+    control: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Reel {
+    fn spawn(weston: &Weston, args: &[&str], files: &[&Path]) -> Reel {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let control = weston.runtime_dir().join(format!("reel-{n}.sock"));
+        let stderr = weston.runtime_dir().join(format!("reel-{n}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_reel"))
+            .envs(weston.client_env())
+            .env("RUST_LOG", "reel=debug")
+            .arg("--control")
+            .arg(&control)
+            .args(args)
+            .args(files)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(&stderr).expect("reel log file"))
+            .spawn()
+            .expect("cannot start reel");
+        Reel {
+            child,
+            control,
+            stderr,
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Sends one control line and returns the reply.
+    fn command(&mut self, line: &str) -> String {
+        let deadline = Instant::now() + TIMEOUT;
+        let stream = loop {
+            match UnixStream::connect(&self.control) {
+                Ok(stream) => break stream,
+                Err(e) => {
+                    if let Ok(Some(status)) = self.child.try_wait() {
+                        panic!(
+                            "reel exited ({status}) before answering '{line}':\n{}",
+                            self.log()
+                        );
+                    }
+                    assert!(
+                        Instant::now() < deadline,
+                        "no control socket ({e}):\n{}",
+                        self.log()
+                    );
+                    sleep(Duration::from_millis(20));
+                }
+            }
+        };
+        stream
+            .set_read_timeout(Some(TIMEOUT))
+            .expect("socket timeout");
+        (&stream)
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("send command");
+        let mut reply = String::new();
+        BufReader::new(&stream)
+            .read_line(&mut reply)
+            .unwrap_or_else(|e| panic!("no reply to '{line}' ({e}):\n{}", self.log()));
+        reply.trim().to_string()
+    }
+
+    fn status(&mut self) -> HashMap<String, String> {
+        self.command("status")
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Polls `status` until `done` holds.
+    fn wait_for(
+        &mut self,
+        what: &str,
+        done: impl Fn(&HashMap<String, String>) -> bool,
+    ) -> HashMap<String, String> {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let status = self.status();
+            if done(&status) {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last status {status:?}\n{}",
+                self.log()
+            );
+            sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until a seek or step has put its frame on screen.
+    fn settled(&mut self) -> HashMap<String, String> {
+        self.wait_for("the frame to be shown", |s| {
+            s.get("state").is_some_and(|st| st != "seeking") && s.contains_key("width")
+        })
+    }
+
+    fn wait_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for reel") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("reel did not exit:\n{}", self.log());
+            }
+            sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn quit(&mut self) -> ExitStatus {
+        assert_eq!(self.command("quit"), "ok");
+        self.wait_exit()
+    }
+}
+
+impl Drop for Reel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn position(status: &HashMap<String, String>) -> f64 {
+    status["position"].parse().expect("position is a number")
+}
+
+/// The rectangle a `w` x `h` picture occupies when fitted, aspect kept and
+/// centred, into the output (kiosk shell makes the window fullscreen).
+fn fitted_rect(shot: &Screenshot, w: u32, h: u32) -> (u32, u32, u32, u32) {
+    let scale = (shot.width as f64 / w as f64).min(shot.height as f64 / h as f64);
+    let (fw, fh) = (
+        (w as f64 * scale).round() as u32,
+        (h as f64 * scale).round() as u32,
+    );
+    ((shot.width - fw) / 2, (shot.height - fh) / 2, fw, fh)
+}
+
+/// PSNR (dB) of the screenshot's `rect` against `expected` RGB of the same size.
+fn psnr(shot: &Screenshot, rect: (u32, u32, u32, u32), expected: &[u8]) -> f64 {
+    let (x0, y0, w, h) = rect;
+    let mut sum = 0f64;
+    for y in 0..h {
+        for x in 0..w {
+            let got = shot.pixel(x0 + x, y0 + y);
+            let i = ((y * w + x) * 3) as usize;
+            for c in 0..3 {
+                let d = got[c] as f64 - expected[i + c] as f64;
+                sum += d * d;
+            }
+        }
+    }
+    let mse = sum / (w * h * 3) as f64;
+    if mse == 0.0 {
+        99.0
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
+
+/// Asserts the screen shows frame `index` of `clip` (`w` x `h`): it matches
+/// ffmpeg's decode of that frame well, and better than its neighbours.
+fn assert_shows_frame(weston: &Weston, clip: &Path, index: u32, w: u32, h: u32) -> Screenshot {
+    let shot = weston.screenshot();
+    let rect = fitted_rect(&shot, w, h);
+    let score = |i: u32| {
+        psnr(
+            &shot,
+            rect,
+            &media::ffmpeg_frame_rgb(clip, i, rect.2, rect.3),
+        )
+    };
+    let wanted = score(index);
+    assert!(
+        wanted > 25.0,
+        "screen does not show frame {index}: PSNR {wanted:.1} dB"
+    );
+    for other in [index.saturating_sub(1), index + 1] {
+        if other != index {
+            let theirs = score(other);
+            assert!(
+                wanted > theirs + 0.5,
+                "screen matches frame {other} ({theirs:.2} dB) as well as frame {index} ({wanted:.2} dB)"
+            );
+        }
+    }
+    shot
+}
+
+fn stats_line(log: &str) -> HashMap<String, u64> {
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line in:\n{log}"));
+    line.trim_start_matches("reel: stats:")
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.parse().expect("stat is a number")))
+        .collect()
+}
+
+fn frame_count(clip: &Path) -> u64 {
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-count_frames",
+            "-show_entries",
+        ])
+        .args(["stream=nb_read_frames", "-of", "csv=p=0"])
+        .arg(clip)
+        .output()
+        .expect("ffprobe");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("ffprobe frame count")
+}
+
+#[test]
+fn plays_every_frame_to_the_end_through_dmabuf() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_baseline.mp4");
+    let mut reel = Reel::spawn(&weston, &["--stats"], &[&clip]);
+    let status = reel.wait_exit();
+    let log = reel.log();
+    assert!(status.success(), "reel failed: {status}\n{log}");
+    let stats = stats_line(&log);
+    assert_eq!(
+        stats["presented"] + stats["dropped_late"],
+        frame_count(&clip),
+        "{log}"
+    );
+    assert!(stats["presented"] > 0);
+    assert_eq!(stats["dmabuf_frames"], stats["presented"], "{log}");
+    assert_eq!(stats["shm_frames"], 0);
+    // What weston saw: linux-dmabuf buffers, no shm pool.
+    let proto = weston.protocol_of(reel.child.id());
+    assert!(
+        proto
+            .iter()
+            .any(|(_, m)| m.contains("zwp_linux_buffer_params_v1") && m.contains("create")),
+        "no dmabuf buffer created in weston's protocol log"
+    );
+    assert!(
+        !proto.iter().any(|(_, m)| m.contains("wl_shm_pool")),
+        "shm used"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn shm_path_when_forced() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_baseline.mp4");
+    let mut reel = Reel::spawn(&weston, &["--stats", "--shm", "--paused"], &[&clip]);
+    reel.settled();
+    assert_shows_frame(&weston, &clip, 0, 320, 240);
+    reel.command("resume");
+    let status = reel.wait_exit();
+    let log = reel.log();
+    assert!(status.success(), "{log}");
+    let stats = stats_line(&log);
+    assert_eq!(stats["shm_frames"], stats["presented"], "{log}");
+    assert_eq!(stats["dmabuf_frames"], 0);
+    let proto = weston.protocol_of(reel.child.id());
+    assert!(
+        proto.iter().any(|(_, m)| m.contains("create_pool")),
+        "no wl_shm pool"
+    );
+    assert!(!proto
+        .iter()
+        .any(|(_, m)| m.contains("zwp_linux_buffer_params_v1")));
+}
+
+#[test]
+fn start_position_is_shown_exactly_and_held_while_paused() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_baseline.mp4");
+    let mut reel = Reel::spawn(&weston, &["--paused", "--start", "0.5"], &[&clip]);
+    let status = reel.settled();
+    assert_eq!(status["state"], "paused");
+    assert!((position(&status) - 0.5).abs() < 1e-6, "{status:?}");
+    let first = assert_shows_frame(&weston, &clip, 15, 320, 240);
+    sleep(Duration::from_millis(400));
+    let later = reel.status();
+    assert_eq!(
+        later["position"], status["position"],
+        "the clock ran while paused"
+    );
+    assert_eq!(
+        later["presented"], status["presented"],
+        "a frame was presented while paused"
+    );
+    let second = weston.screenshot();
+    assert!(first.rgb == second.rgb, "the picture changed while paused");
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn seeks_land_on_the_requested_frame() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_main_bframes.mkv");
+    let mut reel = Reel::spawn(&weston, &["--paused"], &[&clip]);
+    reel.settled();
+    assert_eq!(reel.command("seek 0.7"), "ok");
+    let status = reel.settled();
+    assert!((position(&status) - 0.7).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, 21, 320, 240);
+    // Backwards, relative, across a keyframe (keyint 24).
+    assert_eq!(reel.command("seek -0.5"), "ok");
+    let status = reel.settled();
+    assert!((position(&status) - 0.2).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, 6, 320, 240);
+    // A target between two frames shows the one on screen at that time.
+    assert_eq!(reel.command("seek 0.85"), "ok");
+    let status = reel.settled();
+    assert!((position(&status) - 25.0 / 30.0).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, 25, 320, 240);
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn frame_steps_forward_and_back() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_main_bframes.mkv");
+    let mut reel = Reel::spawn(&weston, &["--paused", "--start", "0.5"], &[&clip]);
+    reel.settled();
+    reel.command("step");
+    let status = reel.wait_for("step", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 0.51)
+    });
+    assert!((position(&status) - 16.0 / 30.0).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, 16, 320, 240);
+    reel.command("step");
+    reel.command("step");
+    let status = reel.wait_for("two steps", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 0.59)
+    });
+    assert!((position(&status) - 18.0 / 30.0).abs() < 1e-3, "{status:?}");
+    reel.command("back");
+    let status = reel.wait_for("step back", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p < 0.59)
+    });
+    assert!((position(&status) - 17.0 / 30.0).abs() < 1e-3, "{status:?}");
+    assert_eq!(status["state"], "paused");
+    assert_shows_frame(&weston, &clip, 17, 320, 240);
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn pause_stops_the_clock_and_resume_restarts_it() {
+    let weston = Weston::start(640, 480);
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample.mp4");
+    let mut reel = Reel::spawn(&weston, &[], &[&sample]);
+    reel.wait_for("playback", |s| s["state"] == "playing" && position(s) > 0.3);
+    reel.command("pause");
+    let paused = reel.wait_for("pause", |s| s["state"] == "paused");
+    sleep(Duration::from_millis(500));
+    let still = reel.status();
+    assert_eq!(
+        still["position"], paused["position"],
+        "position moved while paused"
+    );
+    reel.command("resume");
+    reel.wait_for("playback to go on", |s| {
+        position(s) > position(&paused) + 0.2
+    });
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn resolution_change_mid_stream() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_resolution_change.ts");
+    let mut reel = Reel::spawn(&weston, &["--paused"], &[&clip]);
+    let status = reel.settled();
+    assert_eq!(
+        (status["width"].as_str(), status["height"].as_str()),
+        ("320", "240")
+    );
+    assert_shows_frame(&weston, &clip, 0, 320, 240);
+    reel.command("seek 1.5");
+    let status = reel.settled();
+    assert_eq!(
+        (status["width"].as_str(), status["height"].as_str()),
+        ("480", "270"),
+        "{status:?}"
+    );
+    assert_shows_frame(&weston, &clip, 45, 480, 270);
+    // Back across the change, then play through it to the end.
+    reel.command("seek 0.5");
+    let status = reel.settled();
+    assert_eq!(status["width"], "320");
+    reel.command("resume");
+    let status = reel.wait_exit();
+    assert!(status.success(), "{}", reel.log());
+}
+
+#[test]
+fn loops_and_plays_playlists() {
+    let weston = Weston::start(640, 480);
+    let a = media::clip("h264_baseline.mp4");
+    let b = media::clip("vp9.webm");
+    let mut reel = Reel::spawn(&weston, &["--loop"], &[&a, &b]);
+    reel.wait_for("the second file", |s| s["index"] == "2/2");
+    reel.wait_for("the loop back to the first", |s| s["index"] == "1/2");
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn keeps_the_aspect_ratio_when_fitted() {
+    let weston = Weston::start(640, 480);
+    let clip = media::clip("h264_odd_size.mp4");
+    let mut reel = Reel::spawn(&weston, &["--paused"], &[&clip]);
+    reel.settled();
+    let shot = weston.screenshot();
+    // 250x130 fitted into 640x480: 640 wide, 333 high, centred; black above and below.
+    let column = shot.width / 2;
+    let lit: Vec<u32> = (0..shot.height)
+        .filter(|&y| shot.pixel(column, y).iter().map(|&c| c as u32).sum::<u32>() > 30)
+        .collect();
+    let (top, bottom) = (lit[0], lit[lit.len() - 1]);
+    let height = bottom - top + 1;
+    assert!(
+        (height as i64 - 333).abs() <= 2,
+        "picture is {height} rows high, expected ~333"
+    );
+    assert!(
+        (top as i64 - 73).abs() <= 2,
+        "picture starts at row {top}, expected ~73"
+    );
+    assert_shows_frame(&weston, &clip, 0, 250, 130);
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn no_compositor_is_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("reel-nocomp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("runtime dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .env("XDG_RUNTIME_DIR", &dir)
+        .env("WAYLAND_DISPLAY", "no-such-compositor")
+        .arg(media::clip("h264_baseline.mp4"))
+        .output()
+        .expect("run reel");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("reel: error:") && stderr.contains("Wayland"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -168,7 +168,7 @@ impl Demuxer {
     /// `Frame::pts` (stream time, not offset by `start_time`). Targets before
     /// the stream's start go to its start.
     pub fn seek(&mut self, target: Duration) -> Result<(), MediaError> {
-        let ts = duration_to_ts(target, self.info.time_base).max(self.info.start_pts);
+        let ts = duration_to_ts(target, self.info.time_base);
         let index = self.info.index as i32;
         // SAFETY: the context is the open format context we own; the stream
         // index is one of its streams. libavformat resets the I/O EOF state.

@@ -156,10 +156,11 @@ impl Pipeline {
     /// that keyframe's packet. Demuxers without an index (MPEG-TS) may land
     /// after the keyframe the target needs; then seek again, further back.
     fn seek_to_keyframe_before(&mut self, target: Duration) -> Result<Option<Packet>> {
-        let start = self.stream().start_time;
         let mut back = Duration::ZERO;
         loop {
-            let attempt = target.saturating_sub(back).max(start);
+            // The last attempt asks for time zero, before any stream start:
+            // every demuxer takes that as "the beginning".
+            let attempt = target.saturating_sub(back);
             self.demuxer.seek(attempt)?;
             let keyframe = loop {
                 match self.demuxer.next_packet()? {
@@ -171,7 +172,7 @@ impl Pipeline {
             let early_enough = keyframe
                 .as_ref()
                 .is_some_and(|k| k.pts_time().is_none_or(|t| t <= target));
-            if early_enough || attempt <= start {
+            if early_enough || attempt.is_zero() {
                 debug!(?attempt, keyframe = ?keyframe.as_ref().and_then(|k| k.pts_time()), "seek landed");
                 return Ok(keyframe);
             }

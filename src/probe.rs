@@ -2,10 +2,14 @@
 //! software decoders, the compositor's formats — and, for a file, the path
 //! it would take.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
 
+use crate::display::formats::{choose_dmabuf, modifier_name, AdvertisedFormats};
 use crate::display::{Display, WindowOptions};
 use crate::media::{Codec, Demuxer};
 use crate::v4l2::topology;
@@ -13,8 +17,82 @@ use crate::v4l2::topology;
 /// Prints the report on stdout. Returns problems that did not stop it.
 pub fn run(file: Option<&Path>) -> Result<Vec<String>> {
     let mut problems = Vec::new();
+    let text = report(file, &mut problems)?;
+    // A closed pipe (`reel probe | head`) is not an error worth a message.
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    Ok(problems)
+}
 
-    println!("V4L2 stateless decoders:");
+fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
+    let mut out = String::new();
+    v4l2_section(&mut out, problems);
+
+    let _ = writeln!(out, "Software decoders (libavcodec):");
+    for codec in Codec::ALL {
+        let name = crate::sw::decoder_name(codec).unwrap_or_else(|| "none".into());
+        let _ = writeln!(out, "  {codec}: {name}");
+    }
+
+    let _ = writeln!(out, "Compositor:");
+    let display = Display::connect(&WindowOptions {
+        title: "reel probe".into(),
+        app_id: "reel".into(),
+        ..WindowOptions::default()
+    });
+    let advertised = match &display {
+        Ok(display) => {
+            let formats = display.advertised_formats();
+            formats_section(&mut out, formats);
+            Some(formats)
+        }
+        Err(e) => {
+            let _ = writeln!(out, "  not available: {e}");
+            None
+        }
+    };
+
+    if let Some(path) = file {
+        let demuxer = Demuxer::open(path)?;
+        let stream = demuxer.stream();
+        let _ = writeln!(out, "File {}:", path.display());
+        let _ = writeln!(
+            out,
+            "  {} {}x{}, {}-bit, {}",
+            stream.codec,
+            stream.width,
+            stream.height,
+            stream.bit_depth,
+            stream
+                .pixel_format
+                .as_deref()
+                .unwrap_or("unknown pixel format")
+        );
+        let decoder = crate::sw::decoder_name(stream.codec).unwrap_or_else(|| "none".into());
+        let _ = writeln!(
+            out,
+            "  decoder: software ({decoder}); no V4L2 decoder is used for it yet"
+        );
+        if let Some(formats) = advertised {
+            let layout = crate::sw::display_format_for(stream);
+            let path = match layout.and_then(|f| choose_dmabuf(f, formats)) {
+                Some(choice) => format!(
+                    "dmabuf {} {} (one CPU copy per frame)",
+                    choice.fourcc,
+                    modifier_name(choice.modifier)
+                ),
+                None => "wl_shm XRGB8888 (converted by the CPU)".to_string(),
+            };
+            let _ = writeln!(out, "  presentation: {path}");
+        }
+    }
+    Ok(out)
+}
+
+fn v4l2_section(out: &mut String, problems: &mut Vec<String>) {
+    let _ = writeln!(out, "V4L2 stateless decoders:");
     let mut media_nodes: Vec<_> = std::fs::read_dir("/dev")
         .map(|dir| {
             dir.filter_map(|e| e.ok())
@@ -37,8 +115,9 @@ pub fn run(file: Option<&Path>) -> Result<Vec<String>> {
                     let video = topology::devnode_path(major, minor)
                         .map(|p| p.display().to_string())
                         .unwrap_or_else(|| format!("char {major}:{minor}"));
-                    println!(
-                        "  {video} ({}, driver {}, entity {}, media {})",
+                    let _ = writeln!(
+                        out,
+                        "  {video}: {} (driver {}, entity {}, {})",
                         topology.model,
                         topology.driver,
                         decoder.entity,
@@ -50,58 +129,38 @@ pub fn run(file: Option<&Path>) -> Result<Vec<String>> {
         }
     }
     if decoders == 0 {
-        println!("  none found ({} media devices)", media_nodes.len());
+        let _ = writeln!(out, "  none found ({} media devices)", media_nodes.len());
     }
+}
 
-    println!("Software decoders (libavcodec):");
-    for codec in Codec::ALL {
-        match crate::sw::decoder_name(codec) {
-            Some(name) => println!("  {codec}: {name}"),
-            None => println!("  {codec}: none"),
-        }
+fn formats_section(out: &mut String, formats: &AdvertisedFormats) {
+    let _ = writeln!(
+        out,
+        "  linux-dmabuf: {} format/modifier pairs",
+        formats.len()
+    );
+    let mut by_format: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (fourcc, modifier) in formats.pairs() {
+        let name = drm_fourcc::DrmFourcc::try_from(fourcc)
+            .map(|f| f.to_string())
+            .unwrap_or_else(|_| fourcc_chars(fourcc));
+        by_format
+            .entry(name)
+            .or_default()
+            .push(modifier_name(modifier));
     }
+    for (name, mut modifiers) in by_format {
+        modifiers.sort();
+        let _ = writeln!(out, "    {name}: {}", modifiers.join(", "));
+    }
+}
 
-    println!("Compositor:");
-    match Display::connect(&WindowOptions {
-        title: "reel probe".into(),
-        app_id: "reel".into(),
-        ..WindowOptions::default()
-    }) {
-        Ok(display) => {
-            let formats = display.advertised_formats();
-            println!("  dmabuf: {} format/modifier pairs", formats.len());
-            let mut pairs: Vec<_> = formats.pairs().collect();
-            pairs.sort();
-            for (fourcc, modifier) in pairs {
-                let name = drm_fourcc::DrmFourcc::try_from(fourcc)
-                    .map(|f| f.to_string())
-                    .unwrap_or_else(|_| format!("{fourcc:#010x}"));
-                println!(
-                    "    {name} {}",
-                    crate::display::formats::modifier_name(modifier)
-                );
-            }
-        }
-        Err(e) => println!("  not available: {e}"),
+/// A fourcc drm-fourcc does not name, as its four characters when printable.
+fn fourcc_chars(fourcc: u32) -> String {
+    let bytes = fourcc.to_le_bytes();
+    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        String::from_utf8_lossy(&bytes).trim_end().to_string()
+    } else {
+        format!("{fourcc:#010x}")
     }
-
-    if let Some(path) = file {
-        println!("File {}:", path.display());
-        let demuxer = Demuxer::open(path)?;
-        let stream = demuxer.stream();
-        println!(
-            "  {} {}x{}, {}-bit, time base {}/{}",
-            stream.codec,
-            stream.width,
-            stream.height,
-            stream.bit_depth,
-            stream.time_base.0,
-            stream.time_base.1
-        );
-        println!(
-            "  would decode with: software ({})",
-            crate::sw::decoder_name(stream.codec).unwrap_or_else(|| "none".into())
-        );
-    }
-    Ok(problems)
 }

@@ -27,6 +27,19 @@ pub fn decoder_name(codec: crate::media::Codec) -> Option<String> {
     ffmpeg_next::decoder::find(id).map(|c| c.name().to_owned())
 }
 
+/// The layout frames of `stream` reach the display in, as far as the
+/// container tells the decoder's pixel format.
+pub fn display_format_for(
+    stream: &crate::media::VideoStreamInfo,
+) -> Option<crate::frame::PixelFormat> {
+    let name = stream.pixel_format.as_deref()?;
+    let pixel = ffmpeg_next::format::Pixel::from(
+        // SAFETY: av_get_pix_fmt reads a NUL-terminated string we own for the call.
+        unsafe { ffmpeg_next::ffi::av_get_pix_fmt(std::ffi::CString::new(name).ok()?.as_ptr()) },
+    );
+    Some(format::target_for(pixel, true))
+}
+
 /// How a software decoder is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SwOptions {

@@ -1,0 +1,209 @@
+//! reel side by side with FFmpeg and GStreamer on the same clips, in the same
+//! run, reported as ratios (these machines are noisy: absolute times mean
+//! little, ratios measured back to back do).
+//!
+//!   cargo bench --bench compare            all cases
+//!   cargo bench --bench compare -- decode  only the cases whose name contains "decode"
+//!
+//! Cases:
+//! - decode: `reel --output null` vs `ffmpeg -f null` vs GStreamer's
+//!   `avdec_*` into `fakesink`, as fast as possible, all cores; wall time
+//!   and CPU time (user + system).
+//! - present: real-time playback into weston 14 headless (GL renderer):
+//!   `reel` vs `gst-launch-1.0 ... ! waylandsink`; CPU time per frame.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 5;
+
+struct Measure {
+    wall: Duration,
+    cpu: Duration,
+}
+
+/// Runs `cmd` to completion; wall time and the CPU time of it and its children.
+fn measure(cmd: &mut Command) -> Measure {
+    let before = children_cpu();
+    let start = Instant::now();
+    let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run command");
+    let wall = start.elapsed();
+    assert!(status.success(), "{cmd:?} failed: {status}");
+    Measure {
+        wall,
+        cpu: children_cpu() - before,
+    }
+}
+
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct we pass; RUSAGE_CHILDREN counts
+    // waited-for children only.
+    let usage = unsafe {
+        let mut usage: libc_rusage::rusage = std::mem::zeroed();
+        libc_rusage::getrusage(libc_rusage::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let tv = |t: libc_rusage::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+mod libc_rusage {
+    pub use nix::libc::{getrusage, rusage, timeval, RUSAGE_CHILDREN};
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A longer clip than the tests use, made once into target/bench-media.
+fn bench_clip(name: &str, args: &[&str]) -> PathBuf {
+    let dir = root().join("target/bench-media");
+    std::fs::create_dir_all(&dir).expect("bench media dir");
+    let path = dir.join(name);
+    if !path.exists() {
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=10"])
+            .args(args)
+            .arg(&path)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "cannot make {name}");
+    }
+    path
+}
+
+struct Case {
+    tool: &'static str,
+    command: Command,
+}
+
+fn report(title: &str, frames: u64, cases: Vec<Case>) {
+    let mut results: Vec<(&str, Duration, Duration)> = Vec::new();
+    let mut cases = cases;
+    let mut walls = vec![Vec::new(); cases.len()];
+    let mut cpus = vec![Vec::new(); cases.len()];
+    // Interleaved runs, so drift in machine load hits every tool alike.
+    for _ in 0..RUNS {
+        for (i, case) in cases.iter_mut().enumerate() {
+            let m = measure(&mut case.command);
+            walls[i].push(m.wall);
+            cpus[i].push(m.cpu);
+        }
+    }
+    for (i, case) in cases.iter().enumerate() {
+        results.push((case.tool, median(walls[i].clone()), median(cpus[i].clone())));
+    }
+    let (_, reel_wall, reel_cpu) = results[0];
+    println!("\n{title} ({frames} frames, median of {RUNS} interleaved runs)");
+    println!("| tool | wall s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |");
+    println!("|---|---|---|---|---|---|");
+    for (tool, wall, cpu) in &results {
+        println!(
+            "| {tool} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} |",
+            wall.as_secs_f64(),
+            cpu.as_secs_f64(),
+            cpu.as_secs_f64() * 1000.0 / frames as f64,
+            reel_wall.as_secs_f64() / wall.as_secs_f64(),
+            reel_cpu.as_secs_f64() / cpu.as_secs_f64(),
+        );
+    }
+}
+
+fn reel() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_reel"))
+}
+
+fn gst(pipeline: &str) -> Command {
+    let mut cmd = Command::new("gst-launch-1.0");
+    cmd.arg("-q").args(pipeline.split_whitespace());
+    cmd
+}
+
+fn decode_cases(clip: &Path, gst_pipeline: &str) -> Vec<Case> {
+    let mut reel_cmd = reel();
+    reel_cmd.args(["--output", "null"]).arg(clip);
+    let mut ffmpeg = Command::new("ffmpeg");
+    ffmpeg.args(["-nostdin", "-v", "error", "-i"]).arg(clip).args(["-f", "null", "-"]);
+    vec![
+        Case { tool: "reel --output null", command: reel_cmd },
+        Case { tool: "ffmpeg -f null", command: ffmpeg },
+        Case { tool: "gst-launch (avdec) ! fakesink", command: gst(&gst_pipeline.replace("CLIP", &clip.display().to_string())) },
+    ]
+}
+
+fn main() {
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+
+    if wanted("decode") {
+        let h264 = bench_clip("h264_720p.mp4", &["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p"]);
+        report(
+            "decode: H.264 1280x720",
+            300,
+            decode_cases(&h264, "filesrc location=CLIP ! qtdemux ! h264parse ! avdec_h264 ! fakesink sync=false"),
+        );
+        let hevc = bench_clip("hevc_720p.mkv", &["-c:v", "libx265", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-x265-params", "log-level=error"]);
+        report(
+            "decode: HEVC 1280x720",
+            300,
+            decode_cases(&hevc, "filesrc location=CLIP ! matroskademux ! h265parse ! avdec_h265 ! fakesink sync=false"),
+        );
+    }
+
+    if wanted("present") {
+        present();
+    }
+}
+
+/// Real-time playback into weston: CPU per frame, reel vs GStreamer's waylandsink.
+fn present() {
+    let runtime = std::env::temp_dir().join(format!("reel-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&runtime).expect("runtime dir");
+    let socket = "reel-bench";
+    let mut weston = Command::new("weston")
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .args(["--backend=headless", "--renderer=gl", "--shell=kiosk", "--width=1280", "--height=720"])
+        .arg(format!("--socket={socket}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start weston");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !runtime.join(socket).exists() {
+        assert!(Instant::now() < deadline, "weston did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let clip = bench_clip("h264_720p.mp4", &["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p"]);
+    let env = |cmd: &mut Command| {
+        cmd.env("XDG_RUNTIME_DIR", &runtime).env("WAYLAND_DISPLAY", socket);
+    };
+    let mut reel_cmd = reel();
+    reel_cmd.arg(&clip);
+    env(&mut reel_cmd);
+    let mut reel_shm = reel();
+    reel_shm.arg("--shm").arg(&clip);
+    env(&mut reel_shm);
+    let mut gst_cmd = gst(&format!(
+        "filesrc location={} ! qtdemux ! h264parse ! avdec_h264 ! waylandsink",
+        clip.display()
+    ));
+    env(&mut gst_cmd);
+    report(
+        "present: H.264 1280x720 at 30 fps into weston (real time)",
+        300,
+        vec![
+            Case { tool: "reel (dmabuf)", command: reel_cmd },
+            Case { tool: "reel --shm", command: reel_shm },
+            Case { tool: "gst-launch avdec_h264 ! waylandsink", command: gst_cmd },
+        ],
+    );
+    let _ = weston.kill();
+    let _ = weston.wait();
+    let _ = std::fs::remove_dir_all(&runtime);
+}

@@ -5,12 +5,12 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context as _};
+use anyhow::{anyhow, bail, Context as _};
 use clap::{Parser, ValueEnum};
 
 use reel::display::framemd5::Framemd5Writer;
-use reel::media::Demuxer;
-use reel::sw::{decode_file, SwOptions};
+use reel::media::{Demuxer, MediaError};
+use reel::sw::{decode_file, DecodeError, SwOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Output {
@@ -75,19 +75,26 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     for path in &args.files {
-        let mut demuxer = Demuxer::open(path)?;
+        let mut demuxer = Demuxer::open(path).map_err(|e| match e {
+            MediaError::UnsupportedCodec(_) => anyhow!("{}: {e}", path.display()),
+            e => e.into(),
+        })?;
+        // Media errors name the file already; decoder and output ones do not.
+        let with_path = |e: DecodeError| match e {
+            DecodeError::Media(e) => anyhow::Error::from(e),
+            e => anyhow!("{}: {e}", path.display()),
+        };
         let stats = match args.output {
             Output::Framemd5 => {
                 let mut writer = Framemd5Writer::new(&mut out, demuxer.stream());
                 let stats = decode_file(&mut demuxer, opts, |frame| {
                     writer.write_frame(&frame).context("writing framemd5")
                 })
-                .with_context(|| path.display().to_string())?;
+                .map_err(with_path)?;
                 writer.finish()?;
                 stats
             }
-            _ => decode_file(&mut demuxer, opts, |_| Ok(()))
-                .with_context(|| path.display().to_string())?,
+            _ => decode_file(&mut demuxer, opts, |_| Ok(())).map_err(with_path)?,
         };
         if stats.frames == 0 {
             bail!("{}: no frame could be decoded", path.display());

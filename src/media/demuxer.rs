@@ -19,12 +19,36 @@ use super::{
 /// the noise on a garbage file).
 const MAX_CONSECUTIVE_INVALID: u32 = 1000;
 
+/// How far short of the end its header declares a stream may stop before
+/// the file counts as truncated. With the video track's own duration: the
+/// larger of a few frames and `TRACK_SLACK`. With only the container's
+/// (which an audio track may set a little longer): the larger of
+/// `CONTAINER_SLACK` and `CONTAINER_SLACK_FRACTION` of it.
+const TRACK_SLACK: Duration = Duration::from_millis(100);
+const TRACK_SLACK_FRAMES: i64 = 3;
+const CONTAINER_SLACK: Duration = Duration::from_millis(500);
+const CONTAINER_SLACK_FRACTION: f64 = 0.2;
+
+/// The end of the stream as its header declares it (stream time base).
+#[derive(Clone, Copy, Debug)]
+struct DeclaredEnd {
+    end: i64,
+    /// How far short of `end` the data may stop without being truncated.
+    slack: i64,
+}
+
 /// The demuxer of one file, yielding the packets of its best video stream.
 pub struct Demuxer {
     input: Input,
     path: PathBuf,
     info: VideoStreamInfo,
     converter: Option<AnnexBConverter>,
+    /// Where the header says the stream ends (stream time base), when it
+    /// says so precisely (not estimated from timestamps or bitrate).
+    declared_end: Option<DeclaredEnd>,
+    /// The furthest pts + duration read so far.
+    reached_end: Option<i64>,
+    truncation_reported: bool,
 }
 
 impl std::fmt::Debug for Demuxer {
@@ -57,7 +81,7 @@ impl Demuxer {
         }
         let mut input = ff::format::input(path).map_err(|e| {
             MediaError::Open(format!(
-                "{}: not a media file FFmpeg can read ({e})",
+                "{}: cannot open as a media file ({e})",
                 path.display()
             ))
         })?;
@@ -79,6 +103,7 @@ impl Demuxer {
             None => None,
         };
         let info = stream_info(&input, index, codec, parameters, converter.as_ref());
+        let declared_end = declared_end(&input, &info);
         tracing::info!(
             "{}: stream {index}: {codec} {}x{} tb {}/{} fps {:?} start {:?}",
             path.display(),
@@ -95,6 +120,9 @@ impl Demuxer {
             path: path.to_owned(),
             info,
             converter,
+            declared_end,
+            reached_end: None,
+            truncation_reported: false,
         })
     }
 
@@ -113,7 +141,7 @@ impl Demuxer {
             let mut packet = ff::Packet::empty();
             match packet.read(&mut self.input) {
                 Ok(()) => {}
-                Err(ff::Error::Eof) => return Ok(None),
+                Err(ff::Error::Eof) => return self.end_of_file(),
                 Err(ff::Error::InvalidData) => {
                     invalid += 1;
                     if invalid >= MAX_CONSECUTIVE_INVALID {
@@ -136,8 +164,33 @@ impl Demuxer {
             let Some(raw) = packet.data().filter(|d| !d.is_empty()) else {
                 continue;
             };
-            return Ok(Some(self.convert(&packet, raw)));
+            let packet = self.convert(&packet, raw);
+            if let Some(pts) = packet.pts {
+                let end = pts.saturating_add(packet.duration);
+                self.reached_end = Some(self.reached_end.map_or(end, |r| r.max(end)));
+            }
+            return Ok(Some(packet));
         }
+    }
+
+    /// `Ok(None)`, or once `Truncated` when the data stopped well before
+    /// the end the header declares.
+    fn end_of_file(&mut self) -> Result<Option<Packet>, MediaError> {
+        let (Some(declared), false) = (self.declared_end, self.truncation_reported) else {
+            return Ok(None);
+        };
+        let reached = self.reached_end.unwrap_or(self.info.start_pts);
+        let start = self.info.start_pts;
+        let span = declared.end.saturating_sub(start).max(0);
+        if reached >= declared.end.saturating_sub(declared.slack) {
+            return Ok(None);
+        }
+        self.truncation_reported = true;
+        Err(MediaError::Truncated {
+            path: self.path.clone(),
+            reached: ts_to_duration(reached.saturating_sub(start), self.info.time_base),
+            declared: ts_to_duration(span, self.info.time_base),
+        })
     }
 
     fn convert(&self, packet: &ff::Packet, raw: &[u8]) -> Packet {
@@ -305,6 +358,68 @@ fn stream_info(
     }
 }
 
+/// The end of the stream its header declares, when it declares one: the
+/// track's own duration (libavformat's, or Matroska's `DURATION` tag), else
+/// the container's when libavformat took it from the header (not estimated
+/// from timestamps or bitrate).
+fn declared_end(input: &Input, info: &VideoStreamInfo) -> Option<DeclaredEnd> {
+    // SAFETY: reading plain fields of an open format context and of one of
+    // its streams.
+    let (method, stream_duration, container_duration) = unsafe {
+        let ctx = input.as_ptr();
+        let st = *(*ctx).streams.add(info.index);
+        (
+            (*ctx).duration_estimation_method,
+            (*st).duration,
+            (*ctx).duration,
+        )
+    };
+    let tb = info.time_base;
+    let valid = |d: i64| d > 0 && d != ffi::AV_NOPTS_VALUE;
+    let track = if valid(stream_duration) {
+        Some(stream_duration)
+    } else {
+        input
+            .stream(info.index)
+            .and_then(|st| st.metadata().get("DURATION").and_then(parse_hms))
+            .map(|d| duration_to_ts(d, tb))
+    };
+    if let Some(duration) = track {
+        let frame = info
+            .frame_rate
+            .map(|(n, d)| duration_to_ts(Duration::from_secs_f64(d as f64 / n as f64), tb))
+            .unwrap_or(0);
+        let slack = duration_to_ts(TRACK_SLACK, tb).max(frame * TRACK_SLACK_FRAMES);
+        return Some(DeclaredEnd {
+            end: info.start_pts.saturating_add(duration),
+            slack,
+        });
+    }
+    if method != ffi::AVDurationEstimationMethod::AVFMT_DURATION_FROM_STREAM
+        || !valid(container_duration)
+    {
+        return None;
+    }
+    let end_us = info.container_start_us.saturating_add(container_duration);
+    let end = duration_to_ts(Duration::from_micros(end_us.max(0) as u64), tb);
+    let span = end.saturating_sub(info.start_pts).max(0);
+    let slack =
+        duration_to_ts(CONTAINER_SLACK, tb).max((span as f64 * CONTAINER_SLACK_FRACTION) as i64);
+    Some(DeclaredEnd { end, slack })
+}
+
+/// Parses Matroska's `HH:MM:SS.nnnnnnnnn` duration tags.
+fn parse_hms(text: &str) -> Option<Duration> {
+    let mut parts = text.trim().splitn(3, ':');
+    let hours: u64 = parts.next()?.parse().ok()?;
+    let minutes: u64 = parts.next()?.parse().ok()?;
+    let seconds: f64 = parts.next()?.parse().ok()?;
+    if !(0.0..60.0).contains(&seconds) || minutes >= 60 {
+        return None;
+    }
+    Some(Duration::from_secs(hours * 3600 + minutes * 60) + Duration::from_secs_f64(seconds))
+}
+
 /// Tells libavformat to drop packets of streams reel does not play.
 fn discard_other_streams(input: &mut Input, keep: usize) {
     // SAFETY: the context is open and ours; we write the `discard` field of
@@ -316,5 +431,25 @@ fn discard_other_streams(input: &mut Input, keep: usize) {
                 (**(*ctx).streams.add(i)).discard = ffi::AVDiscard::AVDISCARD_ALL;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matroska_duration_tags() {
+        assert_eq!(
+            parse_hms("00:00:02.000000000"),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            parse_hms("01:02:03.500000000"),
+            Some(Duration::from_millis(3_723_500))
+        );
+        assert_eq!(parse_hms("00:61:00.0"), None);
+        assert_eq!(parse_hms("garbage"), None);
+        assert_eq!(parse_hms("00:00:-1"), None);
     }
 }

@@ -150,6 +150,15 @@ pub enum MediaError {
     Open(String),
     #[error("reading the file failed: {0}")]
     Read(String),
+    /// The data ends well before the end the file's header declares. The
+    /// packets before it were delivered; a player may treat this as the end
+    /// of the stream plus a warning.
+    #[error("{}: data ends at {:.3} s but the header says {:.3} s (truncated file?)", path.display(), reached.as_secs_f64(), declared.as_secs_f64())]
+    Truncated {
+        path: PathBuf,
+        reached: Duration,
+        declared: Duration,
+    },
     #[error("seek to {target:?} failed: {message}")]
     Seek { target: Duration, message: String },
     #[error("codec configuration: {0}")]

@@ -214,3 +214,67 @@ fn null_output_decodes_every_clip_silently() {
         assert!(out.stdout.is_empty(), "{name}: null output wrote to stdout");
     }
 }
+
+/// After a seek and a decoder flush, decoding resumes at the keyframe with
+/// the very pictures ffmpeg decodes there: the hashes after the seek are
+/// the tail of ffmpeg's list for the whole file.
+#[test]
+fn seek_then_decode_gives_ffmpeg_frames() {
+    use md5::{Digest, Md5};
+    use reel::sw::SwDecoder;
+    use std::time::Duration;
+
+    for name in ["h264_baseline.mp4", "h264_main_bframes.mkv", "mpeg2.ts"] {
+        let path = clip(name);
+        let theirs: Vec<String> = rows(&ffmpeg_framemd5(&path, &[]))
+            .iter()
+            .filter_map(|r| r.rsplit(", ").next().map(str::to_owned))
+            .collect();
+        let mut demuxer = Demuxer::open(&path).expect("open");
+        let mut decoder = SwDecoder::new(
+            demuxer.stream(),
+            SwOptions {
+                threads: 0,
+                for_display: false,
+            },
+        )
+        .expect("decoder");
+        // Decode a few frames first so the flush has something to drop.
+        for _ in 0..5 {
+            let packet = demuxer.next_packet().expect("read").expect("packet");
+            decoder.send(&packet).expect("send");
+            while decoder.receive().expect("receive").is_some() {}
+        }
+        let target = demuxer.stream().start_time + Duration::from_millis(900);
+        demuxer.seek(target).expect("seek");
+        decoder.flush();
+        let mut ours = Vec::new();
+        let mut hash = |frame: reel::frame::Frame| {
+            assert_eq!(frame.epoch, 1, "{name}: frame from before the flush");
+            let mut md5 = Md5::new();
+            frame.for_each_packed_row(|row| md5.update(row));
+            ours.push(format!("{:x}", md5.finalize()));
+        };
+        while let Some(packet) = demuxer.next_packet().expect("read") {
+            decoder.send(&packet).expect("send");
+            while let Some(frame) = decoder.receive().expect("receive") {
+                hash(frame);
+            }
+        }
+        decoder.send_eof().expect("eof");
+        while let Some(frame) = decoder.receive().expect("receive") {
+            hash(frame);
+        }
+        assert!(
+            !ours.is_empty() && ours.len() < theirs.len(),
+            "{name}: {} frames after the seek, {} in the file",
+            ours.len(),
+            theirs.len()
+        );
+        assert_eq!(
+            ours[..],
+            theirs[theirs.len() - ours.len()..],
+            "{name}: frames after the seek"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! Opening a container, picking its video stream, reading its packets and
 //! seeking, with FFmpeg's libavformat.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,6 +19,10 @@ use super::{
 /// rather than resynchronised (each one consumes input, so this only bounds
 /// the noise on a garbage file).
 const MAX_CONSECUTIVE_INVALID: u32 = 1000;
+
+/// First step back when a container seek lands after the last keyframe
+/// before the target; doubled at each further try.
+const SEEK_BACK_OFF: Duration = Duration::from_secs(1);
 
 /// How far short of the end its header declares a stream may stop before
 /// the file counts as truncated. With the video track's own duration: the
@@ -49,6 +54,8 @@ pub struct Demuxer {
     /// The furthest pts + duration read so far.
     reached_end: Option<i64>,
     truncation_reported: bool,
+    /// Packets read ahead by `seek`, handed out before reading on.
+    pending: VecDeque<Packet>,
 }
 
 impl std::fmt::Debug for Demuxer {
@@ -123,6 +130,7 @@ impl Demuxer {
             declared_end,
             reached_end: None,
             truncation_reported: false,
+            pending: VecDeque::new(),
         })
     }
 
@@ -136,12 +144,23 @@ impl Demuxer {
 
     /// The next packet of the video stream; `None` at the end of the file.
     pub fn next_packet(&mut self) -> Result<Option<Packet>, MediaError> {
+        if let Some(packet) = self.pending.pop_front() {
+            return Ok(Some(packet));
+        }
+        match self.read_packet()? {
+            Some(packet) => Ok(Some(packet)),
+            None => self.end_of_file(),
+        }
+    }
+
+    /// The next packet of the video stream from the file; `None` at its end.
+    fn read_packet(&mut self) -> Result<Option<Packet>, MediaError> {
         let mut invalid = 0;
         loop {
             let mut packet = ff::Packet::empty();
             match packet.read(&mut self.input) {
                 Ok(()) => {}
-                Err(ff::Error::Eof) => return self.end_of_file(),
+                Err(ff::Error::Eof) => return Ok(None),
                 Err(ff::Error::InvalidData) => {
                     invalid += 1;
                     if invalid >= MAX_CONSECUTIVE_INVALID {
@@ -218,10 +237,99 @@ impl Demuxer {
     }
 
     /// Moves to the keyframe at or before `target`, on the same clock as
-    /// `Frame::pts` (stream time, not offset by `start_time`). Targets before
-    /// the stream's start go to its start.
+    /// `Frame::pts` (stream time, not offset by `start_time`): the next
+    /// packet is that keyframe. Targets before the stream's start go to its
+    /// start.
+    ///
+    /// Containers with an index (MP4, Matroska) land there directly; others
+    /// (MPEG-TS) land near a timestamp, so the packets after the landing
+    /// point are scanned for the last keyframe at or before the target, and
+    /// the landing point is moved further back while none is found.
     pub fn seek(&mut self, target: Duration) -> Result<(), MediaError> {
-        let ts = duration_to_ts(target, self.info.time_base).max(self.info.start_pts);
+        self.pending.clear();
+        let start = self.info.start_pts;
+        let ts = duration_to_ts(target, self.info.time_base).max(start);
+        let mut back_off = duration_to_ts(SEEK_BACK_OFF, self.info.time_base).max(1);
+        let seek_error = |message| MediaError::Seek { target, message };
+        // `None`: the very start of the file.
+        let mut landing = Some(ts);
+        loop {
+            match landing {
+                Some(at) => self.seek_container(at).map_err(seek_error)?,
+                None => self.seek_file_start().map_err(seek_error)?,
+            }
+            if let Some(packets) = self.scan_to_keyframe(ts)? {
+                self.pending = packets;
+                return Ok(());
+            }
+            landing = match landing {
+                // Timestamp seeks go by dts, which may start before the
+                // stream's first pts: go one step below it before giving up.
+                Some(at) if at >= start => {
+                    let next = at.saturating_sub(back_off);
+                    back_off = back_off.saturating_mul(2);
+                    Some(next)
+                }
+                Some(_) => None,
+                None => {
+                    // No keyframe at or before the target anywhere: play
+                    // from the start (the decoder waits for a keyframe).
+                    tracing::warn!("no keyframe at or before {target:?}; going to the start");
+                    self.seek_file_start().map_err(seek_error)?;
+                    return Ok(());
+                }
+            };
+        }
+    }
+
+    /// Back to the first byte of the file, or as near as the container
+    /// allows.
+    fn seek_file_start(&mut self) -> Result<(), String> {
+        // SAFETY: the context is the open format context we own.
+        let ret =
+            unsafe { ffi::av_seek_frame(self.input.as_mut_ptr(), -1, 0, ffi::AVSEEK_FLAG_BYTE) };
+        if ret >= 0 {
+            return Ok(());
+        }
+        self.seek_container(i64::MIN + 1)
+    }
+
+    /// Reads from the landing point of a container seek. Returns the last
+    /// keyframe with pts at or before `ts` followed by the packets read
+    /// after it, or `None` if the first keyframe found is after `ts` (or
+    /// there is none).
+    fn scan_to_keyframe(&mut self, ts: i64) -> Result<Option<VecDeque<Packet>>, MediaError> {
+        let mut packets = VecDeque::new();
+        let mut found = false;
+        while let Some(packet) = self.read_packet()? {
+            // A packet without timestamps counts as at the target: better a
+            // keyframe slightly late than scanning without end.
+            let pts = packet.pts.or(packet.dts).unwrap_or(ts);
+            let dts = packet.dts.or(packet.pts).unwrap_or(ts);
+            if packet.keyframe {
+                if pts <= ts {
+                    packets.clear();
+                    found = true;
+                } else if !found {
+                    return Ok(None);
+                }
+            }
+            if !found {
+                continue;
+            }
+            packets.push_back(packet);
+            // Decode order: once dts passes the target, so does every later
+            // keyframe's pts.
+            if dts > ts {
+                break;
+            }
+        }
+        Ok(found.then_some(packets))
+    }
+
+    /// libavformat's seek to the keyframe at or before `ts` (stream time
+    /// base), as well as the container allows.
+    fn seek_container(&mut self, ts: i64) -> Result<(), String> {
         let index = self.info.index as i32;
         // SAFETY: the context is the open format context we own; the stream
         // index is one of its streams. libavformat resets the I/O EOF state.
@@ -230,8 +338,8 @@ impl Demuxer {
         if ret >= 0 {
             return Ok(());
         }
-        // Demuxers without an index may not find a keyframe below `ts` this
-        // way; a backward seek is their nearest equivalent.
+        // Some demuxers cannot honour max_ts; a backward seek is their
+        // nearest equivalent.
         // SAFETY: as above.
         let ret = unsafe {
             ffi::av_seek_frame(
@@ -244,10 +352,7 @@ impl Demuxer {
         if ret >= 0 {
             return Ok(());
         }
-        Err(MediaError::Seek {
-            target,
-            message: ff::Error::from(ret).to_string(),
-        })
+        Err(ff::Error::from(ret).to_string())
     }
 }
 

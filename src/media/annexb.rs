@@ -115,6 +115,12 @@ impl AnnexBConverter {
         &self.parameter_sets
     }
 
+    /// Bytes in each NAL length prefix of the input packets; `None` when
+    /// they are Annex-B already.
+    pub fn length_size(&self) -> Option<usize> {
+        self.length_size
+    }
+
     /// Whether packets are length-prefixed (and so get rewritten).
     pub fn is_length_prefixed(&self) -> bool {
         self.length_size.is_some()

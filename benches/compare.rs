@@ -27,7 +27,11 @@ struct Measure {
 fn measure(cmd: &mut Command) -> Measure {
     let before = children_cpu();
     let start = Instant::now();
-    let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run command");
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run command");
     let wall = start.elapsed();
     assert!(status.success(), "{cmd:?} failed: {status}");
     Measure {
@@ -44,7 +48,9 @@ fn children_cpu() -> Duration {
         libc_rusage::getrusage(libc_rusage::RUSAGE_CHILDREN, &mut usage);
         usage
     };
-    let tv = |t: libc_rusage::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    let tv = |t: libc_rusage::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
@@ -68,7 +74,16 @@ fn bench_clip(name: &str, args: &[&str]) -> PathBuf {
     let path = dir.join(name);
     if !path.exists() {
         let status = Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=10"])
+            .args([
+                "-nostdin",
+                "-v",
+                "error",
+                "-y",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc2=size=1280x720:rate=30:duration=10",
+            ])
             .args(args)
             .arg(&path)
             .status()
@@ -101,7 +116,9 @@ fn report(title: &str, frames: u64, cases: Vec<Case>) {
     }
     let (_, reel_wall, reel_cpu) = results[0];
     println!("\n{title} ({frames} frames, median of {RUNS} interleaved runs)");
-    println!("| tool | wall s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |");
+    println!(
+        "| tool | wall s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |"
+    );
     println!("|---|---|---|---|---|---|");
     for (tool, wall, cpu) in &results {
         println!(
@@ -129,11 +146,23 @@ fn decode_cases(clip: &Path, gst_pipeline: &str) -> Vec<Case> {
     let mut reel_cmd = reel();
     reel_cmd.args(["--output", "null"]).arg(clip);
     let mut ffmpeg = Command::new("ffmpeg");
-    ffmpeg.args(["-nostdin", "-v", "error", "-i"]).arg(clip).args(["-f", "null", "-"]);
+    ffmpeg
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(clip)
+        .args(["-f", "null", "-"]);
     vec![
-        Case { tool: "reel --output null", command: reel_cmd },
-        Case { tool: "ffmpeg -f null", command: ffmpeg },
-        Case { tool: "gst-launch (avdec) ! fakesink", command: gst(&gst_pipeline.replace("CLIP", &clip.display().to_string())) },
+        Case {
+            tool: "reel --output null",
+            command: reel_cmd,
+        },
+        Case {
+            tool: "ffmpeg -f null",
+            command: ffmpeg,
+        },
+        Case {
+            tool: "gst-launch (avdec) ! fakesink",
+            command: gst(&gst_pipeline.replace("CLIP", &clip.display().to_string())),
+        },
     ]
 }
 
@@ -142,13 +171,33 @@ fn main() {
     let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
 
     if wanted("decode") {
-        let h264 = bench_clip("h264_720p.mp4", &["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p"]);
+        let h264 = bench_clip(
+            "h264_720p.mp4",
+            &[
+                "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
+            ],
+        );
         report(
             "decode: H.264 1280x720",
             300,
-            decode_cases(&h264, "filesrc location=CLIP ! qtdemux ! h264parse ! avdec_h264 ! fakesink sync=false"),
+            decode_cases(
+                &h264,
+                "filesrc location=CLIP ! qtdemux ! h264parse ! avdec_h264 ! fakesink sync=false",
+            ),
         );
-        let hevc = bench_clip("hevc_720p.mkv", &["-c:v", "libx265", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-x265-params", "log-level=error"]);
+        let hevc = bench_clip(
+            "hevc_720p.mkv",
+            &[
+                "-c:v",
+                "libx265",
+                "-preset",
+                "ultrafast",
+                "-pix_fmt",
+                "yuv420p",
+                "-x265-params",
+                "log-level=error",
+            ],
+        );
         report(
             "decode: HEVC 1280x720",
             300,
@@ -168,7 +217,13 @@ fn present() {
     let socket = "reel-bench";
     let mut weston = Command::new("weston")
         .env("XDG_RUNTIME_DIR", &runtime)
-        .args(["--backend=headless", "--renderer=gl", "--shell=kiosk", "--width=1280", "--height=720"])
+        .args([
+            "--backend=headless",
+            "--renderer=gl",
+            "--shell=kiosk",
+            "--width=1280",
+            "--height=720",
+        ])
         .arg(format!("--socket={socket}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -179,9 +234,15 @@ fn present() {
         assert!(Instant::now() < deadline, "weston did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let clip = bench_clip("h264_720p.mp4", &["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p"]);
+    let clip = bench_clip(
+        "h264_720p.mp4",
+        &[
+            "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
+        ],
+    );
     let env = |cmd: &mut Command| {
-        cmd.env("XDG_RUNTIME_DIR", &runtime).env("WAYLAND_DISPLAY", socket);
+        cmd.env("XDG_RUNTIME_DIR", &runtime)
+            .env("WAYLAND_DISPLAY", socket);
     };
     let mut reel_cmd = reel();
     reel_cmd.arg(&clip);
@@ -198,9 +259,18 @@ fn present() {
         "present: H.264 1280x720 at 30 fps into weston (real time)",
         300,
         vec![
-            Case { tool: "reel (dmabuf)", command: reel_cmd },
-            Case { tool: "reel --shm", command: reel_shm },
-            Case { tool: "gst-launch avdec_h264 ! waylandsink", command: gst_cmd },
+            Case {
+                tool: "reel (dmabuf)",
+                command: reel_cmd,
+            },
+            Case {
+                tool: "reel --shm",
+                command: reel_shm,
+            },
+            Case {
+                tool: "gst-launch avdec_h264 ! waylandsink",
+                command: gst_cmd,
+            },
         ],
     );
     let _ = weston.kill();

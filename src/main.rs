@@ -1,4 +1,4 @@
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -45,6 +45,7 @@ fn init_logging(args: &LogArgs) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 
@@ -80,10 +81,9 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
             for (i, file) in args.files.iter().enumerate() {
                 let start = if i == 0 { args.start } else { None };
                 match headless::run_file(file, start, args.threads, sink, &mut out) {
-                    Ok(report) if report.errors > 0 => failures.push(format!(
-                        "{}: {} errors while reading or decoding",
-                        file.display(),
-                        report.errors
+                    Ok(report) if report.errors > 0 => failures.push(player::about_file(
+                        file,
+                        &report.error_summary.unwrap_or_default(),
                     )),
                     Ok(report) => {
                         if args.stats {
@@ -95,7 +95,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
                             );
                         }
                     }
-                    Err(e) => failures.push(format!("{}: {e:#}", file.display())),
+                    Err(e) => failures.push(player::about_file(file, &format!("{e:#}"))),
                 }
             }
             out.flush()?;

@@ -38,12 +38,13 @@ impl NalCodec {
         }
     }
 
-    /// Parameter sets a keyframe needs in front of it: SPS (+ extension) and
-    /// PPS for H.264, VPS/SPS/PPS for HEVC.
-    fn is_parameter_set(self, nal_type: u8) -> bool {
+    /// Stream headers a keyframe gets in front of it: SPS (+ extension) and
+    /// PPS for H.264; VPS/SPS/PPS and the declarative prefix SEI an hvcC
+    /// record may carry for HEVC.
+    fn is_stream_header(self, nal_type: u8) -> bool {
         match self {
             Self::H264 => matches!(nal_type, 7 | 8 | 13),
-            Self::Hevc => matches!(nal_type, 32..=34),
+            Self::Hevc => matches!(nal_type, 32..=34 | 39),
         }
     }
 
@@ -76,7 +77,7 @@ impl AnnexBConverter {
             let parameter_sets = annexb_nals(extradata)
                 .filter(|nal| {
                     nal.first()
-                        .is_some_and(|&h| codec.is_parameter_set(codec.nal_type(h)))
+                        .is_some_and(|&h| codec.is_stream_header(codec.nal_type(h)))
                 })
                 .fold(Vec::new(), |mut out, nal| {
                     push_nal(&mut out, nal);
@@ -96,7 +97,7 @@ impl AnnexBConverter {
         for nal in record.nals {
             if nal
                 .first()
-                .is_some_and(|&h| codec.is_parameter_set(codec.nal_type(h)))
+                .is_some_and(|&h| codec.is_stream_header(codec.nal_type(h)))
             {
                 push_nal(&mut parameter_sets, nal);
             }
@@ -112,6 +113,12 @@ impl AnnexBConverter {
     /// the record has none).
     pub fn parameter_sets(&self) -> &[u8] {
         &self.parameter_sets
+    }
+
+    /// Bytes in each NAL length prefix of the input packets; `None` when
+    /// they are Annex-B already.
+    pub fn length_size(&self) -> Option<usize> {
+        self.length_size
     }
 
     /// Whether packets are length-prefixed (and so get rewritten).
@@ -441,26 +448,33 @@ mod tests {
     }
 
     #[test]
-    fn hvcc_parameter_sets_are_vps_sps_pps_only() {
+    fn hvcc_headers_are_parameter_sets_and_prefix_sei() {
         let vps: &[u8] = &[0x40, 0x01, 0x0c];
         let sps: &[u8] = &[0x42, 0x01, 0x01];
         let pps: &[u8] = &[0x44, 0x01, 0xc1];
         let sei: &[u8] = &[0x4e, 0x01, 0x05];
+        let suffix_sei: &[u8] = &[0x50, 0x01, 0x05];
         let mut rec = vec![1u8; 21];
         rec.push(0xf0 | 3); // lengthSizeMinusOne = 3
-        rec.push(4);
-        for (t, nal) in [(32u8, vps), (33, sps), (34, pps), (39, sei)] {
+        rec.push(5);
+        for (t, nal) in [
+            (32u8, vps),
+            (33, sps),
+            (34, pps),
+            (39, sei),
+            (40, suffix_sei),
+        ] {
             rec.push(0x80 | t);
             rec.extend_from_slice(&1u16.to_be_bytes());
             rec.extend_from_slice(&(nal.len() as u16).to_be_bytes());
             rec.extend_from_slice(nal);
         }
         let conv = AnnexBConverter::new(NalCodec::Hevc, &rec).unwrap();
-        assert_eq!(conv.parameter_sets(), annexb(&[vps, sps, pps]));
+        assert_eq!(conv.parameter_sets(), annexb(&[vps, sps, pps, sei]));
         let idr: &[u8] = &[0x26, 0x01, 0xaf];
         let mut out = Vec::new();
         conv.convert(&prefixed(4, &[idr]), true, &mut out).unwrap();
-        assert_eq!(out, annexb(&[vps, sps, pps, idr]));
+        assert_eq!(out, annexb(&[vps, sps, pps, sei, idr]));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Opening a container, picking its video stream, reading its packets and
 //! seeking, with FFmpeg's libavformat.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,12 +20,42 @@ use super::{
 /// the noise on a garbage file).
 const MAX_CONSECUTIVE_INVALID: u32 = 1000;
 
+/// First step back when a container seek lands after the last keyframe
+/// before the target; doubled at each further try.
+const SEEK_BACK_OFF: Duration = Duration::from_secs(1);
+
+/// How far short of the end its header declares a stream may stop before
+/// the file counts as truncated. With the video track's own duration: the
+/// larger of a few frames and `TRACK_SLACK`. With only the container's
+/// (which an audio track may set a little longer): the larger of
+/// `CONTAINER_SLACK` and `CONTAINER_SLACK_FRACTION` of it.
+const TRACK_SLACK: Duration = Duration::from_millis(100);
+const TRACK_SLACK_FRAMES: i64 = 3;
+const CONTAINER_SLACK: Duration = Duration::from_millis(500);
+const CONTAINER_SLACK_FRACTION: f64 = 0.2;
+
+/// The end of the stream as its header declares it (stream time base).
+#[derive(Clone, Copy, Debug)]
+struct DeclaredEnd {
+    end: i64,
+    /// How far short of `end` the data may stop without being truncated.
+    slack: i64,
+}
+
 /// The demuxer of one file, yielding the packets of its best video stream.
 pub struct Demuxer {
     input: Input,
     path: PathBuf,
     info: VideoStreamInfo,
     converter: Option<AnnexBConverter>,
+    /// Where the header says the stream ends (stream time base), when it
+    /// says so precisely (not estimated from timestamps or bitrate).
+    declared_end: Option<DeclaredEnd>,
+    /// The furthest pts + duration read so far.
+    reached_end: Option<i64>,
+    truncation_reported: bool,
+    /// Packets read ahead by `seek`, handed out before reading on.
+    pending: VecDeque<Packet>,
 }
 
 impl std::fmt::Debug for Demuxer {
@@ -57,7 +88,7 @@ impl Demuxer {
         }
         let mut input = ff::format::input(path).map_err(|e| {
             MediaError::Open(format!(
-                "{}: not a media file FFmpeg can read ({e})",
+                "{}: cannot open as a media file ({e})",
                 path.display()
             ))
         })?;
@@ -79,6 +110,7 @@ impl Demuxer {
             None => None,
         };
         let info = stream_info(&input, index, codec, parameters, converter.as_ref());
+        let declared_end = declared_end(&input, &info);
         tracing::info!(
             "{}: stream {index}: {codec} {}x{} tb {}/{} fps {:?} start {:?}",
             path.display(),
@@ -95,6 +127,10 @@ impl Demuxer {
             path: path.to_owned(),
             info,
             converter,
+            declared_end,
+            reached_end: None,
+            truncation_reported: false,
+            pending: VecDeque::new(),
         })
     }
 
@@ -108,6 +144,17 @@ impl Demuxer {
 
     /// The next packet of the video stream; `None` at the end of the file.
     pub fn next_packet(&mut self) -> Result<Option<Packet>, MediaError> {
+        if let Some(packet) = self.pending.pop_front() {
+            return Ok(Some(packet));
+        }
+        match self.read_packet()? {
+            Some(packet) => Ok(Some(packet)),
+            None => self.end_of_file(),
+        }
+    }
+
+    /// The next packet of the video stream from the file; `None` at its end.
+    fn read_packet(&mut self) -> Result<Option<Packet>, MediaError> {
         let mut invalid = 0;
         loop {
             let mut packet = ff::Packet::empty();
@@ -136,8 +183,33 @@ impl Demuxer {
             let Some(raw) = packet.data().filter(|d| !d.is_empty()) else {
                 continue;
             };
-            return Ok(Some(self.convert(&packet, raw)));
+            let packet = self.convert(&packet, raw);
+            if let Some(pts) = packet.pts {
+                let end = pts.saturating_add(packet.duration);
+                self.reached_end = Some(self.reached_end.map_or(end, |r| r.max(end)));
+            }
+            return Ok(Some(packet));
         }
+    }
+
+    /// `Ok(None)`, or once `Truncated` when the data stopped well before
+    /// the end the header declares.
+    fn end_of_file(&mut self) -> Result<Option<Packet>, MediaError> {
+        let (Some(declared), false) = (self.declared_end, self.truncation_reported) else {
+            return Ok(None);
+        };
+        let reached = self.reached_end.unwrap_or(self.info.start_pts);
+        let start = self.info.start_pts;
+        let span = declared.end.saturating_sub(start).max(0);
+        if reached >= declared.end.saturating_sub(declared.slack) {
+            return Ok(None);
+        }
+        self.truncation_reported = true;
+        Err(MediaError::Truncated {
+            path: self.path.clone(),
+            reached: ts_to_duration(reached.saturating_sub(start), self.info.time_base),
+            declared: ts_to_duration(span, self.info.time_base),
+        })
     }
 
     fn convert(&self, packet: &ff::Packet, raw: &[u8]) -> Packet {
@@ -165,10 +237,99 @@ impl Demuxer {
     }
 
     /// Moves to the keyframe at or before `target`, on the same clock as
-    /// `Frame::pts` (stream time, not offset by `start_time`). Targets before
-    /// the stream's start go to its start.
+    /// `Frame::pts` (stream time, not offset by `start_time`): the next
+    /// packet is that keyframe. Targets before the stream's start go to its
+    /// start.
+    ///
+    /// Containers with an index (MP4, Matroska) land there directly; others
+    /// (MPEG-TS) land near a timestamp, so the packets after the landing
+    /// point are scanned for the last keyframe at or before the target, and
+    /// the landing point is moved further back while none is found.
     pub fn seek(&mut self, target: Duration) -> Result<(), MediaError> {
-        let ts = duration_to_ts(target, self.info.time_base);
+        self.pending.clear();
+        let start = self.info.start_pts;
+        let ts = duration_to_ts(target, self.info.time_base).max(start);
+        let mut back_off = duration_to_ts(SEEK_BACK_OFF, self.info.time_base).max(1);
+        let seek_error = |message| MediaError::Seek { target, message };
+        // `None`: the very start of the file.
+        let mut landing = Some(ts);
+        loop {
+            match landing {
+                Some(at) => self.seek_container(at).map_err(seek_error)?,
+                None => self.seek_file_start().map_err(seek_error)?,
+            }
+            if let Some(packets) = self.scan_to_keyframe(ts)? {
+                self.pending = packets;
+                return Ok(());
+            }
+            landing = match landing {
+                // Timestamp seeks go by dts, which may start before the
+                // stream's first pts: go one step below it before giving up.
+                Some(at) if at >= start => {
+                    let next = at.saturating_sub(back_off);
+                    back_off = back_off.saturating_mul(2);
+                    Some(next)
+                }
+                Some(_) => None,
+                None => {
+                    // No keyframe at or before the target anywhere: play
+                    // from the start (the decoder waits for a keyframe).
+                    tracing::warn!("no keyframe at or before {target:?}; going to the start");
+                    self.seek_file_start().map_err(seek_error)?;
+                    return Ok(());
+                }
+            };
+        }
+    }
+
+    /// Back to the first byte of the file, or as near as the container
+    /// allows.
+    fn seek_file_start(&mut self) -> Result<(), String> {
+        // SAFETY: the context is the open format context we own.
+        let ret =
+            unsafe { ffi::av_seek_frame(self.input.as_mut_ptr(), -1, 0, ffi::AVSEEK_FLAG_BYTE) };
+        if ret >= 0 {
+            return Ok(());
+        }
+        self.seek_container(i64::MIN + 1)
+    }
+
+    /// Reads from the landing point of a container seek. Returns the last
+    /// keyframe with pts at or before `ts` followed by the packets read
+    /// after it, or `None` if the first keyframe found is after `ts` (or
+    /// there is none).
+    fn scan_to_keyframe(&mut self, ts: i64) -> Result<Option<VecDeque<Packet>>, MediaError> {
+        let mut packets = VecDeque::new();
+        let mut found = false;
+        while let Some(packet) = self.read_packet()? {
+            // A packet without timestamps counts as at the target: better a
+            // keyframe slightly late than scanning without end.
+            let pts = packet.pts.or(packet.dts).unwrap_or(ts);
+            let dts = packet.dts.or(packet.pts).unwrap_or(ts);
+            if packet.keyframe {
+                if pts <= ts {
+                    packets.clear();
+                    found = true;
+                } else if !found {
+                    return Ok(None);
+                }
+            }
+            if !found {
+                continue;
+            }
+            packets.push_back(packet);
+            // Decode order: once dts passes the target, so does every later
+            // keyframe's pts.
+            if dts > ts {
+                break;
+            }
+        }
+        Ok(found.then_some(packets))
+    }
+
+    /// libavformat's seek to the keyframe at or before `ts` (stream time
+    /// base), as well as the container allows.
+    fn seek_container(&mut self, ts: i64) -> Result<(), String> {
         let index = self.info.index as i32;
         // SAFETY: the context is the open format context we own; the stream
         // index is one of its streams. libavformat resets the I/O EOF state.
@@ -177,8 +338,8 @@ impl Demuxer {
         if ret >= 0 {
             return Ok(());
         }
-        // Demuxers without an index may not find a keyframe below `ts` this
-        // way; a backward seek is their nearest equivalent.
+        // Some demuxers cannot honour max_ts; a backward seek is their
+        // nearest equivalent.
         // SAFETY: as above.
         let ret = unsafe {
             ffi::av_seek_frame(
@@ -191,10 +352,7 @@ impl Demuxer {
         if ret >= 0 {
             return Ok(());
         }
-        Err(MediaError::Seek {
-            target,
-            message: ff::Error::from(ret).to_string(),
-        })
+        Err(ff::Error::from(ret).to_string())
     }
 }
 
@@ -305,6 +463,68 @@ fn stream_info(
     }
 }
 
+/// The end of the stream its header declares, when it declares one: the
+/// track's own duration (libavformat's, or Matroska's `DURATION` tag), else
+/// the container's when libavformat took it from the header (not estimated
+/// from timestamps or bitrate).
+fn declared_end(input: &Input, info: &VideoStreamInfo) -> Option<DeclaredEnd> {
+    // SAFETY: reading plain fields of an open format context and of one of
+    // its streams.
+    let (method, stream_duration, container_duration) = unsafe {
+        let ctx = input.as_ptr();
+        let st = *(*ctx).streams.add(info.index);
+        (
+            (*ctx).duration_estimation_method,
+            (*st).duration,
+            (*ctx).duration,
+        )
+    };
+    let tb = info.time_base;
+    let valid = |d: i64| d > 0 && d != ffi::AV_NOPTS_VALUE;
+    let track = if valid(stream_duration) {
+        Some(stream_duration)
+    } else {
+        input
+            .stream(info.index)
+            .and_then(|st| st.metadata().get("DURATION").and_then(parse_hms))
+            .map(|d| duration_to_ts(d, tb))
+    };
+    if let Some(duration) = track {
+        let frame = info
+            .frame_rate
+            .map(|(n, d)| duration_to_ts(Duration::from_secs_f64(d as f64 / n as f64), tb))
+            .unwrap_or(0);
+        let slack = duration_to_ts(TRACK_SLACK, tb).max(frame * TRACK_SLACK_FRAMES);
+        return Some(DeclaredEnd {
+            end: info.start_pts.saturating_add(duration),
+            slack,
+        });
+    }
+    if method != ffi::AVDurationEstimationMethod::AVFMT_DURATION_FROM_STREAM
+        || !valid(container_duration)
+    {
+        return None;
+    }
+    let end_us = info.container_start_us.saturating_add(container_duration);
+    let end = duration_to_ts(Duration::from_micros(end_us.max(0) as u64), tb);
+    let span = end.saturating_sub(info.start_pts).max(0);
+    let slack =
+        duration_to_ts(CONTAINER_SLACK, tb).max((span as f64 * CONTAINER_SLACK_FRACTION) as i64);
+    Some(DeclaredEnd { end, slack })
+}
+
+/// Parses Matroska's `HH:MM:SS.nnnnnnnnn` duration tags.
+fn parse_hms(text: &str) -> Option<Duration> {
+    let mut parts = text.trim().splitn(3, ':');
+    let hours: u64 = parts.next()?.parse().ok()?;
+    let minutes: u64 = parts.next()?.parse().ok()?;
+    let seconds: f64 = parts.next()?.parse().ok()?;
+    if !(0.0..60.0).contains(&seconds) || minutes >= 60 {
+        return None;
+    }
+    Some(Duration::from_secs(hours * 3600 + minutes * 60) + Duration::from_secs_f64(seconds))
+}
+
 /// Tells libavformat to drop packets of streams reel does not play.
 fn discard_other_streams(input: &mut Input, keep: usize) {
     // SAFETY: the context is open and ours; we write the `discard` field of
@@ -316,5 +536,25 @@ fn discard_other_streams(input: &mut Input, keep: usize) {
                 (**(*ctx).streams.add(i)).discard = ffi::AVDiscard::AVDISCARD_ALL;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matroska_duration_tags() {
+        assert_eq!(
+            parse_hms("00:00:02.000000000"),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            parse_hms("01:02:03.500000000"),
+            Some(Duration::from_millis(3_723_500))
+        );
+        assert_eq!(parse_hms("00:61:00.0"), None);
+        assert_eq!(parse_hms("garbage"), None);
+        assert_eq!(parse_hms("00:00:-1"), None);
     }
 }

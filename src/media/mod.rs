@@ -2,6 +2,7 @@
 
 pub mod annexb;
 mod demuxer;
+mod ffmpeg_log;
 mod params;
 
 use std::fmt;
@@ -159,27 +160,38 @@ pub enum MediaError {
     Open(String),
     #[error("reading the file failed: {0}")]
     Read(String),
+    /// The data ends well before the end the file's header declares. The
+    /// packets before it were delivered; a player may treat this as the end
+    /// of the stream plus a warning.
+    #[error("{}: data ends at {:.3} s but the header says {:.3} s (truncated file?)", path.display(), reached.as_secs_f64(), declared.as_secs_f64())]
+    Truncated {
+        path: PathBuf,
+        reached: Duration,
+        declared: Duration,
+    },
     #[error("seek to {target:?} failed: {message}")]
     Seek { target: Duration, message: String },
     #[error("codec configuration: {0}")]
     Bitstream(#[from] BitstreamError),
 }
 
-/// Sets up FFmpeg once per process: its own logging goes quiet except for
-/// errors (reel reports through `tracing`); `REEL_FFMPEG_LOG=warning|info|debug`
-/// turns it up.
+/// Sets up FFmpeg once per process: its log messages go to `tracing`
+/// (target `ffmpeg`, see `ffmpeg_log`), up to FFmpeg's `info` level unless
+/// `REEL_FFMPEG_LOG=quiet|error|warning|info|verbose|debug` says otherwise.
 pub fn init_ffmpeg() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
         use ffmpeg_next::util::log::{set_level, Level};
         let level = match std::env::var("REEL_FFMPEG_LOG").as_deref() {
             Ok("quiet") => Level::Quiet,
+            Ok("error") => Level::Error,
             Ok("warning") => Level::Warning,
-            Ok("info") => Level::Info,
+            Ok("verbose") => Level::Verbose,
             Ok("debug") => Level::Debug,
-            _ => Level::Error,
+            _ => Level::Info,
         };
         set_level(level);
+        ffmpeg_log::install();
         if let Err(e) = ffmpeg_next::init() {
             tracing::warn!("FFmpeg initialisation: {e}");
         }
@@ -189,6 +201,16 @@ pub fn init_ffmpeg() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_safety() {
+        fn send<T: Send>() {}
+        fn sync<T: Sync>() {}
+        send::<Demuxer>();
+        send::<VideoStreamInfo>();
+        sync::<VideoStreamInfo>();
+        send::<Packet>();
+    }
 
     #[test]
     fn timestamp_conversions() {

@@ -19,10 +19,12 @@ pub enum Sink {
 }
 
 /// What one headless run did.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct HeadlessReport {
     pub frames: u64,
     pub errors: u64,
+    /// What went wrong, when `errors` > 0.
+    pub error_summary: Option<String>,
     pub elapsed: Duration,
 }
 
@@ -62,6 +64,7 @@ pub fn run_file(
     let report = HeadlessReport {
         frames,
         errors: pipeline.errors,
+        error_summary: pipeline.error_summary(),
         elapsed: began.elapsed(),
     };
     let fps = frames as f64 / report.elapsed.as_secs_f64().max(1e-9);

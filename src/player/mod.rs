@@ -195,6 +195,17 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
     Ok(player.failures)
 }
 
+/// `message` about `path`, naming the file once (errors from the demuxer
+/// name it already).
+pub fn about_file(path: &std::path::Path, message: &str) -> String {
+    let name = path.display().to_string();
+    if message.starts_with(&name) {
+        message.to_string()
+    } else {
+        format!("{name}: {message}")
+    }
+}
+
 fn window_title(path: &std::path::Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -235,7 +246,7 @@ impl Player {
                     return;
                 }
                 Err(e) => {
-                    let message = format!("{}: {e:#}", path.display());
+                    let message = about_file(&path, &format!("{e:#}"));
                     error!("{message}");
                     self.failures.push(message);
                     self.failed_in_a_row += 1;
@@ -329,11 +340,10 @@ impl Player {
                     return true;
                 }
                 SourceEvent::EndOfStream { epoch, errors } if epoch == self.epoch => {
-                    debug!(epoch, errors, "source ended");
+                    debug!(epoch, ?errors, "source ended");
                     self.ended = true;
-                    if errors > 0 {
-                        let path = self.options.files[self.file_index].display();
-                        let message = format!("{path}: {errors} errors while reading or decoding");
+                    if let Some(errors) = errors {
+                        let message = about_file(&self.options.files[self.file_index], &errors);
                         if !self.failures.contains(&message) {
                             self.failures.push(message);
                         }
@@ -344,9 +354,9 @@ impl Player {
                     self.seek_target = None;
                 }
                 SourceEvent::Failed { epoch, message } if epoch == self.epoch => {
-                    let path = self.options.files[self.file_index].display();
-                    error!("{path}: {message}");
-                    self.failures.push(format!("{path}: {message}"));
+                    let message = about_file(&self.options.files[self.file_index], &message);
+                    error!("{message}");
+                    self.failures.push(message);
                     self.ended = true;
                     self.preroll = false;
                     self.seek_target = None;

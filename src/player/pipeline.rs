@@ -78,10 +78,10 @@ pub struct Pipeline {
     /// the last frame, so a seek beyond the end shows the final picture.
     last_dropped: Option<Frame>,
     eof_sent: bool,
-    /// A packet read ahead (the keyframe a seek found), decoded next.
-    pending_packet: Option<Packet>,
     /// Demux or decode errors seen (the stream went on after each).
     pub errors: u64,
+    /// The first of them, for the report at the end.
+    pub first_error: Option<String>,
 }
 
 impl Pipeline {
@@ -111,8 +111,8 @@ impl Pipeline {
             drop_before: None,
             last_dropped: None,
             eof_sent: false,
-            pending_packet: None,
             errors: 0,
+            first_error: None,
         })
     }
 
@@ -144,40 +144,12 @@ impl Pipeline {
         let target = self.media_time(position);
         debug!(?position, ?target, epoch, "seek");
         self.decoder.flush();
-        self.pending_packet = self.seek_to_keyframe_before(target)?;
+        self.demuxer.seek(target)?;
         self.epoch = epoch;
         self.drop_before = Some(target);
         self.last_dropped = None;
         self.eof_sent = false;
         Ok(())
-    }
-
-    /// Positions the demuxer on a keyframe at or before `target` and returns
-    /// that keyframe's packet. Demuxers without an index (MPEG-TS) may land
-    /// after the keyframe the target needs; then seek again, further back.
-    fn seek_to_keyframe_before(&mut self, target: Duration) -> Result<Option<Packet>> {
-        let mut back = Duration::ZERO;
-        loop {
-            // The last attempt asks for time zero, before any stream start:
-            // every demuxer takes that as "the beginning".
-            let attempt = target.saturating_sub(back);
-            self.demuxer.seek(attempt)?;
-            let keyframe = loop {
-                match self.demuxer.next_packet()? {
-                    Some(packet) if packet.keyframe => break Some(packet),
-                    Some(_) => continue,
-                    None => break None,
-                }
-            };
-            let early_enough = keyframe
-                .as_ref()
-                .is_some_and(|k| k.pts_time().is_none_or(|t| t <= target));
-            if early_enough || attempt.is_zero() {
-                debug!(?attempt, keyframe = ?keyframe.as_ref().and_then(|k| k.pts_time()), "seek landed");
-                return Ok(keyframe);
-            }
-            back = (back * 2).max(Duration::from_secs(1));
-        }
     }
 
     /// The next frame in presentation order, or None at the end of the stream.
@@ -204,11 +176,7 @@ impl Pipeline {
                 self.drop_before = None;
                 return Ok(self.last_dropped.take());
             }
-            let packet = match self.pending_packet.take() {
-                Some(packet) => Ok(Some(packet)),
-                None => self.demuxer.next_packet(),
-            };
-            match packet {
+            match self.demuxer.next_packet() {
                 Ok(Some(packet)) => {
                     if packet.corrupt {
                         warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");
@@ -219,8 +187,8 @@ impl Pipeline {
                 }
                 Ok(None) => self.end_of_input()?,
                 Err(error) => {
-                    self.errors += 1;
                     warn!("read error, ending the stream here: {error:#}");
+                    self.record(format!("{error:#}"));
                     self.end_of_input()?;
                 }
             }
@@ -240,9 +208,23 @@ impl Pipeline {
         if !fault.recoverable {
             return Err(fault.error);
         }
-        self.errors += 1;
         warn!("{:#} (decoding resumes at the next keyframe)", fault.error);
+        self.record(format!("{:#}", fault.error));
         Ok(())
+    }
+
+    fn record(&mut self, error: String) {
+        self.errors += 1;
+        self.first_error.get_or_insert(error);
+    }
+
+    /// One line on the errors seen, if any: "N errors (first: ...)".
+    pub fn error_summary(&self) -> Option<String> {
+        let first = self.first_error.as_deref()?;
+        Some(match self.errors {
+            1 => first.to_string(),
+            n => format!("{n} errors, the first: {first}"),
+        })
     }
 
     fn before_seek_target(&self, frame: &Frame) -> bool {

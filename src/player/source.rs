@@ -26,7 +26,8 @@ pub enum SourceEvent {
     /// Every frame of `epoch` has been delivered.
     EndOfStream {
         epoch: u64,
-        errors: u64,
+        /// The errors the stream went on after, summarised.
+        errors: Option<String>,
     },
     /// The pipeline cannot go on (e.g. a seek failed).
     Failed {
@@ -151,7 +152,7 @@ fn decode_loop(
                 ended = true;
                 if !send(SourceEvent::EndOfStream {
                     epoch,
-                    errors: pipeline.errors,
+                    errors: pipeline.error_summary(),
                 }) {
                     return;
                 }

@@ -17,6 +17,9 @@ pub struct DecodeStats {
     pub decode_errors: u64,
     /// Packets dropped while waiting for a keyframe after an error.
     pub skipped_packets: u64,
+    /// Packets the container flagged corrupt or whose NAL framing was
+    /// damaged; decoded anyway (as ffmpeg does) and logged.
+    pub corrupt_packets: u64,
 }
 
 #[derive(Debug, Error)]
@@ -62,6 +65,7 @@ pub fn decode_file(
         };
         stats.packets += 1;
         if packet.corrupt {
+            stats.corrupt_packets += 1;
             tracing::warn!("packet at pts {:?} is marked corrupt", packet.pts);
         }
         match decoder.send(&packet) {
@@ -81,11 +85,12 @@ pub fn decode_file(
     deliver(&mut decoder, &mut stats)?;
     stats.skipped_packets = decoder.skipped_packets();
     tracing::info!(
-        "decoded {} frames from {} packets ({} decode errors, {} packets skipped)",
+        "decoded {} frames from {} packets ({} decode errors, {} packets skipped, {} corrupt)",
         stats.frames,
         stats.packets,
         stats.decode_errors,
-        stats.skipped_packets
+        stats.skipped_packets,
+        stats.corrupt_packets
     );
     match read_error {
         Some(e) => Err(e.into()),

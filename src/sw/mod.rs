@@ -80,3 +80,12 @@ impl SwError {
         matches!(self, Self::Decode(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decoder_is_send() {
+        fn send<T: Send>() {}
+        send::<super::SwDecoder>();
+    }
+}

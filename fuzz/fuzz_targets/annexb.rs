@@ -1,0 +1,76 @@
+//! Fuzzes the AVCC/HVCC to Annex-B converter with arbitrary configuration
+//! records and packets: it must never panic, and what it writes must
+//! account for every byte of the input.
+//!
+//! The converter is pure code over bytes, so it is compiled in directly
+//! rather than through the `reel` crate (which would drag FFmpeg, Wayland
+//! and V4L2 into every fuzz build).
+#![no_main]
+
+#[path = "../../src/media/annexb.rs"]
+#[allow(dead_code)]
+mod annexb;
+
+use annexb::{annexb_nals, AnnexBConverter, NalCodec};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // Layout: [flags][extradata length][extradata...][packet...]
+    let [flags, len, rest @ ..] = data else {
+        return;
+    };
+    let codec = if flags & 1 == 0 {
+        NalCodec::H264
+    } else {
+        NalCodec::Hevc
+    };
+    let keyframe = flags & 2 != 0;
+    let split = (*len as usize).min(rest.len());
+    let (extradata, packet) = rest.split_at(split);
+
+    let Ok(conv) = AnnexBConverter::new(codec, extradata) else {
+        return;
+    };
+    // Parameter sets are Annex-B NAL units taken from the record.
+    assert!(conv.parameter_sets().is_empty() || conv.parameter_sets().starts_with(&[0, 0, 0, 1]));
+    let _ = annexb_nals(conv.parameter_sets()).count();
+
+    let mut out = Vec::new();
+    let result = conv.convert(packet, keyframe, &mut out);
+    let Some(length_size) = conv.length_size() else {
+        // Annex-B input passes through, possibly after the parameter sets.
+        assert!(result.is_ok());
+        assert!(out.ends_with(packet));
+        let head = out.len() - packet.len();
+        assert!(head == 0 || head == conv.parameter_sets().len());
+        return;
+    };
+    assert!((1..=4).contains(&length_size));
+    // Walk the packet the slow way: every complete NAL unit before the
+    // first damaged one is in the output, with a 4-byte start code.
+    let mut offset = 0;
+    let mut nals = 0usize;
+    let mut payload = 0usize;
+    let mut damaged = false;
+    while offset < packet.len() {
+        let Some(field) = packet.get(offset..offset + length_size) else {
+            damaged = true;
+            break;
+        };
+        let len = field.iter().fold(0usize, |a, &b| a << 8 | b as usize);
+        if packet.len() - offset - length_size < len {
+            damaged = true;
+            break;
+        }
+        nals += 1;
+        payload += len;
+        offset += length_size + len;
+    }
+    assert_eq!(result.is_err(), damaged);
+    let inserted = out.len() - (4 * nals + payload);
+    assert!(
+        inserted == 0 || (keyframe && inserted == conv.parameter_sets().len()),
+        "{inserted} unexplained bytes"
+    );
+    assert_eq!(&out[..inserted], &conv.parameter_sets()[..inserted]);
+});

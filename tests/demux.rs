@@ -1,0 +1,326 @@
+//! The demuxer against ffmpeg/ffprobe as oracles: Annex-B output carries the
+//! same NAL units as ffmpeg's `*_mp4toannexb` bitstream filters, parameter
+//! sets precede every keyframe, and a seek lands on the keyframe ffprobe
+//! lists at or before the target.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use reel::media::annexb::annexb_nals;
+use reel::media::{duration_to_ts, Codec, Demuxer, MediaError, Packet};
+
+fn media_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = std::env::var_os("REEL_TEST_MEDIA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/test-media"));
+        std::fs::create_dir_all(&dir).expect("create the test media directory");
+        let status = Command::new("flock")
+            .arg(dir.join(".generate.lock"))
+            .arg(root.join("tests/media/generate.sh"))
+            .arg(&dir)
+            .status()
+            .expect("run tests/media/generate.sh");
+        assert!(status.success(), "tests/media/generate.sh failed: {status}");
+        dir
+    })
+}
+
+fn clip(name: &str) -> PathBuf {
+    let path = media_dir().join(name);
+    assert!(path.is_file(), "{} was not generated", path.display());
+    path
+}
+
+fn all_packets(demuxer: &mut Demuxer) -> Vec<Packet> {
+    let mut packets = Vec::new();
+    while let Some(p) = demuxer.next_packet().expect("read packet") {
+        packets.push(p);
+    }
+    packets
+}
+
+fn nal_type(codec: Codec, header: u8) -> u8 {
+    match codec {
+        Codec::Hevc => (header >> 1) & 0x3f,
+        _ => header & 0x1f,
+    }
+}
+
+fn is_parameter_set(codec: Codec, t: u8) -> bool {
+    match codec {
+        Codec::Hevc => (32..=34).contains(&t),
+        _ => matches!(t, 7 | 8 | 13),
+    }
+}
+
+fn is_vcl(codec: Codec, t: u8) -> bool {
+    match codec {
+        Codec::Hevc => t < 32,
+        _ => (1..=5).contains(&t),
+    }
+}
+
+/// ffmpeg's own AVCC/HVCC to Annex-B conversion of the whole stream.
+fn ffmpeg_annexb(path: &Path, codec: Codec) -> Vec<u8> {
+    let (bsf, format) = match codec {
+        Codec::Hevc => ("hevc_mp4toannexb", "hevc"),
+        _ => ("h264_mp4toannexb", "h264"),
+    };
+    let out = Command::new("ffmpeg")
+        .args(["-nostdin", "-hide_banner", "-loglevel", "error", "-i"])
+        .arg(path)
+        .args([
+            "-map", "0:v:0", "-c:v", "copy", "-bsf:v", bsf, "-f", format, "-",
+        ])
+        .output()
+        .expect("run ffmpeg");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn check_annexb(name: &str) {
+    let path = clip(name);
+    let mut demuxer = Demuxer::open(&path).expect("open");
+    let codec = demuxer.stream().codec;
+    let packets = all_packets(&mut demuxer);
+    assert!(!packets.is_empty());
+
+    // Every keyframe carries its parameter sets before its first slice.
+    for p in packets.iter().filter(|p| p.keyframe) {
+        let types: Vec<u8> = annexb_nals(&p.data)
+            .map(|n| nal_type(codec, n[0]))
+            .collect();
+        let first_vcl = types
+            .iter()
+            .position(|&t| is_vcl(codec, t))
+            .expect("keyframe without a slice");
+        let needed: &[u8] = match codec {
+            Codec::Hevc => &[32, 33, 34],
+            _ => &[7, 8],
+        };
+        for t in needed {
+            assert!(
+                types[..first_vcl].contains(t),
+                "{name}: keyframe at pts {:?} lacks NAL type {t} (has {types:?})",
+                p.pts
+            );
+        }
+    }
+
+    // Outside parameter sets, the same NAL units in the same order as ffmpeg.
+    let ours: Vec<u8> = packets.iter().flat_map(|p| p.data.clone()).collect();
+    let theirs = ffmpeg_annexb(&path, codec);
+    let slices = |data: &[u8]| -> Vec<Vec<u8>> {
+        annexb_nals(data)
+            .filter(|n| !is_parameter_set(codec, nal_type(codec, n[0])))
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let (a, b) = (slices(&ours), slices(&theirs));
+    assert!(!b.is_empty(), "{name}: ffmpeg gave no NAL units");
+    assert_eq!(a.len(), b.len(), "{name}: NAL unit count");
+    assert!(a == b, "{name}: NAL units differ from ffmpeg's");
+    // And the parameter sets we insert are the ones ffmpeg inserts.
+    let sets = |data: &[u8]| -> std::collections::BTreeSet<Vec<u8>> {
+        annexb_nals(data)
+            .filter(|n| is_parameter_set(codec, nal_type(codec, n[0])))
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    assert_eq!(sets(&ours), sets(&theirs), "{name}: parameter sets");
+    assert_eq!(
+        sets(&demuxer.stream().parameter_sets),
+        sets(&theirs),
+        "{name}: VideoStreamInfo::parameter_sets"
+    );
+}
+
+#[test]
+fn annexb_h264_mp4() {
+    check_annexb("h264_baseline.mp4");
+    check_annexb("h264_slices.mp4");
+}
+
+#[test]
+fn annexb_h264_mkv() {
+    check_annexb("h264_main_bframes.mkv");
+}
+
+#[test]
+fn annexb_hevc() {
+    check_annexb("hevc_main.mkv");
+    check_annexb("hevc_main10.mp4");
+}
+
+#[test]
+fn stream_info_matches_ffprobe() {
+    for name in [
+        "h264_high.ts",
+        "hevc_main10.mp4",
+        "vp9.webm",
+        "av1.mkv",
+        "mpeg2.ts",
+    ] {
+        let path = clip(name);
+        let demuxer = Demuxer::open(&path).expect("open");
+        let info = demuxer.stream();
+        let out = Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+            .arg("stream=index,codec_name,width,height,time_base,pix_fmt,start_pts")
+            .args(["-of", "default=nw=1"])
+            .arg(&path)
+            .output()
+            .expect("run ffprobe");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let field = |k: &str| -> String {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .unwrap_or_else(|| panic!("ffprobe gave no {k} for {name}: {text}"))
+                .to_owned()
+        };
+        assert_eq!(info.index.to_string(), field("index"), "{name}");
+        assert_eq!(info.codec.to_string(), field("codec_name"), "{name}");
+        assert_eq!(info.width.to_string(), field("width"), "{name}");
+        assert_eq!(info.height.to_string(), field("height"), "{name}");
+        let (n, d) = info.time_base;
+        assert_eq!(format!("{n}/{d}"), field("time_base"), "{name}");
+        assert_eq!(
+            info.pixel_format.clone().unwrap_or_default(),
+            field("pix_fmt")
+        );
+        assert_eq!(info.start_pts.to_string(), field("start_pts"), "{name}");
+        let depth = if field("pix_fmt").contains("10") {
+            10
+        } else {
+            8
+        };
+        assert_eq!(info.bit_depth, depth, "{name}");
+    }
+}
+
+/// A clip with a keyframe every 10 frames (1/3 s) for 3 s, made with the
+/// ffmpeg CLI in the test's scratch directory.
+fn seek_clip(name: &str, codec_args: &[&str]) -> PathBuf {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=96x64:rate=30:duration=3")
+        .args(codec_args)
+        .args(["-g", "10"])
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success(), "making {name}");
+    path
+}
+
+/// (pts, keyframe) of every video packet, as ffprobe lists them.
+fn ffprobe_packets(path: &Path) -> Vec<(i64, bool)> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["packet=pts,flags", "-of", "csv=p=0"])
+        .arg(path)
+        .output()
+        .expect("run ffprobe");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(',');
+            let pts = f.next()?.parse().ok()?;
+            let key = f.next()?.starts_with('K');
+            Some((pts, key))
+        })
+        .collect()
+}
+
+fn check_seeks(path: &Path) {
+    let listed = ffprobe_packets(path);
+    let keyframes: Vec<i64> = listed.iter().filter(|p| p.1).map(|p| p.0).collect();
+    assert!(keyframes.len() >= 5, "{}: {keyframes:?}", path.display());
+    let mut demuxer = Demuxer::open(path).expect("open");
+    let info = demuxer.stream().clone();
+    let start = info.start_time;
+    // Forward, backward, exactly on a keyframe, before the start.
+    for offset_ms in [1500, 400, 2600, 0, 1000, 2950, 10] {
+        let target = start + Duration::from_millis(offset_ms);
+        demuxer.seek(target).expect("seek");
+        let packet = demuxer
+            .next_packet()
+            .expect("read after seek")
+            .expect("a packet after seek");
+        let target_ts = duration_to_ts(target, info.time_base);
+        let expected = keyframes
+            .iter()
+            .copied()
+            .filter(|&k| k <= target_ts)
+            .max()
+            .unwrap_or(keyframes[0]);
+        assert!(
+            packet.keyframe,
+            "{}: seek to {target:?} landed on a non-keyframe at pts {:?}",
+            path.display(),
+            packet.pts
+        );
+        assert_eq!(
+            packet.pts,
+            Some(expected),
+            "{}: seek to {target:?} (ts {target_ts})",
+            path.display()
+        );
+    }
+    // Before the start goes to the first keyframe.
+    demuxer.seek(Duration::ZERO).expect("seek to 0");
+    let first = demuxer.next_packet().expect("read").expect("packet");
+    assert_eq!(first.pts, Some(keyframes[0]));
+    // The rest of the file reads to the end after a seek.
+    let rest = all_packets(&mut demuxer).len() + 1;
+    assert_eq!(
+        rest,
+        listed.len(),
+        "{}: packets after seek to 0",
+        path.display()
+    );
+}
+
+#[test]
+fn seek_lands_on_the_keyframe_at_or_before_the_target() {
+    check_seeks(&seek_clip(
+        "seek_h264.mp4",
+        &["-c:v", "libx264", "-bf", "2"],
+    ));
+    check_seeks(&seek_clip(
+        "seek_hevc.mkv",
+        &["-c:v", "libx265", "-x265-params", "log-level=error"],
+    ));
+    check_seeks(&seek_clip(
+        "seek_vp9.webm",
+        &["-c:v", "libvpx-vp9", "-deadline", "realtime"],
+    ));
+    check_seeks(&seek_clip("seek_h264.ts", &["-c:v", "libx264", "-bf", "2"]));
+    check_seeks(&seek_clip("seek_mpeg2.ts", &["-c:v", "mpeg2video"]));
+}
+
+#[test]
+fn open_errors_are_typed() {
+    assert!(matches!(
+        Demuxer::open(Path::new("/nonexistent/clip.mp4")),
+        Err(MediaError::NotFound(_))
+    ));
+    assert!(matches!(
+        Demuxer::open(&clip("audio_only.mka")),
+        Err(MediaError::NoVideoStream(_))
+    ));
+    assert!(matches!(
+        Demuxer::open(media_dir()),
+        Err(MediaError::Open(_))
+    ));
+}

@@ -1,0 +1,280 @@
+//! `reel --output framemd5` against the oracle `ffmpeg -f framemd5` on every
+//! generated clip: same header (but `#software`), same rows (timestamps,
+//! sizes, hashes) in the same order.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use reel::display::framemd5::Framemd5Writer;
+use reel::media::Demuxer;
+use reel::sw::{decode_file, SwOptions};
+
+/// The generated clips (tests/media/generate.sh), made on first use.
+fn media_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = std::env::var_os("REEL_TEST_MEDIA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/test-media"));
+        std::fs::create_dir_all(&dir).expect("create the test media directory");
+        // Test binaries run in parallel: one generates, the others wait.
+        let status = Command::new("flock")
+            .arg(dir.join(".generate.lock"))
+            .arg(root.join("tests/media/generate.sh"))
+            .arg(&dir)
+            .status()
+            .expect("run tests/media/generate.sh");
+        assert!(status.success(), "tests/media/generate.sh failed: {status}");
+        dir
+    })
+}
+
+fn clip(name: &str) -> PathBuf {
+    let path = media_dir().join(name);
+    assert!(path.is_file(), "{} was not generated", path.display());
+    path
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("spawn");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    out
+}
+
+fn ffmpeg_framemd5(path: &Path, extra: &[&str]) -> String {
+    let out = run(Command::new("ffmpeg")
+        .args(["-nostdin", "-hide_banner", "-loglevel", "error", "-i"])
+        .arg(path)
+        .args(["-autoscale", "0"])
+        .args(extra)
+        .args(["-f", "framemd5", "-"]));
+    assert!(
+        out.status.success(),
+        "ffmpeg failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 framemd5")
+}
+
+fn reel_framemd5(path: &Path, extra: &[&str]) -> (Output, String) {
+    let out = run(Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["--hwdec=no", "--output", "framemd5"])
+        .args(extra)
+        .arg(path));
+    let text = String::from_utf8(out.stdout.clone()).expect("utf-8 framemd5");
+    (out, text)
+}
+
+/// Lines that must match: everything but the `#software` line, which names
+/// the writing program.
+fn comparable(framemd5: &str) -> Vec<&str> {
+    framemd5
+        .lines()
+        .filter(|l| !l.starts_with("#software"))
+        .collect()
+}
+
+fn rows(framemd5: &str) -> Vec<&str> {
+    framemd5.lines().filter(|l| !l.starts_with('#')).collect()
+}
+
+fn assert_same(name: &str, ours: &str, theirs: &str) {
+    let (a, b) = (comparable(ours), comparable(theirs));
+    if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+        panic!(
+            "{name}: framemd5 differs from ffmpeg's at line {}:\n  reel:   {:?}\n  ffmpeg: {:?}\n({} vs {} lines)",
+            i + 1,
+            a.get(i),
+            b.get(i),
+            a.len(),
+            b.len()
+        );
+    }
+    assert!(
+        !rows(theirs).is_empty(),
+        "{name}: ffmpeg decoded no frame: bad oracle"
+    );
+}
+
+fn check_clip(name: &str) {
+    let path = clip(name);
+    let (out, ours) = reel_framemd5(&path, &[]);
+    assert!(
+        out.status.success(),
+        "reel failed on {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs = ffmpeg_framemd5(&path, &[]);
+    assert_same(name, &ours, &theirs);
+    // Every generated clip is at least one second at 30 fps.
+    assert!(
+        rows(&ours).len() >= 30,
+        "{name}: {} frames",
+        rows(&ours).len()
+    );
+}
+
+macro_rules! clip_tests {
+    ($($test:ident => $file:literal,)*) => {$(
+        #[test]
+        fn $test() {
+            check_clip($file);
+        }
+    )*};
+}
+
+clip_tests! {
+    h264_baseline_mp4 => "h264_baseline.mp4",
+    h264_main_bframes_mkv => "h264_main_bframes.mkv",
+    h264_high_ts => "h264_high.ts",
+    h264_scaling_matrix_mp4 => "h264_scaling_matrix.mp4",
+    h264_weighted_mp4 => "h264_weighted.mp4",
+    h264_slices_mp4 => "h264_slices.mp4",
+    h264_mbaff_ts => "h264_mbaff.ts",
+    h264_odd_size_mp4 => "h264_odd_size.mp4",
+    hevc_main_mkv => "hevc_main.mkv",
+    hevc_main10_mp4 => "hevc_main10.mp4",
+    vp8_webm => "vp8.webm",
+    vp9_webm => "vp9.webm",
+    av1_mkv => "av1.mkv",
+    mpeg2_ts => "mpeg2.ts",
+}
+
+/// The splice in this clip makes its second segment start two frames
+/// before the first one ends (2.400 s vs 2.433 s); `ffmpeg`'s vfr sync drops
+/// the frame that falls behind, and reel's framemd5 output does the same
+/// (with a warning), so here too the whole output must match.
+#[test]
+fn h264_resolution_change_ts() {
+    check_clip("h264_resolution_change.ts");
+    let theirs = ffmpeg_framemd5(&clip("h264_resolution_change.ts"), &[]);
+    let sizes: std::collections::BTreeSet<&str> = rows(&theirs)
+        .iter()
+        .filter_map(|r| r.split(',').nth(4))
+        .map(str::trim)
+        .collect();
+    assert!(
+        sizes.len() >= 2,
+        "oracle shows no resolution change: frame sizes {sizes:?}"
+    );
+}
+
+/// One decoding thread gives the same pictures as many (frame threading
+/// reorders work, never output).
+#[test]
+fn single_thread_matches_ffmpeg() {
+    for name in ["h264_main_bframes.mkv", "hevc_main.mkv", "h264_slices.mp4"] {
+        let path = clip(name);
+        let (out, ours) = reel_framemd5(&path, &["--threads", "1"]);
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert_same(name, &ours, &ffmpeg_framemd5(&path, &[]));
+    }
+}
+
+/// With `for_display`, 10-bit 4:2:0 becomes P010 through libswscale; the
+/// oracle is ffmpeg converting to the same layout.
+#[test]
+fn display_conversion_to_p010_matches_ffmpeg() {
+    let path = clip("hevc_main10.mp4");
+    let mut demuxer = Demuxer::open(&path).expect("open");
+    let mut ours = Vec::new();
+    let mut writer = Framemd5Writer::new(&mut ours, demuxer.stream());
+    let mut formats = std::collections::BTreeSet::new();
+    decode_file(
+        &mut demuxer,
+        SwOptions {
+            threads: 0,
+            for_display: true,
+        },
+        |frame| {
+            formats.insert(frame.format.av_name());
+            writer.write_frame(&frame)?;
+            Ok(())
+        },
+    )
+    .expect("decode");
+    writer.finish().expect("flush");
+    assert_eq!(formats.into_iter().collect::<Vec<_>>(), ["p010le"]);
+    let ours = String::from_utf8(ours).expect("utf-8");
+    let theirs = ffmpeg_framemd5(&path, &["-pix_fmt", "p010le"]);
+    assert_same("hevc_main10.mp4 as p010le", &ours, &theirs);
+}
+
+#[test]
+fn null_output_decodes_every_clip_silently() {
+    for name in ["h264_high.ts", "vp9.webm", "av1.mkv", "hevc_main10.mp4"] {
+        let out = run(Command::new(env!("CARGO_BIN_EXE_reel"))
+            .args(["--hwdec=no", "--output", "null"])
+            .arg(clip(name)));
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert!(out.stdout.is_empty(), "{name}: null output wrote to stdout");
+    }
+}
+
+/// After a seek and a decoder flush, decoding resumes at the keyframe with
+/// the very pictures ffmpeg decodes there: the hashes after the seek are
+/// the tail of ffmpeg's list for the whole file.
+#[test]
+fn seek_then_decode_gives_ffmpeg_frames() {
+    use md5::{Digest, Md5};
+    use reel::sw::SwDecoder;
+    use std::time::Duration;
+
+    for name in ["h264_baseline.mp4", "h264_main_bframes.mkv", "mpeg2.ts"] {
+        let path = clip(name);
+        let theirs: Vec<String> = rows(&ffmpeg_framemd5(&path, &[]))
+            .iter()
+            .filter_map(|r| r.rsplit(", ").next().map(str::to_owned))
+            .collect();
+        let mut demuxer = Demuxer::open(&path).expect("open");
+        let mut decoder = SwDecoder::new(
+            demuxer.stream(),
+            SwOptions {
+                threads: 0,
+                for_display: false,
+            },
+        )
+        .expect("decoder");
+        // Decode a few frames first so the flush has something to drop.
+        for _ in 0..5 {
+            let packet = demuxer.next_packet().expect("read").expect("packet");
+            decoder.send(&packet).expect("send");
+            while decoder.receive().expect("receive").is_some() {}
+        }
+        let target = demuxer.stream().start_time + Duration::from_millis(900);
+        demuxer.seek(target).expect("seek");
+        decoder.flush();
+        let mut ours = Vec::new();
+        let mut hash = |frame: reel::frame::Frame| {
+            assert_eq!(frame.epoch, 1, "{name}: frame from before the flush");
+            let mut md5 = Md5::new();
+            frame.for_each_packed_row(|row| md5.update(row));
+            ours.push(format!("{:x}", md5.finalize()));
+        };
+        while let Some(packet) = demuxer.next_packet().expect("read") {
+            decoder.send(&packet).expect("send");
+            while let Some(frame) = decoder.receive().expect("receive") {
+                hash(frame);
+            }
+        }
+        decoder.send_eof().expect("eof");
+        while let Some(frame) = decoder.receive().expect("receive") {
+            hash(frame);
+        }
+        assert!(
+            !ours.is_empty() && ours.len() < theirs.len(),
+            "{name}: {} frames after the seek, {} in the file",
+            ours.len(),
+            theirs.len()
+        );
+        assert_eq!(
+            ours[..],
+            theirs[theirs.len() - ours.len()..],
+            "{name}: frames after the seek"
+        );
+    }
+}

@@ -164,6 +164,7 @@ fn show(display: &mut Display, weston: &Weston, frame: &Frame) {
     wait_ready(display, weston);
     display.present(frame).expect("present");
     wait_ready(display, weston);
+    assert_no_protocol_error(weston);
 }
 
 fn assert_close(got: [u8; 3], want: [u8; 3], tol: u8, what: &str) {
@@ -232,6 +233,16 @@ fn shm_buffers(proto: &[(String, String)]) -> HashSet<String> {
         })
         .filter_map(|(_, msg)| Some(msg.split("new id ").nth(1)?.split(',').next()?.to_owned()))
         .collect()
+}
+
+/// Weston logs `wl_display.error` events it sends; none may be for us.
+fn assert_no_protocol_error(weston: &Weston) {
+    let proto = weston.protocol_of(std::process::id());
+    let errors: Vec<_> = proto
+        .iter()
+        .filter(|(d, m)| d == "ev" && m.starts_with("wl_display@1.error("))
+        .collect();
+    assert!(errors.is_empty(), "protocol errors: {errors:?}");
 }
 
 #[test]
@@ -505,4 +516,142 @@ fn resolution_change_makes_a_new_pool() {
         destroyed as u64, before.buffers_allocated,
         "old buffers destroyed"
     );
+}
+
+/// Odd sizes (4:2:0 chroma rounded up) still go through dmabuf and show.
+#[test]
+fn odd_size_frame_through_dmabuf() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(&weston, options("odd"));
+    // Planes made for 252x132; the frame claims 251x131 as a decoder of an
+    // odd-sized stream would (the last chroma sample covers one luma column).
+    let mut frame = quadrant_frame(PixelFormat::Nv12, 252, 132, QUADRANTS);
+    frame.width = 251;
+    frame.height = 131;
+    show(&mut display, &weston, &frame);
+    let stats = display.stats();
+    assert_eq!((stats.frames_dmabuf, stats.frames_shm), (1, 0), "{stats:?}");
+    // 251x131 fitted to 640 wide: 640 * 131 / 251 = 334 rows, centred at 73.
+    assert_eq!(display.surface_size(), Some((640, 334)));
+    let shot = weston.screenshot();
+    assert_quadrants(&shot, (0, 73, 640, 334), 12);
+    assert_no_protocol_error(&weston);
+}
+
+/// Sample aspect ratio: 320x240 pixels at 4:3 SAR are shown 427x240 wide.
+#[test]
+fn sample_aspect_ratio_is_applied() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(&weston, options("anamorphic"));
+    let mut frame = quadrant_frame(PixelFormat::Yuv420, 320, 240, QUADRANTS);
+    frame.sample_aspect = (4, 3);
+    show(&mut display, &weston, &frame);
+    // 427x240 fitted to 640 wide: 640 * 240 / 427 = 359.7, so 360 rows at 60.
+    assert_eq!(display.surface_size(), Some((640, 360)));
+    let shot = weston.screenshot();
+    assert_close(shot.pixel(320, 30), [0, 0, 0], 2, "letterbox");
+    assert_quadrants(&shot, (0, 60, 640, 360), 10);
+    assert_no_protocol_error(&weston);
+}
+
+/// The compositor going away is an error from `dispatch`, not a panic or a hang.
+#[test]
+fn compositor_exit_is_an_error() {
+    let weston = Weston::start(320, 240);
+    let mut display = connect(&weston, options("gone"));
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Nv12, 160, 120, QUADRANTS),
+    );
+    drop(weston);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let err = loop {
+        if let Err(e) = display.dispatch_timeout(Duration::from_millis(100)) {
+            break e;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "dispatch kept succeeding after weston exited"
+        );
+    };
+    assert!(!err.to_string().is_empty());
+    let frame = quadrant_frame(PixelFormat::Nv12, 160, 120, QUADRANTS);
+    // Present either drops (not ready) or fails; it must not panic.
+    let _ = display.present(&frame);
+}
+
+/// An ordinary (desktop-shell) window opens at the video's display size and
+/// toggles fullscreen on request, keeping the aspect ratio both ways; the
+/// sizes are checked in weston's log of our viewport requests.
+#[test]
+fn desktop_window_size_and_fullscreen_toggle() {
+    let weston = Weston::start_with_shell(800, 600, "desktop");
+    let mut display = connect(&weston, options("desktop"));
+    let frame = quadrant_frame(PixelFormat::Nv12, 320, 180, QUADRANTS);
+    show(&mut display, &weston, &frame);
+    assert!(!display.is_fullscreen());
+    assert_eq!(
+        display.surface_size(),
+        Some((320, 180)),
+        "initial size = display size"
+    );
+
+    display.set_fullscreen(true);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !display.is_fullscreen() {
+        assert!(
+            Instant::now() < deadline,
+            "no fullscreen configure\n{}",
+            weston.log()
+        );
+        display
+            .dispatch_timeout(Duration::from_millis(50))
+            .expect("dispatch");
+    }
+    assert!(display
+        .take_events()
+        .contains(&reel::display::DisplayEvent::Resized {
+            width: 800,
+            height: 600
+        }));
+    show(&mut display, &weston, &frame);
+    // 16:9 in 800x600: 800x450, centred with 75 rows above and below.
+    assert_eq!(display.surface_size(), Some((800, 450)));
+    // (No screenshot here: desktop-shell's panel and fade animations make
+    // pixels timing-dependent; the kiosk tests check pixels.)
+
+    display.set_fullscreen(false);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while display.is_fullscreen() {
+        assert!(
+            Instant::now() < deadline,
+            "no un-fullscreen configure\n{}",
+            weston.log()
+        );
+        display
+            .dispatch_timeout(Duration::from_millis(50))
+            .expect("dispatch");
+    }
+    show(&mut display, &weston, &frame);
+    assert_eq!(
+        display.surface_size(),
+        Some((320, 180)),
+        "back to the display size"
+    );
+    // What weston was told: the viewport destinations, in order.
+    let proto = weston.protocol_of(std::process::id());
+    let dests: Vec<_> = proto
+        .iter()
+        .filter(|(d, m)| {
+            d == "rq" && m.starts_with("wp_viewport@") && m.contains(".set_destination(")
+        })
+        .map(|(_, m)| {
+            m.split(".set_destination")
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(dests, vec!["(320, 180)", "(800, 450)", "(320, 180)"]);
 }

@@ -46,9 +46,16 @@ impl Screenshot {
 }
 
 impl Weston {
-    /// Starts weston with one `width` x `height` output and waits for its
-    /// socket. Panics with weston's log if it does not come up.
+    /// Starts weston (kiosk shell: every window fullscreen) with one
+    /// `width` x `height` output and waits for its socket. Panics with
+    /// weston's log if it does not come up.
     pub fn start(width: u32, height: u32) -> Weston {
+        Self::start_with_shell(width, height, "kiosk")
+    }
+
+    /// Like `start`, with another shell (`desktop`: ordinary windows that
+    /// may be toggled fullscreen).
+    pub fn start_with_shell(width: u32, height: u32, shell: &str) -> Weston {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let tag = format!("reel-test-{}-{id}", std::process::id());
         let runtime_dir = std::env::temp_dir().join(&tag);
@@ -64,12 +71,12 @@ impl Weston {
             .args([
                 "--backend=headless",
                 "--renderer=gl",
-                "--shell=kiosk",
                 "--debug",
                 "--logger-scopes=log,proto",
                 "--refresh-rate=1000000",
                 "--idle-time=0",
             ])
+            .arg(format!("--shell={shell}"))
             .arg(format!("--width={width}"))
             .arg(format!("--height={height}"))
             .arg(format!("--socket={socket_name}"))

@@ -71,14 +71,22 @@ fn quadrant_frame(format: PixelFormat, width: u32, height: u32, colours: [[u8; 3
             }
             vec![(luma, luma_stride), (uv, stride)]
         }
-        PixelFormat::Yuv420 | PixelFormat::Yuv420p10 => {
-            let stride = cw * bps + pad;
+        PixelFormat::Yuv420
+        | PixelFormat::Yuv420p10
+        | PixelFormat::Yuv422
+        | PixelFormat::Yuv444 => {
+            let (sx, sy) = match format {
+                PixelFormat::Yuv444 => (1, 1),
+                PixelFormat::Yuv422 => (2, 1),
+                _ => (2, 2),
+            };
+            let stride = w / sx * bps + pad;
             let mut planes = vec![(luma, luma_stride)];
             for comp in 1..3 {
                 let mut p = Vec::new();
-                for y in 0..ch {
-                    for x in 0..cw {
-                        store(colour_at(x * 2, y * 2)[comp], &mut p);
+                for y in 0..h / sy {
+                    for x in 0..w / sx {
+                        store(colour_at(x * sx, y * sy)[comp], &mut p);
                     }
                     p.extend(std::iter::repeat_n(0xAA, pad));
                 }
@@ -356,6 +364,66 @@ fn p010_through_dmabuf() {
 #[test]
 fn ten_bit_planar_is_repacked_to_p010() {
     semi_planar_through_dmabuf(PixelFormat::Yuv420p10, b"P010", 10);
+}
+
+/// 4:2:2 and 4:4:4 planar: dmabuf when weston lists the format as linear
+/// and imports it; a refused import (`failed`, which weston 14 on llvmpipe
+/// sends for YUV422 although it advertises it) is not retried: the next
+/// advertised modifier, then wl_shm, without a protocol error. The colours
+/// are right either way.
+#[test]
+fn yuv422_and_yuv444_use_dmabuf_or_fall_back() {
+    for (format, fourcc) in [
+        (PixelFormat::Yuv422, *b"YU16"),
+        (PixelFormat::Yuv444, *b"YU24"),
+    ] {
+        let weston = Weston::start(640, 480);
+        let mut display = connect(&weston, options(&format.to_string()));
+        let code = u32::from_le_bytes(fourcc);
+        let linear = display.advertised_formats().contains(code, 0);
+        let frame = quadrant_frame(format, 320, 240, QUADRANTS);
+        show(&mut display, &weston, &frame);
+        show(&mut display, &weston, &frame);
+        let stats = display.stats();
+        let proto = weston.protocol_of(std::process::id());
+        let failed = proto
+            .iter()
+            .filter(|(d, m)| {
+                d == "ev" && m.contains("zwp_linux_buffer_params_v1@") && m.ends_with(".failed()")
+            })
+            .count() as u64;
+        eprintln!("{format}: linear advertised {linear}, weston refused {failed}, {stats:?}");
+        assert_eq!(
+            stats.dmabuf_failures, failed,
+            "our failure count matches weston's log"
+        );
+        if linear && failed == 0 {
+            assert_eq!(
+                (stats.frames_dmabuf, stats.frames_shm),
+                (2, 0),
+                "{format}: {stats:?}"
+            );
+        } else {
+            // One attempt per advertised modifier (LINEAR, INVALID), never
+            // a retry of a refused one: every create was refused.
+            let creates = proto
+                .iter()
+                .filter(|(d, m)| {
+                    d == "rq"
+                        && m.starts_with("zwp_linux_buffer_params_v1@")
+                        && m.contains(".create(")
+                })
+                .count() as u64;
+            assert!((1..=2).contains(&failed), "{format}: {failed} refusals");
+            assert_eq!(creates, failed, "{format}: a refused pair was tried again");
+            assert_eq!(
+                (stats.frames_dmabuf, stats.frames_shm),
+                (0, 2),
+                "{format}: {stats:?}"
+            );
+        }
+        assert_quadrants(&weston.screenshot(), (0, 0, 640, 480), 10);
+    }
 }
 
 /// Many frames: the pool stays within its bound, nothing is dropped when we

@@ -76,7 +76,8 @@ pub struct PresentStats {
     pub pool_peak: usize,
     /// Buffers the compositor holds right now (attached and not released).
     pub held_now: usize,
-    /// dmabuf imports the compositor refused (each switches to wl_shm).
+    /// dmabuf imports the compositor refused although it advertised the
+    /// format; each refused (fourcc, modifier) pair is never tried again.
     pub dmabuf_failures: u64,
 }
 

@@ -21,7 +21,8 @@ use wayland_client::globals::{registry_queue_init, GlobalList};
 use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
 use wayland_client::{Connection, EventQueue, Proxy, QueueHandle};
 use wayland_protocols::wp::linux_dmabuf::zv1::client::{
-    zwp_linux_buffer_params_v1, zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
+    zwp_linux_buffer_params_v1, zwp_linux_dmabuf_feedback_v1::ZwpLinuxDmabufFeedbackV1,
+    zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
 };
 use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
@@ -29,13 +30,14 @@ use wayland_protocols::wp::viewporter::client::{
 
 use super::aspect::{display_size, surface_size};
 use super::copy::copy_frame;
-use super::formats::{choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, MOD_LINEAR};
+use super::formats::{
+    choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, Feedback, FeedbackBuilder,
+    MOD_LINEAR,
+};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
 use super::pool::{Acquire, BufferPool, PoolKey, Released};
-use super::protocol::{
-    BufferData, DmabufGlobal, FeedbackData, FeedbackState, NoEvents, ParamsData,
-};
+use super::protocol::{BufferData, DmabufGlobal, FeedbackData, NoEvents, ParamsData};
 use super::shm_convert::frame_to_xrgb;
 use super::{DisplayError, DisplayEvent, PresentStats, WindowOptions, MAX_POOL_BUFFERS};
 use crate::frame::Frame;
@@ -70,7 +72,10 @@ pub(super) struct State {
     pub(super) shm: wl_shm::WlShm,
     pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
     pub(super) advertised: AdvertisedFormats,
-    pub(super) feedback: FeedbackState,
+    /// v4+: the feedback object, the batch being received, the last batch.
+    pub(super) _feedback_object: Option<ZwpLinuxDmabufFeedbackV1>,
+    pub(super) feedback_builder: FeedbackBuilder,
+    pub(super) feedback: Option<Feedback>,
     pub(super) keyboard: Option<WlKeyboard>,
     pub(super) events: Vec<DisplayEvent>,
     pub(super) configured: bool,
@@ -88,8 +93,6 @@ pub(super) struct State {
     /// `Some(None)` failed.
     pub(super) import_result: Option<Option<WlBuffer>>,
     force_shm: bool,
-    /// The compositor failed a dmabuf import: use wl_shm from now on.
-    dmabuf_refused: bool,
     /// Why dmabuf is not used, once we know (logged once).
     shm_reason: Option<String>,
 }
@@ -272,6 +275,12 @@ impl Display {
         &self.state.advertised
     }
 
+    /// The last complete v4+ dmabuf feedback (format table and tranches in
+    /// preference order); `None` on v3 compositors such as headless weston.
+    pub fn dmabuf_feedback(&self) -> Option<&Feedback> {
+        self.state.feedback.as_ref()
+    }
+
     /// The surface size (viewport destination) last committed, if any.
     pub fn surface_size(&self) -> Option<(u32, u32)> {
         self.state.applied_size
@@ -296,9 +305,6 @@ impl Display {
     fn choose_path(&mut self, frame: &Frame) -> Path_ {
         if self.state.force_shm {
             self.note_shm("forced by option".to_owned());
-            return Path_::Shm;
-        }
-        if self.state.dmabuf_refused {
             return Path_::Shm;
         }
         if self.state.dmabuf.is_none() {
@@ -352,12 +358,15 @@ impl Display {
                     Path_::Dmabuf(choice) => match self.allocate_dmabuf(frame, choice)? {
                         Some(buffer) => buffer,
                         None => {
-                            // Refused: the compositor will not take our
-                            // dmabufs, so stop offering them.
-                            self.state.dmabuf_refused = true;
+                            // Refused although advertised: never offer this
+                            // pair again, and choose afresh (another
+                            // modifier, or wl_shm).
+                            self.state
+                                .advertised
+                                .remove(choice.fourcc as u32, choice.modifier);
                             self.state.stats.dmabuf_failures += 1;
-                            self.note_shm("the compositor refused a dmabuf import".to_owned());
-                            return self.present_via(frame, Path_::Shm);
+                            let path = self.choose_path(frame);
+                            return self.present_via(frame, path);
                         }
                     },
                     Path_::Shm => self.allocate_shm(frame)?,
@@ -536,10 +545,10 @@ impl State {
         // v3 sends modifier events; v4 sends feedback instead. v5 adds
         // nothing we use.
         let dmabuf: Option<ZwpLinuxDmabufV1> = globals.bind(qh, 3..=4, DmabufGlobal).ok();
-        let mut feedback = FeedbackState::default();
-        if let Some(d) = dmabuf.as_ref().filter(|d| d.version() >= 4) {
-            feedback.object = Some(d.get_default_feedback(qh, FeedbackData));
-        }
+        let feedback_object = dmabuf
+            .as_ref()
+            .filter(|d| d.version() >= 4)
+            .map(|d| d.get_default_feedback(qh, FeedbackData));
         let viewporter: Option<WpViewporter> = globals.bind(qh, 1..=1, NoEvents).ok();
         let surface = compositor.create_surface(qh);
         let viewport = viewporter
@@ -565,7 +574,9 @@ impl State {
             shm,
             dmabuf,
             advertised: AdvertisedFormats::new(),
-            feedback,
+            _feedback_object: feedback_object,
+            feedback_builder: FeedbackBuilder::default(),
+            feedback: None,
             keyboard: None,
             events: Vec::new(),
             configured: false,
@@ -579,7 +590,6 @@ impl State {
             stats: PresentStats::default(),
             import_result: None,
             force_shm: opts.force_shm,
-            dmabuf_refused: false,
             shm_reason: None,
         })
     }

@@ -113,8 +113,7 @@ impl Weston {
                     self.log()
                 );
             }
-            // Weston adds its socket once output and shell are set up.
-            if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            if answers_sync(&socket) {
                 return;
             }
             if Instant::now() > deadline {
@@ -212,6 +211,31 @@ impl Weston {
             .unwrap_or_else(|| panic!("weston-screenshooter wrote no PNG in {}", dir.display()));
         decode_png(&png)
     }
+}
+
+/// True if a compositor on `socket` answers a `wl_display.sync`. The socket
+/// exists before weston has loaded its shell (and weston may still exit if
+/// that fails); an answer means its event loop runs with everything loaded.
+fn answers_sync(socket: &Path) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return false;
+    };
+    // wl_display@1.sync(new id wl_callback@2): object, size << 16 | opcode, new id.
+    let mut request = Vec::new();
+    for word in [1u32, 12 << 16, 2] {
+        request.extend_from_slice(&word.to_ne_bytes());
+    }
+    if stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .is_err()
+        || stream.write_all(&request).is_err()
+    {
+        return false;
+    }
+    // The reply starts with wl_callback@2.done (object 2, opcode 0).
+    let mut reply = [0u8; 8];
+    stream.read_exact(&mut reply).is_ok() && reply[..4] == 2u32.to_ne_bytes()
 }
 
 fn decode_png(path: &Path) -> Screenshot {

@@ -52,9 +52,9 @@ pub(super) struct FrameBuffer {
     layout: BufferLayout,
 }
 
-/// Where the frame goes.
+/// Where a frame goes: a dmabuf of the chosen format, or XRGB8888 wl_shm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Path_ {
+enum Route {
     Dmabuf(DmabufChoice),
     Shm,
 }
@@ -302,23 +302,23 @@ impl Display {
         self.present_via(frame, path)
     }
 
-    fn choose_path(&mut self, frame: &Frame) -> Path_ {
+    fn choose_path(&mut self, frame: &Frame) -> Route {
         if self.state.force_shm {
             self.note_shm("forced by option".to_owned());
-            return Path_::Shm;
+            return Route::Shm;
         }
         if self.state.dmabuf.is_none() {
             self.note_shm("the compositor has no zwp_linux_dmabuf_v1".to_owned());
-            return Path_::Shm;
+            return Route::Shm;
         }
         match choose_dmabuf(frame.format, &self.state.advertised) {
-            Some(choice) => Path_::Dmabuf(choice),
+            Some(choice) => Route::Dmabuf(choice),
             None => {
                 self.note_shm(format!(
                     "the compositor takes no linear {} dmabuf",
                     frame.format
                 ));
-                Path_::Shm
+                Route::Shm
             }
         }
     }
@@ -331,16 +331,16 @@ impl Display {
         }
     }
 
-    fn present_via(&mut self, frame: &Frame, path: Path_) -> Result<(), DisplayError> {
+    fn present_via(&mut self, frame: &Frame, path: Route) -> Result<(), DisplayError> {
         let key = match path {
-            Path_::Dmabuf(c) => PoolKey {
+            Route::Dmabuf(c) => PoolKey {
                 dmabuf: true,
                 fourcc: c.fourcc as u32,
                 modifier: c.modifier,
                 width: frame.width,
                 height: frame.height,
             },
-            Path_::Shm => PoolKey {
+            Route::Shm => PoolKey {
                 dmabuf: false,
                 fourcc: DrmFourcc::Xrgb8888 as u32,
                 modifier: MOD_LINEAR,
@@ -355,7 +355,7 @@ impl Display {
             Acquire::Free(slot) => slot,
             Acquire::Grow => {
                 let buffer = match path {
-                    Path_::Dmabuf(choice) => match self.allocate_dmabuf(frame, choice)? {
+                    Route::Dmabuf(choice) => match self.allocate_dmabuf(frame, choice)? {
                         Some(buffer) => buffer,
                         None => {
                             // Refused although advertised: never offer this
@@ -369,7 +369,7 @@ impl Display {
                             return self.present_via(frame, path);
                         }
                     },
-                    Path_::Shm => self.allocate_shm(frame)?,
+                    Route::Shm => self.allocate_shm(frame)?,
                 };
                 self.state.stats.buffers_allocated += 1;
                 let slot = self.state.pool.push(buffer);
@@ -386,8 +386,8 @@ impl Display {
             return Err(bad_frame(frame, "internal: acquired buffer is held"));
         };
         match path {
-            Path_::Dmabuf(_) => copy_frame(frame, &buffer.layout, buffer.memory.bytes_mut())?,
-            Path_::Shm => {
+            Route::Dmabuf(_) => copy_frame(frame, &buffer.layout, buffer.memory.bytes_mut())?,
+            Route::Shm => {
                 let stride = buffer.layout.planes[0].stride;
                 frame_to_xrgb(frame, buffer.memory.bytes_mut(), stride)?
             }
@@ -396,12 +396,12 @@ impl Display {
         self.commit_buffer(frame, &wl_buffer);
         self.state.pool.mark_held(slot);
         match path {
-            Path_::Dmabuf(c) => {
+            Route::Dmabuf(c) => {
                 self.state.stats.frames_dmabuf += 1;
                 debug!(pts = ?frame.pts, path = "dmabuf", format = ?c.fourcc, modifier = %modifier_name(c.modifier),
                        copy = "one CPU copy into a memfd", "frame presented");
             }
-            Path_::Shm => {
+            Route::Shm => {
                 self.state.stats.frames_shm += 1;
                 debug!(pts = ?frame.pts, path = "shm", format = "XRGB8888", from = %frame.format,
                        copy = "one CPU conversion into wl_shm", "frame presented");

@@ -802,3 +802,60 @@ fn calloop_driven_playback_advances() {
     assert_eq!(stats.frames_dropped, 0, "{stats:?}");
     assert_no_protocol_error(&weston);
 }
+
+/// A compositor without linux-dmabuf (weston's pixman renderer): wl_shm is
+/// chosen by itself, and the picture is right.
+#[test]
+fn no_dmabuf_compositor_falls_back_to_shm() {
+    let weston = Weston::start_with(640, 480, "kiosk", "pixman");
+    let mut display = connect(&weston, options("pixman"));
+    assert!(display.advertised_formats().is_empty());
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Nv12, 320, 240, QUADRANTS),
+    );
+    let stats = display.stats();
+    assert_eq!((stats.frames_dmabuf, stats.frames_shm), (0, 1), "{stats:?}");
+    assert_quadrants(&weston.screenshot(), (0, 0, 640, 480), 4);
+    let proto = weston.protocol_of(std::process::id());
+    assert!(
+        !proto
+            .iter()
+            .any(|(_, m)| m.contains("zwp_linux_dmabuf_v1\", ")),
+        "dmabuf was bound"
+    );
+}
+
+/// A compositor without xdg-shell (weston's fullscreen-shell): a clear
+/// error naming the missing global.
+#[test]
+fn missing_xdg_shell_is_a_clear_error() {
+    let weston = Weston::start_with(320, 240, "fullscreen", "gl");
+    let err = Display::connect_to_socket(&weston.socket_path(), &options("no xdg"))
+        .err()
+        .expect("connect must fail without xdg_wm_base");
+    assert!(err.to_string().contains("xdg_wm_base"), "{err}");
+    assert_no_protocol_error(&weston);
+}
+
+/// `dispatch` returns at once when the compositor has nothing to say.
+#[test]
+fn dispatch_does_not_block() {
+    let weston = Weston::start(320, 240);
+    let mut display = connect(&weston, options("idle"));
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Nv12, 160, 120, QUADRANTS),
+    );
+    let started = Instant::now();
+    for _ in 0..20 {
+        display.dispatch().expect("dispatch");
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "20 idle dispatches took {:?}",
+        started.elapsed()
+    );
+}

@@ -1,5 +1,5 @@
 //! A real compositor for integration tests: weston 14, headless backend, GL
-//! renderer (llvmpipe), kiosk shell, in its own runtime directory.
+//! renderer (llvmpipe), kiosk shell by default, in its own runtime directory.
 //!
 //! `Weston::start` fails the test (with weston's log) if weston cannot run;
 //! it never skips. Screenshots go through `weston-screenshooter` (allowed
@@ -56,6 +56,13 @@ impl Weston {
     /// Like `start`, with another shell (`desktop`: ordinary windows that
     /// may be toggled fullscreen).
     pub fn start_with_shell(width: u32, height: u32, shell: &str) -> Weston {
+        Self::start_with(width, height, shell, "gl")
+    }
+
+    /// Full control: `shell` (kiosk, desktop, fullscreen) and `renderer`
+    /// (gl: linux-dmabuf available; pixman: no linux-dmabuf in Debian's
+    /// build, for the wl_shm-only case).
+    pub fn start_with(width: u32, height: u32, shell: &str, renderer: &str) -> Weston {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let tag = format!("reel-test-{}-{id}", std::process::id());
         let runtime_dir = std::env::temp_dir().join(&tag);
@@ -70,13 +77,13 @@ impl Weston {
         let child = Command::new("weston")
             .args([
                 "--backend=headless",
-                "--renderer=gl",
                 "--debug",
                 "--logger-scopes=log,proto",
                 "--refresh-rate=1000000",
                 "--idle-time=0",
             ])
             .arg(format!("--shell={shell}"))
+            .arg(format!("--renderer={renderer}"))
             .arg(format!("--width={width}"))
             .arg(format!("--height={height}"))
             .arg(format!("--socket={socket_name}"))

@@ -94,7 +94,7 @@ fn quadrant_frame(format: PixelFormat, width: u32, height: u32, colours: [[u8; 3
             }
             planes
         }
-        other => panic!("no quadrant frames for {other}"),
+        PixelFormat::Gray8 => vec![(luma, luma_stride)],
     };
     Frame {
         pts: Duration::ZERO,
@@ -858,4 +858,60 @@ fn dispatch_does_not_block() {
         "20 idle dispatches took {:?}",
         started.elapsed()
     );
+}
+
+/// Switching path mid-stream (a format weston takes as dmabuf, then one it
+/// cannot, then back): each switch makes a new pool, old buffers are
+/// destroyed only once released, and the last picture is right.
+#[test]
+fn path_switch_mid_stream() {
+    let weston = Weston::start(640, 480);
+    let mut display = connect(&weston, options("switch"));
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Nv12, 320, 240, QUADRANTS),
+    );
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Gray8, 320, 240, QUADRANTS),
+    );
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Gray8, 320, 240, QUADRANTS),
+    );
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Nv12, 320, 240, QUADRANTS),
+    );
+    let stats = display.stats();
+    assert_eq!((stats.frames_dmabuf, stats.frames_shm), (2, 2), "{stats:?}");
+    assert_quadrants(&weston.screenshot(), (0, 0, 640, 480), 10);
+    let proto = weston.protocol_of(std::process::id());
+    let mut held = HashSet::new();
+    for (dir, msg) in &proto {
+        let id = msg.split('.').next().unwrap_or_default().to_owned();
+        if dir == "rq" && msg.contains(".attach(wl_buffer@") {
+            held.insert(
+                msg.split("attach(")
+                    .nth(1)
+                    .and_then(|s| s.split(',').next())
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        } else if dir == "ev" && msg.ends_with(".release()") {
+            held.remove(&id);
+        } else if dir == "rq" && msg.starts_with("wl_buffer@") && msg.ends_with(".destroy()") {
+            assert!(!held.contains(&id), "{id} destroyed while held");
+        }
+    }
+    let destroyed = proto
+        .iter()
+        .filter(|(d, m)| d == "rq" && m.starts_with("wl_buffer@") && m.ends_with(".destroy()"))
+        .count();
+    // The first NV12 buffer and the shm buffer(s) are gone by now.
+    assert!(destroyed >= 2, "only {destroyed} buffers destroyed");
 }

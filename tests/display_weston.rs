@@ -915,3 +915,41 @@ fn path_switch_mid_stream() {
     // The first NV12 buffer and the shm buffer(s) are gone by now.
     assert!(destroyed >= 2, "only {destroyed} buffers destroyed");
 }
+
+/// A frame whose planes are shorter than its size says (a decoder bug) is
+/// an error from `present`, not a panic, and the display stays usable.
+fn short_frame_is_an_error(force_shm: bool) {
+    let weston = Weston::start(320, 240);
+    let mut display = connect(
+        &weston,
+        WindowOptions {
+            force_shm,
+            ..options("short")
+        },
+    );
+    let mut bad = quadrant_frame(PixelFormat::Nv12, 160, 120, QUADRANTS);
+    bad.height = 240; // the planes hold 120 rows
+    wait_ready(&mut display, &weston);
+    let err = display
+        .present(&bad)
+        .expect_err("short planes must be refused");
+    assert!(err.to_string().contains("shorter"), "{err}");
+    show(
+        &mut display,
+        &weston,
+        &quadrant_frame(PixelFormat::Nv12, 160, 120, QUADRANTS),
+    );
+    let stats = display.stats();
+    assert_eq!(stats.frames_dmabuf + stats.frames_shm, 1, "{stats:?}");
+    assert_quadrants(&weston.screenshot(), (0, 0, 320, 240), 10);
+}
+
+#[test]
+fn short_frame_is_an_error_dmabuf() {
+    short_frame_is_an_error(false);
+}
+
+#[test]
+fn short_frame_is_an_error_shm() {
+    short_frame_is_an_error(true);
+}

@@ -443,12 +443,36 @@ fn many_frames_respect_release(force_shm: bool) {
         // Rotate the colours so every frame differs.
         let mut colours = QUADRANTS;
         colours.rotate_left((i % 4) as usize);
-        let frame = quadrant_frame(PixelFormat::Nv12, 160, 120, colours);
+        let mut frame = quadrant_frame(PixelFormat::Nv12, 160, 120, colours);
+        frame.pts = Duration::from_millis(20 * i);
         wait_ready(&mut display, &weston);
         display.present(&frame).expect("present");
     }
     wait_ready(&mut display, &weston);
+    // Every commit is reported shown or discarded (wp_presentation).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while display.stats().frames_shown + display.stats().frames_discarded < N {
+        assert!(
+            Instant::now() < deadline,
+            "presentation feedback missing: {:?}",
+            display.stats()
+        );
+        display
+            .dispatch_timeout(Duration::from_millis(50))
+            .expect("dispatch");
+    }
+    let last = display.last_presented().expect("a frame was shown");
+    assert_eq!(
+        last.pts,
+        Duration::from_millis(20 * (N - 1)),
+        "the last frame is the last shown"
+    );
+    assert!(display.presentation_clock().is_some());
     let stats = display.stats();
+    assert!(
+        stats.frames_shown >= N / 2,
+        "most frames were shown: {stats:?}"
+    );
     assert_eq!(stats.frames_dmabuf + stats.frames_shm, N, "{stats:?}");
     assert_eq!(
         stats.dropped_no_buffer + stats.dropped_not_ready,

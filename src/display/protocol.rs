@@ -32,6 +32,10 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::{
     zwp_linux_dmabuf_feedback_v1::{self, TrancheFlags, ZwpLinuxDmabufFeedbackV1},
     zwp_linux_dmabuf_v1::{self, ZwpLinuxDmabufV1},
 };
+use wayland_protocols::wp::presentation_time::client::{
+    wp_presentation::{self, WpPresentation},
+    wp_presentation_feedback::{self, WpPresentationFeedback},
+};
 use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
 };
@@ -50,6 +54,8 @@ pub(super) struct FeedbackData;
 pub(super) struct ParamsData;
 /// User data of our wl_buffers (shm and dmabuf alike).
 pub(super) struct BufferData;
+/// User data of a wp_presentation_feedback: the pts of the frame committed.
+pub(super) struct PresentationData(pub(super) std::time::Duration);
 
 impl Dispatch2<WlShm, State> for NoEvents {
     fn event(
@@ -96,6 +102,52 @@ impl Dispatch2<WpViewport, State> for NoEvents {
         _: &Connection,
         _: &QueueHandle<State>,
     ) {
+    }
+}
+
+impl Dispatch2<WpPresentation, State> for NoEvents {
+    fn event(
+        &self,
+        state: &mut State,
+        _: &WpPresentation,
+        event: wp_presentation::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        if let wp_presentation::Event::ClockId { clk_id } = event {
+            state.presentation_clock = Some(clk_id);
+        }
+    }
+}
+
+impl Dispatch2<WpPresentationFeedback, State> for PresentationData {
+    fn event(
+        &self,
+        state: &mut State,
+        _: &WpPresentationFeedback,
+        event: wp_presentation_feedback::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        match event {
+            wp_presentation_feedback::Event::Presented {
+                tv_sec_hi,
+                tv_sec_lo,
+                tv_nsec,
+                refresh,
+                ..
+            } => {
+                let secs = (u64::from(tv_sec_hi) << 32) | u64::from(tv_sec_lo);
+                state.stats.frames_shown += 1;
+                state.last_presented = Some(super::Presented {
+                    pts: self.0,
+                    shown_at: std::time::Duration::new(secs, tv_nsec.min(999_999_999)),
+                    refresh: std::time::Duration::from_nanos(u64::from(refresh)),
+                });
+            }
+            wp_presentation_feedback::Event::Discarded => state.stats.frames_discarded += 1,
+            _ => {}
+        }
     }
 }
 

@@ -24,6 +24,7 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::{
     zwp_linux_buffer_params_v1, zwp_linux_dmabuf_feedback_v1::ZwpLinuxDmabufFeedbackV1,
     zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
 };
+use wayland_protocols::wp::presentation_time::client::wp_presentation::WpPresentation;
 use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
 };
@@ -37,9 +38,11 @@ use super::formats::{
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
 use super::pool::{Acquire, BufferPool, PoolKey, Released};
-use super::protocol::{BufferData, DmabufGlobal, FeedbackData, NoEvents, ParamsData};
+use super::protocol::{
+    BufferData, DmabufGlobal, FeedbackData, NoEvents, ParamsData, PresentationData,
+};
 use super::shm_convert::frame_to_xrgb;
-use super::{DisplayError, DisplayEvent, PresentStats, WindowOptions, MAX_POOL_BUFFERS};
+use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::frame::Frame;
 
 /// How long the compositor may take to answer a dmabuf import.
@@ -70,6 +73,9 @@ pub(super) struct State {
     pub(super) viewport: Option<WpViewport>,
     pub(super) _viewporter: Option<WpViewporter>,
     pub(super) shm: wl_shm::WlShm,
+    pub(super) presentation: Option<WpPresentation>,
+    pub(super) presentation_clock: Option<u32>,
+    pub(super) last_presented: Option<Presented>,
     pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
     pub(super) advertised: AdvertisedFormats,
     /// v4+: the feedback object, the batch being received, the last batch.
@@ -275,6 +281,18 @@ impl Display {
         &self.state.advertised
     }
 
+    /// The last frame the compositor reported as shown (wp_presentation),
+    /// for measuring latency and pacing against what really reached the
+    /// screen.
+    pub fn last_presented(&self) -> Option<Presented> {
+        self.state.last_presented
+    }
+
+    /// The clock `Presented::shown_at` is on (a `clockid_t`), once known.
+    pub fn presentation_clock(&self) -> Option<u32> {
+        self.state.presentation_clock
+    }
+
     /// The last complete v4+ dmabuf feedback (format table and tranches in
     /// preference order); `None` on v3 compositors such as headless weston.
     pub fn dmabuf_feedback(&self) -> Option<&Feedback> {
@@ -418,6 +436,9 @@ impl Display {
         surface.attach(Some(buffer), 0, 0);
         surface.damage_buffer(0, 0, clamp_i32(frame.width), clamp_i32(frame.height));
         surface.frame(&self.qh, FrameCallbackData(surface.clone()));
+        if let Some(presentation) = &self.state.presentation {
+            presentation.feedback(&surface, &self.qh, PresentationData(frame.pts));
+        }
         surface.commit();
         self.state.has_buffer = true;
         self.state.frame_pending = true;
@@ -550,6 +571,7 @@ impl State {
             .filter(|d| d.version() >= 4)
             .map(|d| d.get_default_feedback(qh, FeedbackData));
         let viewporter: Option<WpViewporter> = globals.bind(qh, 1..=1, NoEvents).ok();
+        let presentation: Option<WpPresentation> = globals.bind(qh, 1..=1, NoEvents).ok();
         let surface = compositor.create_surface(qh);
         let viewport = viewporter
             .as_ref()
@@ -572,6 +594,9 @@ impl State {
             viewport,
             _viewporter: viewporter,
             shm,
+            presentation,
+            presentation_clock: None,
+            last_presented: None,
             dmabuf,
             advertised: AdvertisedFormats::new(),
             _feedback_object: feedback_object,

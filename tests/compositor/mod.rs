@@ -275,6 +275,11 @@ impl Drop for Weston {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if std::thread::panicking() {
+            // The test failed: show the end of weston's log with it.
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(150)..].join("\n");
+            eprintln!("--- weston log (last 150 lines) ---\n{tail}");
             eprintln!(
                 "weston runtime dir kept for inspection: {}",
                 self.runtime_dir.display()

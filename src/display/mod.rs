@@ -15,6 +15,7 @@ mod memory;
 pub mod pool;
 mod protocol;
 mod shm_convert;
+mod state;
 mod wayland;
 
 #[cfg(test)]

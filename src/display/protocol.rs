@@ -41,7 +41,7 @@ use wayland_protocols::wp::viewporter::client::{
 };
 
 use super::keys::map_keysym;
-use super::wayland::State;
+use super::state::State;
 use super::DisplayEvent;
 
 /// User data of objects whose events we ignore or that have none.

@@ -41,6 +41,11 @@ impl AdvertisedFormats {
         );
     }
 
+    /// Forgets a pair (the compositor refused to import it after all).
+    pub fn remove(&mut self, fourcc: u32, modifier: u64) {
+        self.pairs.remove(&(fourcc, modifier));
+    }
+
     pub fn contains(&self, fourcc: u32, modifier: u64) -> bool {
         self.pairs.contains(&(fourcc, modifier))
     }
@@ -140,6 +145,78 @@ pub fn parse_tranche_indices(bytes: &[u8]) -> Result<Vec<u16>, FeedbackError> {
         .chunks_exact(2)
         .map(|c| u16::from_ne_bytes([c[0], c[1]]))
         .collect())
+}
+
+/// Reads a `dev_t` as the protocol sends it (native-endian bytes).
+fn parse_dev(bytes: &[u8]) -> Option<u64> {
+    <[u8; 8]>::try_from(bytes).ok().map(u64::from_ne_bytes)
+}
+
+/// One complete v4+ feedback batch (everything up to a `done` event).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Feedback {
+    pub main_device: Option<u64>,
+    pub table: FormatTable,
+    /// In the compositor's order of preference.
+    pub tranches: Vec<Tranche>,
+}
+
+impl Feedback {
+    /// Every (fourcc, modifier) pair of every tranche.
+    pub fn advertised(&self) -> Result<AdvertisedFormats, FeedbackError> {
+        AdvertisedFormats::from_feedback(&self.table, &self.tranches)
+    }
+}
+
+/// Collects v4+ feedback events. The format table persists across batches
+/// (the compositor resends it only when it changes); tranches do not.
+#[derive(Debug, Default)]
+pub struct FeedbackBuilder {
+    table: FormatTable,
+    main_device: Option<u64>,
+    tranches: Vec<Tranche>,
+    current: Tranche,
+}
+
+impl FeedbackBuilder {
+    pub fn format_table(&mut self, bytes: &[u8]) -> Result<(), FeedbackError> {
+        self.table = FormatTable::parse(bytes)?;
+        Ok(())
+    }
+
+    pub fn main_device(&mut self, dev: &[u8]) {
+        self.main_device = parse_dev(dev);
+    }
+
+    pub fn tranche_target_device(&mut self, dev: &[u8]) {
+        self.current.target_device = parse_dev(dev);
+    }
+
+    /// Indices may come in several events for one tranche: they add up.
+    pub fn tranche_formats(&mut self, indices: &[u8]) -> Result<(), FeedbackError> {
+        self.current.indices.extend(parse_tranche_indices(indices)?);
+        Ok(())
+    }
+
+    pub fn tranche_flags(&mut self, scanout: bool) {
+        self.current.scanout = scanout;
+    }
+
+    pub fn tranche_done(&mut self) {
+        self.tranches.push(std::mem::take(&mut self.current));
+    }
+
+    /// Ends the batch; checks every index against the table.
+    pub fn done(&mut self) -> Result<Feedback, FeedbackError> {
+        let feedback = Feedback {
+            main_device: self.main_device,
+            table: self.table.clone(),
+            tranches: std::mem::take(&mut self.tranches),
+        };
+        self.current = Tranche::default();
+        feedback.advertised()?;
+        Ok(feedback)
+    }
 }
 
 /// A buffer layout the compositor accepts for a frame.
@@ -264,6 +341,20 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_pair_leaves_the_next_choice() {
+        let mut a = AdvertisedFormats::new();
+        a.add(NV12, MOD_LINEAR);
+        a.add(NV12, MOD_INVALID);
+        a.remove(NV12, MOD_LINEAR);
+        assert_eq!(
+            choose_dmabuf(PixelFormat::Nv12, &a).map(|c| c.modifier),
+            Some(MOD_INVALID)
+        );
+        a.remove(NV12, MOD_INVALID);
+        assert_eq!(choose_dmabuf(PixelFormat::Nv12, &a), None);
+    }
+
+    #[test]
     fn ten_bit_planar_goes_to_p010() {
         let mut a = AdvertisedFormats::new();
         a.add(P010, MOD_LINEAR);
@@ -300,6 +391,56 @@ mod tests {
             choose_dmabuf(PixelFormat::Nv12, &a).map(|c| c.modifier),
             Some(MOD_LINEAR)
         );
+    }
+
+    #[test]
+    fn feedback_events_build_tranches_in_order() {
+        let dev = 0xe280u64.to_ne_bytes();
+        let mut b = FeedbackBuilder::default();
+        b.format_table(&table_bytes(&[
+            (NV12, TILED),
+            (NV12, MOD_LINEAR),
+            (P010, MOD_LINEAR),
+        ]))
+        .unwrap();
+        b.main_device(&dev);
+        b.tranche_target_device(&dev);
+        b.tranche_flags(true);
+        b.tranche_formats(&[0, 0]).unwrap();
+        b.tranche_done();
+        b.tranche_target_device(&dev);
+        b.tranche_formats(&[1, 0]).unwrap();
+        b.tranche_formats(&[2, 0]).unwrap();
+        b.tranche_done();
+        let fb = b.done().unwrap();
+        assert_eq!(fb.main_device, Some(0xe280));
+        assert_eq!(fb.tranches.len(), 2);
+        assert!(fb.tranches[0].scanout && !fb.tranches[1].scanout);
+        assert_eq!(fb.tranches[1].indices, vec![1, 2]);
+        let a = fb.advertised().unwrap();
+        assert!(a.contains(P010, MOD_LINEAR) && a.contains(NV12, TILED));
+
+        // A second batch without a table reuses the first table.
+        b.tranche_formats(&[2, 0]).unwrap();
+        b.tranche_done();
+        let fb2 = b.done().unwrap();
+        assert_eq!(
+            fb2.advertised().unwrap().pairs().collect::<Vec<_>>(),
+            vec![(P010, MOD_LINEAR)]
+        );
+    }
+
+    #[test]
+    fn feedback_with_a_bad_index_is_refused_at_done() {
+        let mut b = FeedbackBuilder::default();
+        b.format_table(&table_bytes(&[(NV12, MOD_LINEAR)])).unwrap();
+        b.tranche_formats(&[9, 0]).unwrap();
+        b.tranche_done();
+        assert!(b.done().is_err());
+        // The builder is usable again afterwards.
+        b.tranche_formats(&[0, 0]).unwrap();
+        b.tranche_done();
+        assert!(b.done().is_ok());
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod memory;
 pub mod pool;
 mod protocol;
 mod shm_convert;
+mod state;
 mod wayland;
 
 #[cfg(test)]
@@ -77,8 +78,25 @@ pub struct PresentStats {
     pub pool_peak: usize,
     /// Buffers the compositor holds right now (attached and not released).
     pub held_now: usize,
-    /// dmabuf imports the compositor refused (each switches to wl_shm).
+    /// Commits the compositor reports as shown on screen (wp_presentation).
+    pub frames_shown: u64,
+    /// Commits the compositor reports as never shown (replaced first).
+    pub frames_discarded: u64,
+    /// dmabuf imports the compositor refused although it advertised the
+    /// format; each refused (fourcc, modifier) pair is never tried again.
     pub dmabuf_failures: u64,
+}
+
+/// When the compositor showed a frame (wp_presentation feedback).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Presented {
+    /// The frame's pts.
+    pub pts: std::time::Duration,
+    /// When it was shown, on the compositor's presentation clock
+    /// ([`Display::presentation_clock`], usually CLOCK_MONOTONIC).
+    pub shown_at: std::time::Duration,
+    /// The output's refresh period (zero if unknown).
+    pub refresh: std::time::Duration,
 }
 
 /// Why the display failed.

@@ -32,13 +32,16 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::{
     zwp_linux_dmabuf_feedback_v1::{self, TrancheFlags, ZwpLinuxDmabufFeedbackV1},
     zwp_linux_dmabuf_v1::{self, ZwpLinuxDmabufV1},
 };
+use wayland_protocols::wp::presentation_time::client::{
+    wp_presentation::{self, WpPresentation},
+    wp_presentation_feedback::{self, WpPresentationFeedback},
+};
 use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
 };
 
-use super::formats::{parse_tranche_indices, AdvertisedFormats, FormatTable, Tranche};
 use super::keys::map_keysym;
-use super::wayland::State;
+use super::state::State;
 use super::DisplayEvent;
 
 /// User data of objects whose events we ignore or that have none.
@@ -51,15 +54,8 @@ pub(super) struct FeedbackData;
 pub(super) struct ParamsData;
 /// User data of our wl_buffers (shm and dmabuf alike).
 pub(super) struct BufferData;
-
-/// v4+ feedback being received: a table and tranches, complete at `done`.
-#[derive(Default)]
-pub(super) struct FeedbackState {
-    pub(super) object: Option<ZwpLinuxDmabufFeedbackV1>,
-    table: FormatTable,
-    tranches: Vec<Tranche>,
-    current: Tranche,
-}
+/// User data of a wp_presentation_feedback: the pts of the frame committed.
+pub(super) struct PresentationData(pub(super) std::time::Duration);
 
 impl Dispatch2<WlShm, State> for NoEvents {
     fn event(
@@ -109,6 +105,52 @@ impl Dispatch2<WpViewport, State> for NoEvents {
     }
 }
 
+impl Dispatch2<WpPresentation, State> for NoEvents {
+    fn event(
+        &self,
+        state: &mut State,
+        _: &WpPresentation,
+        event: wp_presentation::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        if let wp_presentation::Event::ClockId { clk_id } = event {
+            state.presentation_clock = Some(clk_id);
+        }
+    }
+}
+
+impl Dispatch2<WpPresentationFeedback, State> for PresentationData {
+    fn event(
+        &self,
+        state: &mut State,
+        _: &WpPresentationFeedback,
+        event: wp_presentation_feedback::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        match event {
+            wp_presentation_feedback::Event::Presented {
+                tv_sec_hi,
+                tv_sec_lo,
+                tv_nsec,
+                refresh,
+                ..
+            } => {
+                let secs = (u64::from(tv_sec_hi) << 32) | u64::from(tv_sec_lo);
+                state.stats.frames_shown += 1;
+                state.last_presented = Some(super::Presented {
+                    pts: self.0,
+                    shown_at: std::time::Duration::new(secs, tv_nsec.min(999_999_999)),
+                    refresh: std::time::Duration::from_nanos(u64::from(refresh)),
+                });
+            }
+            wp_presentation_feedback::Event::Discarded => state.stats.frames_discarded += 1,
+            _ => {}
+        }
+    }
+}
+
 impl Dispatch2<ZwpLinuxDmabufV1, State> for DmabufGlobal {
     fn event(
         &self,
@@ -144,52 +186,54 @@ impl Dispatch2<ZwpLinuxDmabufFeedbackV1, State> for FeedbackData {
         _: &QueueHandle<State>,
     ) {
         use zwp_linux_dmabuf_feedback_v1::Event;
-        let fb = &mut state.feedback;
-        match event {
+        let fb = &mut state.feedback_builder;
+        let step = match event {
             Event::FormatTable { fd, size } => {
                 let mut bytes = vec![0u8; size as usize];
                 match File::from(fd).read_exact_at(&mut bytes, 0) {
-                    Ok(()) => match FormatTable::parse(&bytes) {
-                        Ok(table) => fb.table = table,
-                        Err(e) => warn!("ignoring dmabuf format table: {e}"),
-                    },
-                    Err(e) => warn!("cannot read the dmabuf format table: {e}"),
+                    Ok(()) => fb.format_table(&bytes),
+                    Err(e) => {
+                        warn!("cannot read the dmabuf format table: {e}");
+                        Ok(())
+                    }
                 }
             }
-            Event::MainDevice { .. } => {}
-            Event::TrancheTargetDevice { device } => {
-                fb.current.target_device = device
-                    .get(..8)
-                    .and_then(|b| b.try_into().ok())
-                    .map(u64::from_ne_bytes);
+            Event::MainDevice { device } => {
+                fb.main_device(&device);
+                Ok(())
             }
-            Event::TrancheFormats { indices } => match parse_tranche_indices(&indices) {
-                Ok(i) => fb.current.indices = i,
-                Err(e) => warn!("ignoring dmabuf tranche: {e}"),
-            },
+            Event::TrancheTargetDevice { device } => {
+                fb.tranche_target_device(&device);
+                Ok(())
+            }
+            Event::TrancheFormats { indices } => fb.tranche_formats(&indices),
             Event::TrancheFlags { flags } => {
-                fb.current.scanout =
-                    matches!(flags, WEnum::Value(f) if f.contains(TrancheFlags::Scanout));
+                fb.tranche_flags(
+                    matches!(flags, WEnum::Value(f) if f.contains(TrancheFlags::Scanout)),
+                );
+                Ok(())
             }
             Event::TrancheDone => {
-                let tranche = std::mem::take(&mut fb.current);
-                fb.tranches.push(tranche);
+                fb.tranche_done();
+                Ok(())
             }
-            Event::Done => {
-                let tranches = std::mem::take(&mut fb.tranches);
-                match AdvertisedFormats::from_feedback(&fb.table, &tranches) {
-                    Ok(formats) => {
-                        debug!(
-                            pairs = formats.len(),
-                            tranches = tranches.len(),
-                            "dmabuf feedback"
-                        );
-                        state.advertised = formats;
-                    }
-                    Err(e) => warn!("ignoring dmabuf feedback: {e}"),
+            Event::Done => match fb.done().and_then(|f| Ok((f.advertised()?, f))) {
+                Ok((formats, feedback)) => {
+                    debug!(
+                        pairs = formats.len(),
+                        tranches = feedback.tranches.len(),
+                        "dmabuf feedback"
+                    );
+                    state.advertised = formats;
+                    state.feedback = Some(feedback);
+                    Ok(())
                 }
-            }
-            _ => {}
+                Err(e) => Err(e),
+            },
+            _ => Ok(()),
+        };
+        if let Err(e) = step {
+            warn!("ignoring malformed dmabuf feedback: {e}");
         }
     }
 }

@@ -8,36 +8,27 @@ use std::time::{Duration, Instant};
 
 use drm_fourcc::DrmFourcc;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use smithay_client_toolkit::compositor::{CompositorState, FrameCallbackData};
-use smithay_client_toolkit::output::OutputState;
-use smithay_client_toolkit::registry::RegistryState;
-use smithay_client_toolkit::seat::SeatState;
-use smithay_client_toolkit::shell::xdg::window::{Window, WindowDecorations};
-use smithay_client_toolkit::shell::xdg::XdgShell;
+use smithay_client_toolkit::compositor::FrameCallbackData;
 use smithay_client_toolkit::shell::WaylandSurface;
 use tracing::{debug, info, warn};
 use wayland_client::backend::WaylandError;
-use wayland_client::globals::{registry_queue_init, GlobalList};
-use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
+use wayland_client::globals::registry_queue_init;
+use wayland_client::protocol::{wl_buffer::WlBuffer, wl_shm};
 use wayland_client::{Connection, EventQueue, Proxy, QueueHandle};
-use wayland_protocols::wp::linux_dmabuf::zv1::client::{
-    zwp_linux_buffer_params_v1, zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
-};
-use wayland_protocols::wp::viewporter::client::{
-    wp_viewport::WpViewport, wp_viewporter::WpViewporter,
-};
+use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1;
 
-use super::aspect::{display_size, surface_size};
+use super::aspect::display_size;
 use super::copy::copy_frame;
-use super::formats::{choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, MOD_LINEAR};
+use super::formats::{
+    choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, Feedback, MOD_LINEAR,
+};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
-use super::pool::{Acquire, BufferPool, PoolKey, Released};
-use super::protocol::{
-    BufferData, DmabufGlobal, FeedbackData, FeedbackState, NoEvents, ParamsData,
-};
+use super::pool::{Acquire, PoolKey};
+use super::protocol::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::shm_convert::frame_to_xrgb;
-use super::{DisplayError, DisplayEvent, PresentStats, WindowOptions, MAX_POOL_BUFFERS};
+use super::state::State;
+use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::frame::Frame;
 
 /// How long the compositor may take to answer a dmabuf import.
@@ -50,48 +41,11 @@ pub(super) struct FrameBuffer {
     layout: BufferLayout,
 }
 
-/// Where the frame goes.
+/// Where a frame goes: a dmabuf of the chosen format, or XRGB8888 wl_shm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Path_ {
+enum Route {
     Dmabuf(DmabufChoice),
     Shm,
-}
-
-/// Everything the Wayland event handlers touch.
-pub(super) struct State {
-    pub(super) registry: RegistryState,
-    pub(super) seat: SeatState,
-    pub(super) outputs: OutputState,
-    pub(super) _compositor: CompositorState,
-    pub(super) _xdg: XdgShell,
-    pub(super) window: Window,
-    pub(super) viewport: Option<WpViewport>,
-    pub(super) _viewporter: Option<WpViewporter>,
-    pub(super) shm: wl_shm::WlShm,
-    pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
-    pub(super) advertised: AdvertisedFormats,
-    pub(super) feedback: FeedbackState,
-    pub(super) keyboard: Option<WlKeyboard>,
-    pub(super) events: Vec<DisplayEvent>,
-    pub(super) configured: bool,
-    pub(super) configured_size: Option<(u32, u32)>,
-    pub(super) fullscreen: bool,
-    pub(super) frame_pending: bool,
-    /// The display size of the last frame shown, for aspect fitting.
-    content: Option<(u32, u32)>,
-    /// The viewport destination last set.
-    applied_size: Option<(u32, u32)>,
-    pub(super) has_buffer: bool,
-    pub(super) pool: BufferPool<FrameBuffer>,
-    pub(super) stats: PresentStats,
-    /// Outcome of the last dmabuf import: `Some(Some(buffer))` created,
-    /// `Some(None)` failed.
-    pub(super) import_result: Option<Option<WlBuffer>>,
-    force_shm: bool,
-    /// The compositor failed a dmabuf import: use wl_shm from now on.
-    dmabuf_refused: bool,
-    /// Why dmabuf is not used, once we know (logged once).
-    shm_reason: Option<String>,
 }
 
 /// A Wayland window that shows frames. See the module documentation.
@@ -272,6 +226,24 @@ impl Display {
         &self.state.advertised
     }
 
+    /// The last frame the compositor reported as shown (wp_presentation),
+    /// for measuring latency and pacing against what really reached the
+    /// screen.
+    pub fn last_presented(&self) -> Option<Presented> {
+        self.state.last_presented
+    }
+
+    /// The clock `Presented::shown_at` is on (a `clockid_t`), once known.
+    pub fn presentation_clock(&self) -> Option<u32> {
+        self.state.presentation_clock
+    }
+
+    /// The last complete v4+ dmabuf feedback (format table and tranches in
+    /// preference order); `None` on v3 compositors such as headless weston.
+    pub fn dmabuf_feedback(&self) -> Option<&Feedback> {
+        self.state.feedback.as_ref()
+    }
+
     /// The surface size (viewport destination) last committed, if any.
     pub fn surface_size(&self) -> Option<(u32, u32)> {
         self.state.applied_size
@@ -293,26 +265,23 @@ impl Display {
         self.present_via(frame, path)
     }
 
-    fn choose_path(&mut self, frame: &Frame) -> Path_ {
+    fn choose_path(&mut self, frame: &Frame) -> Route {
         if self.state.force_shm {
             self.note_shm("forced by option".to_owned());
-            return Path_::Shm;
-        }
-        if self.state.dmabuf_refused {
-            return Path_::Shm;
+            return Route::Shm;
         }
         if self.state.dmabuf.is_none() {
             self.note_shm("the compositor has no zwp_linux_dmabuf_v1".to_owned());
-            return Path_::Shm;
+            return Route::Shm;
         }
         match choose_dmabuf(frame.format, &self.state.advertised) {
-            Some(choice) => Path_::Dmabuf(choice),
+            Some(choice) => Route::Dmabuf(choice),
             None => {
                 self.note_shm(format!(
                     "the compositor takes no linear {} dmabuf",
                     frame.format
                 ));
-                Path_::Shm
+                Route::Shm
             }
         }
     }
@@ -325,16 +294,16 @@ impl Display {
         }
     }
 
-    fn present_via(&mut self, frame: &Frame, path: Path_) -> Result<(), DisplayError> {
+    fn present_via(&mut self, frame: &Frame, path: Route) -> Result<(), DisplayError> {
         let key = match path {
-            Path_::Dmabuf(c) => PoolKey {
+            Route::Dmabuf(c) => PoolKey {
                 dmabuf: true,
                 fourcc: c.fourcc as u32,
                 modifier: c.modifier,
                 width: frame.width,
                 height: frame.height,
             },
-            Path_::Shm => PoolKey {
+            Route::Shm => PoolKey {
                 dmabuf: false,
                 fourcc: DrmFourcc::Xrgb8888 as u32,
                 modifier: MOD_LINEAR,
@@ -349,18 +318,21 @@ impl Display {
             Acquire::Free(slot) => slot,
             Acquire::Grow => {
                 let buffer = match path {
-                    Path_::Dmabuf(choice) => match self.allocate_dmabuf(frame, choice)? {
+                    Route::Dmabuf(choice) => match self.allocate_dmabuf(frame, choice)? {
                         Some(buffer) => buffer,
                         None => {
-                            // Refused: the compositor will not take our
-                            // dmabufs, so stop offering them.
-                            self.state.dmabuf_refused = true;
+                            // Refused although advertised: never offer this
+                            // pair again, and choose afresh (another
+                            // modifier, or wl_shm).
+                            self.state
+                                .advertised
+                                .remove(choice.fourcc as u32, choice.modifier);
                             self.state.stats.dmabuf_failures += 1;
-                            self.note_shm("the compositor refused a dmabuf import".to_owned());
-                            return self.present_via(frame, Path_::Shm);
+                            let path = self.choose_path(frame);
+                            return self.present_via(frame, path);
                         }
                     },
-                    Path_::Shm => self.allocate_shm(frame)?,
+                    Route::Shm => self.allocate_shm(frame)?,
                 };
                 self.state.stats.buffers_allocated += 1;
                 let slot = self.state.pool.push(buffer);
@@ -377,8 +349,8 @@ impl Display {
             return Err(bad_frame(frame, "internal: acquired buffer is held"));
         };
         match path {
-            Path_::Dmabuf(_) => copy_frame(frame, &buffer.layout, buffer.memory.bytes_mut())?,
-            Path_::Shm => {
+            Route::Dmabuf(_) => copy_frame(frame, &buffer.layout, buffer.memory.bytes_mut())?,
+            Route::Shm => {
                 let stride = buffer.layout.planes[0].stride;
                 frame_to_xrgb(frame, buffer.memory.bytes_mut(), stride)?
             }
@@ -387,12 +359,12 @@ impl Display {
         self.commit_buffer(frame, &wl_buffer);
         self.state.pool.mark_held(slot);
         match path {
-            Path_::Dmabuf(c) => {
+            Route::Dmabuf(c) => {
                 self.state.stats.frames_dmabuf += 1;
                 debug!(pts = ?frame.pts, path = "dmabuf", format = ?c.fourcc, modifier = %modifier_name(c.modifier),
                        copy = "one CPU copy into a memfd", "frame presented");
             }
-            Path_::Shm => {
+            Route::Shm => {
                 self.state.stats.frames_shm += 1;
                 debug!(pts = ?frame.pts, path = "shm", format = "XRGB8888", from = %frame.format,
                        copy = "one CPU conversion into wl_shm", "frame presented");
@@ -409,6 +381,9 @@ impl Display {
         surface.attach(Some(buffer), 0, 0);
         surface.damage_buffer(0, 0, clamp_i32(frame.width), clamp_i32(frame.height));
         surface.frame(&self.qh, FrameCallbackData(surface.clone()));
+        if let Some(presentation) = &self.state.presentation {
+            presentation.feedback(&surface, &self.qh, PresentationData(frame.pts));
+        }
         surface.commit();
         self.state.has_buffer = true;
         self.state.frame_pending = true;
@@ -508,7 +483,7 @@ impl Drop for Display {
     }
 }
 
-fn clamp_i32(v: u32) -> i32 {
+pub(super) fn clamp_i32(v: u32) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
 
@@ -517,99 +492,5 @@ fn bad_frame(frame: &Frame, reason: &str) -> DisplayError {
         width: frame.width,
         height: frame.height,
         reason: reason.to_owned(),
-    }
-}
-
-impl State {
-    fn new(
-        globals: &GlobalList,
-        qh: &QueueHandle<State>,
-        opts: &WindowOptions,
-    ) -> Result<Self, DisplayError> {
-        let compositor = CompositorState::bind(globals, qh)
-            .map_err(|_| DisplayError::MissingGlobal("wl_compositor"))?;
-        let xdg =
-            XdgShell::bind(globals, qh).map_err(|_| DisplayError::MissingGlobal("xdg_wm_base"))?;
-        let shm: wl_shm::WlShm = globals
-            .bind(qh, 1..=1, NoEvents)
-            .map_err(|_| DisplayError::MissingGlobal("wl_shm"))?;
-        // v3 sends modifier events; v4 sends feedback instead. v5 adds
-        // nothing we use.
-        let dmabuf: Option<ZwpLinuxDmabufV1> = globals.bind(qh, 3..=4, DmabufGlobal).ok();
-        let mut feedback = FeedbackState::default();
-        if let Some(d) = dmabuf.as_ref().filter(|d| d.version() >= 4) {
-            feedback.object = Some(d.get_default_feedback(qh, FeedbackData));
-        }
-        let viewporter: Option<WpViewporter> = globals.bind(qh, 1..=1, NoEvents).ok();
-        let surface = compositor.create_surface(qh);
-        let viewport = viewporter
-            .as_ref()
-            .map(|v| v.get_viewport(&surface, qh, NoEvents));
-        let window = xdg.create_window(surface, WindowDecorations::ServerDefault, qh);
-        window.set_title(opts.title.clone());
-        window.set_app_id(opts.app_id.clone());
-        if opts.fullscreen {
-            window.set_fullscreen(None);
-        }
-        // The initial commit without a buffer asks for the first configure.
-        window.commit();
-        Ok(State {
-            registry: RegistryState::new(globals),
-            seat: SeatState::new(globals, qh),
-            outputs: OutputState::new(globals, qh),
-            _compositor: compositor,
-            _xdg: xdg,
-            window,
-            viewport,
-            _viewporter: viewporter,
-            shm,
-            dmabuf,
-            advertised: AdvertisedFormats::new(),
-            feedback,
-            keyboard: None,
-            events: Vec::new(),
-            configured: false,
-            configured_size: None,
-            fullscreen: false,
-            frame_pending: false,
-            content: None,
-            applied_size: None,
-            has_buffer: false,
-            pool: BufferPool::new(MAX_POOL_BUFFERS),
-            stats: PresentStats::default(),
-            import_result: None,
-            force_shm: opts.force_shm,
-            dmabuf_refused: false,
-            shm_reason: None,
-        })
-    }
-
-    /// Sets the viewport destination so the picture keeps its aspect ratio
-    /// inside the configured size (or shows at its display size).
-    pub(super) fn apply_geometry(&mut self) {
-        let Some(content) = self.content else { return };
-        let size = surface_size(content, self.configured_size);
-        if self.applied_size == Some(size) {
-            return;
-        }
-        if let Some(viewport) = &self.viewport {
-            viewport.set_destination(clamp_i32(size.0), clamp_i32(size.1));
-        }
-        debug!(width = size.0, height = size.1, "surface size");
-        self.applied_size = Some(size);
-    }
-
-    /// A wl_buffer.release for one of ours.
-    pub(super) fn buffer_released(&mut self, buffer: &WlBuffer) {
-        match self.pool.release(|b| b.wl_buffer == *buffer) {
-            Released::Reusable => self.stats.buffers_released += 1,
-            Released::Destroy(old) => {
-                self.stats.buffers_released += 1;
-                old.wl_buffer.destroy();
-            }
-            Released::Unknown => {
-                debug!(buffer = %buffer.id(), "release of a buffer not in the pool")
-            }
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! A real compositor for integration tests: weston 14, headless backend, GL
-//! renderer (llvmpipe), kiosk shell, in its own runtime directory.
+//! renderer (llvmpipe), kiosk shell by default, in its own runtime directory.
 //!
 //! `Weston::start` fails the test (with weston's log) if weston cannot run;
 //! it never skips. Screenshots go through `weston-screenshooter` (allowed
@@ -46,9 +46,23 @@ impl Screenshot {
 }
 
 impl Weston {
-    /// Starts weston with one `width` x `height` output and waits for its
-    /// socket. Panics with weston's log if it does not come up.
+    /// Starts weston (kiosk shell: every window fullscreen) with one
+    /// `width` x `height` output and waits for its socket. Panics with
+    /// weston's log if it does not come up.
     pub fn start(width: u32, height: u32) -> Weston {
+        Self::start_with_shell(width, height, "kiosk")
+    }
+
+    /// Like `start`, with another shell (`desktop`: ordinary windows that
+    /// may be toggled fullscreen).
+    pub fn start_with_shell(width: u32, height: u32, shell: &str) -> Weston {
+        Self::start_with(width, height, shell, "gl")
+    }
+
+    /// Full control: `shell` (kiosk, desktop, fullscreen) and `renderer`
+    /// (gl: linux-dmabuf available; pixman: no linux-dmabuf in Debian's
+    /// build, for the wl_shm-only case).
+    pub fn start_with(width: u32, height: u32, shell: &str, renderer: &str) -> Weston {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let tag = format!("reel-test-{}-{id}", std::process::id());
         let runtime_dir = std::env::temp_dir().join(&tag);
@@ -63,13 +77,13 @@ impl Weston {
         let child = Command::new("weston")
             .args([
                 "--backend=headless",
-                "--renderer=gl",
-                "--shell=kiosk",
                 "--debug",
                 "--logger-scopes=log,proto",
                 "--refresh-rate=1000000",
                 "--idle-time=0",
             ])
+            .arg(format!("--shell={shell}"))
+            .arg(format!("--renderer={renderer}"))
             .arg(format!("--width={width}"))
             .arg(format!("--height={height}"))
             .arg(format!("--socket={socket_name}"))
@@ -106,8 +120,7 @@ impl Weston {
                     self.log()
                 );
             }
-            // Weston adds its socket once output and shell are set up.
-            if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
+            if answers_sync(&socket) {
                 return;
             }
             if Instant::now() > deadline {
@@ -207,6 +220,31 @@ impl Weston {
     }
 }
 
+/// True if a compositor on `socket` answers a `wl_display.sync`. The socket
+/// exists before weston has loaded its shell (and weston may still exit if
+/// that fails); an answer means its event loop runs with everything loaded.
+fn answers_sync(socket: &Path) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return false;
+    };
+    // wl_display@1.sync(new id wl_callback@2): object, size << 16 | opcode, new id.
+    let mut request = Vec::new();
+    for word in [1u32, 12 << 16, 2] {
+        request.extend_from_slice(&word.to_ne_bytes());
+    }
+    if stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .is_err()
+        || stream.write_all(&request).is_err()
+    {
+        return false;
+    }
+    // The reply starts with wl_callback@2.done (object 2, opcode 0).
+    let mut reply = [0u8; 8];
+    stream.read_exact(&mut reply).is_ok() && reply[..4] == 2u32.to_ne_bytes()
+}
+
 fn decode_png(path: &Path) -> Screenshot {
     let file = File::open(path).expect("open screenshot");
     let mut decoder = png::Decoder::new(file);
@@ -237,6 +275,11 @@ impl Drop for Weston {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if std::thread::panicking() {
+            // The test failed: show the end of weston's log with it.
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(150)..].join("\n");
+            eprintln!("--- weston log (last 150 lines) ---\n{tail}");
             eprintln!(
                 "weston runtime dir kept for inspection: {}",
                 self.runtime_dir.display()

@@ -1,0 +1,168 @@
+//! The client's state: every Wayland object we hold and what the event
+//! handlers (protocol.rs) record for `Display` (wayland.rs) to act on.
+
+use smithay_client_toolkit::compositor::CompositorState;
+use smithay_client_toolkit::output::OutputState;
+use smithay_client_toolkit::registry::RegistryState;
+use smithay_client_toolkit::seat::SeatState;
+use smithay_client_toolkit::shell::xdg::window::{Window, WindowDecorations};
+use smithay_client_toolkit::shell::xdg::XdgShell;
+use smithay_client_toolkit::shell::WaylandSurface;
+use tracing::debug;
+use wayland_client::globals::GlobalList;
+use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
+use wayland_client::{Proxy, QueueHandle};
+use wayland_protocols::wp::linux_dmabuf::zv1::client::{
+    zwp_linux_dmabuf_feedback_v1::ZwpLinuxDmabufFeedbackV1, zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
+};
+use wayland_protocols::wp::presentation_time::client::wp_presentation::WpPresentation;
+use wayland_protocols::wp::viewporter::client::{
+    wp_viewport::WpViewport, wp_viewporter::WpViewporter,
+};
+
+use super::aspect::surface_size;
+use super::formats::{AdvertisedFormats, Feedback, FeedbackBuilder};
+use super::pool::{BufferPool, Released};
+use super::protocol::{DmabufGlobal, FeedbackData, NoEvents};
+use super::wayland::{clamp_i32, FrameBuffer};
+use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
+
+/// Everything the Wayland event handlers touch.
+pub(super) struct State {
+    pub(super) registry: RegistryState,
+    pub(super) seat: SeatState,
+    pub(super) outputs: OutputState,
+    pub(super) _compositor: CompositorState,
+    pub(super) _xdg: XdgShell,
+    pub(super) window: Window,
+    pub(super) viewport: Option<WpViewport>,
+    pub(super) _viewporter: Option<WpViewporter>,
+    pub(super) shm: wl_shm::WlShm,
+    pub(super) presentation: Option<WpPresentation>,
+    pub(super) presentation_clock: Option<u32>,
+    pub(super) last_presented: Option<Presented>,
+    pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
+    pub(super) advertised: AdvertisedFormats,
+    /// v4+: the feedback object, the batch being received, the last batch.
+    pub(super) _feedback_object: Option<ZwpLinuxDmabufFeedbackV1>,
+    pub(super) feedback_builder: FeedbackBuilder,
+    pub(super) feedback: Option<Feedback>,
+    pub(super) keyboard: Option<WlKeyboard>,
+    pub(super) events: Vec<DisplayEvent>,
+    pub(super) configured: bool,
+    pub(super) configured_size: Option<(u32, u32)>,
+    pub(super) fullscreen: bool,
+    pub(super) frame_pending: bool,
+    /// The display size of the last frame shown, for aspect fitting.
+    pub(super) content: Option<(u32, u32)>,
+    /// The viewport destination last set.
+    pub(super) applied_size: Option<(u32, u32)>,
+    pub(super) has_buffer: bool,
+    pub(super) pool: BufferPool<FrameBuffer>,
+    pub(super) stats: PresentStats,
+    /// Outcome of the last dmabuf import: `Some(Some(buffer))` created,
+    /// `Some(None)` failed.
+    pub(super) import_result: Option<Option<WlBuffer>>,
+    pub(super) force_shm: bool,
+    /// Why dmabuf is not used, once we know (logged once).
+    pub(super) shm_reason: Option<String>,
+}
+
+impl State {
+    pub(super) fn new(
+        globals: &GlobalList,
+        qh: &QueueHandle<State>,
+        opts: &WindowOptions,
+    ) -> Result<Self, DisplayError> {
+        let compositor = CompositorState::bind(globals, qh)
+            .map_err(|_| DisplayError::MissingGlobal("wl_compositor"))?;
+        let xdg =
+            XdgShell::bind(globals, qh).map_err(|_| DisplayError::MissingGlobal("xdg_wm_base"))?;
+        let shm: wl_shm::WlShm = globals
+            .bind(qh, 1..=1, NoEvents)
+            .map_err(|_| DisplayError::MissingGlobal("wl_shm"))?;
+        // v3 sends modifier events; v4 sends feedback instead. v5 adds
+        // nothing we use.
+        let dmabuf: Option<ZwpLinuxDmabufV1> = globals.bind(qh, 3..=4, DmabufGlobal).ok();
+        let feedback_object = dmabuf
+            .as_ref()
+            .filter(|d| d.version() >= 4)
+            .map(|d| d.get_default_feedback(qh, FeedbackData));
+        let viewporter: Option<WpViewporter> = globals.bind(qh, 1..=1, NoEvents).ok();
+        let presentation: Option<WpPresentation> = globals.bind(qh, 1..=1, NoEvents).ok();
+        let surface = compositor.create_surface(qh);
+        let viewport = viewporter
+            .as_ref()
+            .map(|v| v.get_viewport(&surface, qh, NoEvents));
+        let window = xdg.create_window(surface, WindowDecorations::ServerDefault, qh);
+        window.set_title(opts.title.clone());
+        window.set_app_id(opts.app_id.clone());
+        if opts.fullscreen {
+            window.set_fullscreen(None);
+        }
+        // The initial commit without a buffer asks for the first configure.
+        window.commit();
+        Ok(State {
+            registry: RegistryState::new(globals),
+            seat: SeatState::new(globals, qh),
+            outputs: OutputState::new(globals, qh),
+            _compositor: compositor,
+            _xdg: xdg,
+            window,
+            viewport,
+            _viewporter: viewporter,
+            shm,
+            presentation,
+            presentation_clock: None,
+            last_presented: None,
+            dmabuf,
+            advertised: AdvertisedFormats::new(),
+            _feedback_object: feedback_object,
+            feedback_builder: FeedbackBuilder::default(),
+            feedback: None,
+            keyboard: None,
+            events: Vec::new(),
+            configured: false,
+            configured_size: None,
+            fullscreen: false,
+            frame_pending: false,
+            content: None,
+            applied_size: None,
+            has_buffer: false,
+            pool: BufferPool::new(MAX_POOL_BUFFERS),
+            stats: PresentStats::default(),
+            import_result: None,
+            force_shm: opts.force_shm,
+            shm_reason: None,
+        })
+    }
+
+    /// Sets the viewport destination so the picture keeps its aspect ratio
+    /// inside the configured size (or shows at its display size).
+    pub(super) fn apply_geometry(&mut self) {
+        let Some(content) = self.content else { return };
+        let size = surface_size(content, self.configured_size);
+        if self.applied_size == Some(size) {
+            return;
+        }
+        if let Some(viewport) = &self.viewport {
+            viewport.set_destination(clamp_i32(size.0), clamp_i32(size.1));
+        }
+        debug!(width = size.0, height = size.1, "surface size");
+        self.applied_size = Some(size);
+    }
+
+    /// A wl_buffer.release for one of ours.
+    pub(super) fn buffer_released(&mut self, buffer: &WlBuffer) {
+        match self.pool.release(|b| b.wl_buffer == *buffer) {
+            Released::Reusable => self.stats.buffers_released += 1,
+            Released::Destroy(old) => {
+                self.stats.buffers_released += 1;
+                old.wl_buffer.destroy();
+            }
+            Released::Unknown => {
+                debug!(buffer = %buffer.id(), "release of a buffer not in the pool")
+            }
+        }
+    }
+}

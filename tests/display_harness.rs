@@ -1,0 +1,44 @@
+//! The weston harness itself: start-up failures carry weston's log,
+//! instances run side by side, screenshots have the output's size.
+
+mod compositor;
+
+use std::panic;
+
+use compositor::Weston;
+
+#[test]
+fn start_failure_reports_westons_log() {
+    let result = panic::catch_unwind(|| Weston::start_with_shell(320, 240, "no-such-shell"));
+    let payload = result
+        .err()
+        .expect("weston with an unknown shell must not start");
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(msg.contains("weston exited during start-up"), "{msg}");
+    // weston's own words about the missing module are in the message.
+    assert!(msg.contains("no-such-shell"), "{msg}");
+}
+
+#[test]
+fn instances_do_not_collide_and_screenshots_have_the_output_size() {
+    let a = Weston::start(320, 240);
+    let b = Weston::start(200, 100);
+    assert_ne!(a.socket_path(), b.socket_path());
+    assert_ne!(a.runtime_dir(), b.runtime_dir());
+    let (sa, sb) = (a.screenshot(), b.screenshot());
+    assert_eq!((sa.width, sa.height), (320, 240));
+    assert_eq!((sb.width, sb.height), (200, 100));
+    // Nothing mapped: kiosk shows black.
+    assert_eq!(sa.pixel(160, 120), [0, 0, 0]);
+    let dir = a.runtime_dir().to_owned();
+    drop(a);
+    assert!(!dir.exists(), "runtime dir left behind");
+    assert!(
+        b.socket_path().exists(),
+        "dropping one weston affected the other"
+    );
+}

@@ -594,12 +594,14 @@ impl Player {
     fn print_stats(&self) {
         let stats = self.display.stats();
         eprintln!(
-            "reel: stats: presented={} dropped_late={} dmabuf_frames={} shm_frames={} buffers_allocated={} \
-             buffers_released={} dropped_no_buffer={}",
+            "reel: stats: presented={} dropped_late={} dmabuf_frames={} shm_frames={} shown={} discarded={} \
+             buffers_allocated={} buffers_released={} dropped_no_buffer={}",
             self.counters.presented,
             self.counters.dropped_late,
             stats.frames_dmabuf,
             stats.frames_shm,
+            stats.frames_shown,
+            stats.frames_discarded,
             stats.buffers_allocated,
             stats.buffers_released,
             stats.frames_dropped,

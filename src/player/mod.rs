@@ -20,7 +20,7 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
-use crate::display::{Display, DisplayEvent, Key, WindowOptions};
+use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
 
 use clock::MediaClock;
@@ -369,6 +369,11 @@ impl Player {
 
     fn present(&mut self, frame: Frame, now: Instant) {
         if let Err(e) = self.display.present(&frame) {
+            // A malformed frame costs that frame; a broken connection ends playback.
+            if matches!(e, DisplayError::BadFrame { .. } | DisplayError::Copy(_)) {
+                warn!("frame at {:?} not shown: {e}", frame.pts);
+                return;
+            }
             self.fail(format!("cannot present a frame: {e}"));
             return;
         }

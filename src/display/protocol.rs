@@ -217,19 +217,17 @@ impl Dispatch2<ZwpLinuxDmabufFeedbackV1, State> for FeedbackData {
                 fb.tranche_done();
                 Ok(())
             }
-            Event::Done => match fb.done().and_then(|f| Ok((f.advertised()?, f))) {
-                Ok((formats, feedback)) => {
-                    debug!(
-                        pairs = formats.len(),
-                        tranches = feedback.tranches.len(),
-                        "dmabuf feedback"
-                    );
-                    state.advertised = formats;
-                    state.feedback = Some(feedback);
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
+            Event::Done => fb.done().and_then(|feedback| {
+                let formats = feedback.advertised()?;
+                debug!(
+                    pairs = formats.len(),
+                    tranches = feedback.tranches.len(),
+                    "dmabuf feedback"
+                );
+                state.advertised = formats;
+                state.feedback = Some(feedback);
+                Ok(())
+            }),
             _ => Ok(()),
         };
         if let Err(e) = step {

@@ -148,6 +148,36 @@ fn audio_only_file() {
     );
 }
 
+/// Cover art is a "video" stream to libavformat, not to a player.
+#[test]
+fn audio_with_cover_art() {
+    let file = scratch("cover.m4a");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-y"])
+        .args(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5"])
+        .args(["-f", "lavfi", "-i", "testsrc2=size=64x64:duration=0.1"])
+        .args([
+            "-map",
+            "0:a",
+            "-map",
+            "1:v",
+            "-frames:v",
+            "1",
+            "-c:v",
+            "png",
+        ])
+        .args(["-disposition:v", "attached_pic", "-c:a", "aac"])
+        .arg(&file)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    assert_clear_error(
+        &reel(&["--output", "null"], &file),
+        &file,
+        "no video stream",
+    );
+}
+
 #[test]
 fn nonexistent_path() {
     let file = scratch("does-not-exist.mkv");

@@ -278,3 +278,82 @@ fn seek_then_decode_gives_ffmpeg_frames() {
         );
     }
 }
+
+/// A packet the decoder rejects is reported (not fatal); the packets up to
+/// the next keyframe are skipped (and frames already in flight that may
+/// reference the failed picture are dropped), and from that keyframe on the
+/// pictures are exactly ffmpeg's. Single- and multi-threaded.
+#[test]
+fn decode_error_resumes_at_the_next_keyframe() {
+    use md5::{Digest, Md5};
+    use reel::sw::{SwDecoder, SwError};
+
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("resume_vp9.webm");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=96x64:rate=30:duration=1")
+        .args(["-c:v", "libvpx-vp9", "-deadline", "realtime", "-g", "10"])
+        .args(["-auto-alt-ref", "0", "-lag-in-frames", "0"])
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    let theirs: Vec<String> = rows(&ffmpeg_framemd5(&path, &[]))
+        .iter()
+        .filter_map(|r| r.rsplit(", ").next().map(str::to_owned))
+        .collect();
+    assert_eq!(theirs.len(), 30, "oracle frame count");
+    // Frames 0..=2 before the damage, then 10.. from the next keyframe.
+    let expected: Vec<String> = theirs[..3].iter().chain(&theirs[10..]).cloned().collect();
+
+    for threads in [1, 0] {
+        let mut demuxer = Demuxer::open(&path).expect("open");
+        let opts = SwOptions {
+            threads,
+            for_display: false,
+        };
+        let mut decoder = SwDecoder::new(demuxer.stream(), opts).expect("decoder");
+        let mut ours = Vec::new();
+        let mut errors = 0;
+        let step = |decoder: &mut SwDecoder, ours: &mut Vec<String>, errors: &mut u32| loop {
+            match decoder.receive() {
+                Ok(Some(frame)) => {
+                    let mut md5 = Md5::new();
+                    frame.for_each_packed_row(|row| md5.update(row));
+                    ours.push(format!("{:x}", md5.finalize()));
+                }
+                Ok(None) => break,
+                Err(SwError::Decode(_)) => *errors += 1,
+                Err(e) => panic!("fatal error on a bad packet: {e}"),
+            }
+        };
+        let mut index = 0;
+        while let Some(mut packet) = demuxer.next_packet().expect("read") {
+            if index == 3 {
+                assert!(!packet.keyframe);
+                // An invalid VP9 frame marker: the decoder must reject it.
+                packet.data.iter_mut().for_each(|b| *b = 0xff);
+            }
+            match decoder.send(&packet) {
+                Ok(()) => {}
+                Err(SwError::Decode(_)) => errors += 1,
+                Err(e) => panic!("fatal error on a bad packet: {e}"),
+            }
+            step(&mut decoder, &mut ours, &mut errors);
+            index += 1;
+        }
+        decoder.send_eof().expect("eof");
+        step(&mut decoder, &mut ours, &mut errors);
+        assert_eq!(errors, 1, "threads {threads}: decode errors reported");
+        assert_eq!(ours, expected, "threads {threads}");
+        // Packets 4..=9 are skipped or their frames dropped.
+        assert_eq!(
+            decoder.skipped_packets() + decoder.discarded_frames(),
+            6,
+            "threads {threads}"
+        );
+        if threads == 1 {
+            assert_eq!(decoder.skipped_packets(), 6);
+        }
+    }
+}

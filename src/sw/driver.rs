@@ -17,6 +17,9 @@ pub struct DecodeStats {
     pub decode_errors: u64,
     /// Packets dropped while waiting for a keyframe after an error.
     pub skipped_packets: u64,
+    /// Frames dropped after an error because they may reference the
+    /// picture that failed.
+    pub discarded_frames: u64,
     /// Packets the container flagged corrupt or whose NAL framing was
     /// damaged; decoded anyway (as ffmpeg does) and logged.
     pub corrupt_packets: u64,
@@ -84,6 +87,7 @@ pub fn decode_file(
     }
     deliver(&mut decoder, &mut stats)?;
     stats.skipped_packets = decoder.skipped_packets();
+    stats.discarded_frames = decoder.discarded_frames();
     tracing::info!(
         "decoded {} frames from {} packets ({} decode errors, {} packets skipped, {} corrupt)",
         stats.frames,

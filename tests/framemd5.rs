@@ -357,3 +357,45 @@ fn decode_error_resumes_at_the_next_keyframe() {
         }
     }
 }
+
+/// Timestamps (the `tb` line, pts and duration columns) follow ffmpeg's for
+/// NTSC rates in millisecond (Matroska) and 90 kHz (MPEG-TS) time bases and
+/// for B-frame reordering, on clips made here with the ffmpeg CLI.
+#[test]
+fn frame_rates_and_time_bases_match_ffmpeg() {
+    let clips: [(&str, &str, &[&str]); 4] = [
+        (
+            "30000/1001",
+            "mkv",
+            &["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"],
+        ),
+        (
+            "24000/1001",
+            "ts",
+            &["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"],
+        ),
+        (
+            "25",
+            "mp4",
+            &["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"],
+        ),
+        ("60", "webm", &["-c:v", "libvpx", "-deadline", "realtime"]),
+    ];
+    for (rate, ext, codec) in clips {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("rate_{}.{ext}", rate.replace('/', "_")));
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!("testsrc2=size=64x48:rate={rate}:duration=2"))
+            .args(codec)
+            .arg(&path)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "making {}", path.display());
+        let (out, ours) = reel_framemd5(&path, &[]);
+        assert!(out.status.success(), "{}: {out:?}", path.display());
+        let theirs = ffmpeg_framemd5(&path, &[]);
+        assert_same(&path.display().to_string(), &ours, &theirs);
+        assert!(rows(&ours).len() >= 48, "{}", path.display());
+    }
+}

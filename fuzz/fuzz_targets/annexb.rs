@@ -5,6 +5,10 @@
 //! The converter is pure code over bytes, so it is compiled in directly
 //! rather than through the `reel` crate (which would drag FFmpeg, Wayland
 //! and V4L2 into every fuzz build).
+//!
+//! Runs on the stable toolchain through its nightly switch:
+//!
+//!     cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run annexb -- -max_total_time=300
 #![no_main]
 
 #[path = "../../src/media/annexb.rs"]

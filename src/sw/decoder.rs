@@ -150,14 +150,40 @@ impl SwDecoder {
         if packet.keyframe {
             av.set_flags(ff::packet::Flags::KEY);
         }
-        for _ in 0..MAX_DRAIN_PER_SEND {
+        // An error surfacing while the decoder is drained here belongs to an
+        // earlier packet: it is returned after this one is dealt with.
+        let mut earlier_error = None;
+        let mut attempts = 0;
+        loop {
+            if self.need_keyframe && !packet.keyframe {
+                self.skipped_packets += 1;
+                break;
+            }
+            attempts += 1;
+            if attempts > MAX_DRAIN_PER_SEND {
+                return Err(
+                    self.decode_error(format!("{} decoder keeps refusing input", self.codec_name))
+                );
+            }
             match self.decoder.send_packet(&av) {
-                Ok(()) => return Ok(()),
+                Ok(()) => break,
                 Err(ff::Error::Other { errno }) if errno == ff::util::error::EAGAIN => {
                     match self.receive_av() {
                         Ok(Some(frame)) => self.ready.push_back(frame),
-                        Ok(None) => break,
-                        Err(e) => return Err(e),
+                        Ok(None) => {
+                            return Err(self.decode_error(format!(
+                                "{} decoder accepts no input and gives no output",
+                                self.codec_name
+                            )))
+                        }
+                        Err(e) => {
+                            earlier_error.get_or_insert(e);
+                            // Cleared again: this packet is the keyframe to
+                            // resume from, if it is one.
+                            if packet.keyframe {
+                                self.need_keyframe = false;
+                            }
+                        }
                     }
                 }
                 Err(ff::Error::Eof) => {
@@ -168,10 +194,7 @@ impl SwDecoder {
                 }
             }
         }
-        Err(self.decode_error(format!(
-            "{} decoder accepts no input and gives no output",
-            self.codec_name
-        )))
+        earlier_error.map_or(Ok(()), Err)
     }
 
     /// The next decoded frame, or `None` when the decoder needs more input

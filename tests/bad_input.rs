@@ -178,6 +178,24 @@ fn audio_with_cover_art() {
     );
 }
 
+/// File names are bytes: not UTF-8, or with a colon that libavformat would
+/// otherwise read as a protocol name.
+#[test]
+fn awkward_file_names_play() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let source = std::fs::read(clip("vp9.webm")).expect("read clip");
+    for name in [
+        OsStr::from_bytes(b"concat:clip.webm"),
+        OsStr::from_bytes(b"latin1-\xe9t\xe9.webm"),
+    ] {
+        let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::write(&file, &source).expect("write");
+        let run = reel(&["--output", "null"], &file);
+        assert_eq!(run.code, Some(0), "{}: {}", file.display(), run.stderr);
+    }
+}
+
 #[test]
 fn nonexistent_path() {
     let file = scratch("does-not-exist.mkv");

@@ -86,7 +86,7 @@ impl Demuxer {
                 path.display()
             )));
         }
-        let mut input = ff::format::input(path).map_err(|e| {
+        let mut input = open_input(path).map_err(|e| {
             MediaError::Open(format!(
                 "{}: cannot open as a media file ({e})",
                 path.display()
@@ -354,6 +354,37 @@ impl Demuxer {
             return Ok(());
         }
         Err(ff::Error::from(ret).to_string())
+    }
+}
+
+/// Opens and probes a local file. The path goes to libavformat as raw bytes
+/// behind the `file:` protocol, so that names that are not UTF-8 work and
+/// names with a colon are not taken for other protocols (`concat:`, ...).
+fn open_input(path: &Path) -> Result<Input, ff::Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut url = b"file:".to_vec();
+    url.extend_from_slice(path.as_os_str().as_bytes());
+    let url = std::ffi::CString::new(url).map_err(|_| ff::Error::InvalidData)?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: `url` is a NUL-terminated string that outlives the call; on
+    // success libavformat hands us an open context that `Input` takes over
+    // (and closes on drop); on failure it has freed it and set it to null.
+    unsafe {
+        let ret = ffi::avformat_open_input(
+            &mut ctx,
+            url.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        if ret < 0 {
+            return Err(ff::Error::from(ret));
+        }
+        let ret = ffi::avformat_find_stream_info(ctx, std::ptr::null_mut());
+        if ret < 0 {
+            ffi::avformat_close_input(&mut ctx);
+            return Err(ff::Error::from(ret));
+        }
+        Ok(Input::wrap(ctx))
     }
 }
 

@@ -175,12 +175,9 @@ fn single_thread_matches_ffmpeg() {
     }
 }
 
-/// With `for_display`, 10-bit 4:2:0 becomes P010 through libswscale; the
-/// oracle is ffmpeg converting to the same layout.
-#[test]
-fn display_conversion_to_p010_matches_ffmpeg() {
-    let path = clip("hevc_main10.mp4");
-    let mut demuxer = Demuxer::open(&path).expect("open");
+/// framemd5 of a file decoded with `for_display`, and the layouts seen.
+fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
+    let mut demuxer = Demuxer::open(path).expect("open");
     let mut ours = Vec::new();
     let mut writer = Framemd5Writer::new(&mut ours, demuxer.stream());
     let mut formats = std::collections::BTreeSet::new();
@@ -198,10 +195,59 @@ fn display_conversion_to_p010_matches_ffmpeg() {
     )
     .expect("decode");
     writer.finish().expect("flush");
-    assert_eq!(formats.into_iter().collect::<Vec<_>>(), ["p010le"]);
-    let ours = String::from_utf8(ours).expect("utf-8");
-    let theirs = ffmpeg_framemd5(&path, &["-pix_fmt", "p010le"]);
-    assert_same("hevc_main10.mp4 as p010le", &ours, &theirs);
+    (
+        String::from_utf8(ours).expect("utf-8"),
+        formats.into_iter().collect(),
+    )
+}
+
+/// With `for_display`, layouts without a DRM fourcc go through libswscale
+/// (10-bit 4:2:0 to P010, deeper or wider chroma to P010 too); 8-bit 4:2:2
+/// is kept. The oracle is ffmpeg converting to the same layout with its
+/// default scaler.
+#[test]
+fn display_conversion_matches_ffmpeg() {
+    let make = |name: &str, args: &[&str]| -> PathBuf {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+            .arg("testsrc2=size=96x64:rate=30:duration=0.5")
+            .args(args)
+            .arg(&path)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "making {name}");
+        path
+    };
+    let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt"];
+    let x265 = [
+        "-c:v",
+        "libx265",
+        "-x265-params",
+        "log-level=error",
+        "-pix_fmt",
+    ];
+    let cases = [
+        (clip("hevc_main10.mp4"), "p010le"),
+        (
+            make("c422p10.mkv", &[&x264[..], &["yuv422p10le"]].concat()),
+            "p010le",
+        ),
+        (
+            make("c444p12.mkv", &[&x265[..], &["yuv444p12le"]].concat()),
+            "p010le",
+        ),
+        (
+            make("c422p.mkv", &[&x264[..], &["yuv422p"]].concat()),
+            "yuv422p",
+        ),
+    ];
+    for (path, layout) in cases {
+        let (ours, formats) = display_framemd5(&path);
+        assert_eq!(formats, [layout], "{}", path.display());
+        let theirs = ffmpeg_framemd5(&path, &["-pix_fmt", layout]);
+        assert_same(&format!("{} as {layout}", path.display()), &ours, &theirs);
+    }
 }
 
 #[test]

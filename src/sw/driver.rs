@@ -44,6 +44,7 @@ pub fn decode_file(
     opts: SwOptions,
     mut sink: impl FnMut(Frame) -> anyhow::Result<()>,
 ) -> Result<DecodeStats, DecodeError> {
+    let started = std::time::Instant::now();
     let mut decoder = SwDecoder::new(demuxer.stream(), opts)?;
     let mut stats = DecodeStats::default();
     let mut deliver = |decoder: &mut SwDecoder, stats: &mut DecodeStats| loop {
@@ -88,9 +89,11 @@ pub fn decode_file(
     deliver(&mut decoder, &mut stats)?;
     stats.skipped_packets = decoder.skipped_packets();
     stats.discarded_frames = decoder.discarded_frames();
+    let elapsed = started.elapsed().as_secs_f64();
     tracing::info!(
-        "decoded {} frames from {} packets ({} decode errors, {} packets skipped, {} corrupt)",
+        "decoded {} frames in {elapsed:.3} s ({:.1} fps) from {} packets ({} decode errors, {} packets skipped, {} corrupt)",
         stats.frames,
+        stats.frames as f64 / elapsed.max(1e-9),
         stats.packets,
         stats.decode_errors,
         stats.skipped_packets,

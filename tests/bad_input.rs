@@ -148,6 +148,54 @@ fn audio_only_file() {
     );
 }
 
+/// Cover art is a "video" stream to libavformat, not to a player.
+#[test]
+fn audio_with_cover_art() {
+    let file = scratch("cover.m4a");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-y"])
+        .args(["-f", "lavfi", "-i", "sine=frequency=440:duration=0.5"])
+        .args(["-f", "lavfi", "-i", "testsrc2=size=64x64:duration=0.1"])
+        .args([
+            "-map",
+            "0:a",
+            "-map",
+            "1:v",
+            "-frames:v",
+            "1",
+            "-c:v",
+            "png",
+        ])
+        .args(["-disposition:v", "attached_pic", "-c:a", "aac"])
+        .arg(&file)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    assert_clear_error(
+        &reel(&["--output", "null"], &file),
+        &file,
+        "no video stream",
+    );
+}
+
+/// File names are bytes: not UTF-8, or with a colon that libavformat would
+/// otherwise read as a protocol name.
+#[test]
+fn awkward_file_names_play() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let source = std::fs::read(clip("vp9.webm")).expect("read clip");
+    for name in [
+        OsStr::from_bytes(b"concat:clip.webm"),
+        OsStr::from_bytes(b"latin1-\xe9t\xe9.webm"),
+    ] {
+        let file = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::write(&file, &source).expect("write");
+        let run = reel(&["--output", "null"], &file);
+        assert_eq!(run.code, Some(0), "{}: {}", file.display(), run.stderr);
+    }
+}
+
 #[test]
 fn nonexistent_path() {
     let file = scratch("does-not-exist.mkv");

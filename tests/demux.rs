@@ -289,6 +289,18 @@ fn check_seeks(path: &Path) {
         "{}: packets after seek to 0",
         path.display()
     );
+    // Seeking after the end of the file works (looping playback).
+    let target = start + Duration::from_millis(1500);
+    demuxer.seek(target).expect("seek after the end");
+    let packet = demuxer.next_packet().expect("read").expect("packet");
+    let target_ts = duration_to_ts(target, info.time_base);
+    let expected = keyframes.iter().copied().filter(|&k| k <= target_ts).max();
+    assert_eq!(
+        packet.pts,
+        expected,
+        "{}: seek after the end",
+        path.display()
+    );
 }
 
 #[test]

@@ -175,12 +175,9 @@ fn single_thread_matches_ffmpeg() {
     }
 }
 
-/// With `for_display`, 10-bit 4:2:0 becomes P010 through libswscale; the
-/// oracle is ffmpeg converting to the same layout.
-#[test]
-fn display_conversion_to_p010_matches_ffmpeg() {
-    let path = clip("hevc_main10.mp4");
-    let mut demuxer = Demuxer::open(&path).expect("open");
+/// framemd5 of a file decoded with `for_display`, and the layouts seen.
+fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
+    let mut demuxer = Demuxer::open(path).expect("open");
     let mut ours = Vec::new();
     let mut writer = Framemd5Writer::new(&mut ours, demuxer.stream());
     let mut formats = std::collections::BTreeSet::new();
@@ -198,10 +195,59 @@ fn display_conversion_to_p010_matches_ffmpeg() {
     )
     .expect("decode");
     writer.finish().expect("flush");
-    assert_eq!(formats.into_iter().collect::<Vec<_>>(), ["p010le"]);
-    let ours = String::from_utf8(ours).expect("utf-8");
-    let theirs = ffmpeg_framemd5(&path, &["-pix_fmt", "p010le"]);
-    assert_same("hevc_main10.mp4 as p010le", &ours, &theirs);
+    (
+        String::from_utf8(ours).expect("utf-8"),
+        formats.into_iter().collect(),
+    )
+}
+
+/// With `for_display`, layouts without a DRM fourcc go through libswscale
+/// (10-bit 4:2:0 to P010, deeper or wider chroma to P010 too); 8-bit 4:2:2
+/// is kept. The oracle is ffmpeg converting to the same layout with its
+/// default scaler.
+#[test]
+fn display_conversion_matches_ffmpeg() {
+    let make = |name: &str, args: &[&str]| -> PathBuf {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+            .arg("testsrc2=size=96x64:rate=30:duration=0.5")
+            .args(args)
+            .arg(&path)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "making {name}");
+        path
+    };
+    let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt"];
+    let x265 = [
+        "-c:v",
+        "libx265",
+        "-x265-params",
+        "log-level=error",
+        "-pix_fmt",
+    ];
+    let cases = [
+        (clip("hevc_main10.mp4"), "p010le"),
+        (
+            make("c422p10.mkv", &[&x264[..], &["yuv422p10le"]].concat()),
+            "p010le",
+        ),
+        (
+            make("c444p12.mkv", &[&x265[..], &["yuv444p12le"]].concat()),
+            "p010le",
+        ),
+        (
+            make("c422p.mkv", &[&x264[..], &["yuv422p"]].concat()),
+            "yuv422p",
+        ),
+    ];
+    for (path, layout) in cases {
+        let (ours, formats) = display_framemd5(&path);
+        assert_eq!(formats, [layout], "{}", path.display());
+        let theirs = ffmpeg_framemd5(&path, &["-pix_fmt", layout]);
+        assert_same(&format!("{} as {layout}", path.display()), &ours, &theirs);
+    }
 }
 
 #[test]
@@ -276,5 +322,126 @@ fn seek_then_decode_gives_ffmpeg_frames() {
             theirs[theirs.len() - ours.len()..],
             "{name}: frames after the seek"
         );
+    }
+}
+
+/// A packet the decoder rejects is reported (not fatal); the packets up to
+/// the next keyframe are skipped (and frames already in flight that may
+/// reference the failed picture are dropped), and from that keyframe on the
+/// pictures are exactly ffmpeg's. Single- and multi-threaded.
+#[test]
+fn decode_error_resumes_at_the_next_keyframe() {
+    use md5::{Digest, Md5};
+    use reel::sw::{SwDecoder, SwError};
+
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("resume_vp9.webm");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=96x64:rate=30:duration=1")
+        .args(["-c:v", "libvpx-vp9", "-deadline", "realtime", "-g", "10"])
+        .args(["-auto-alt-ref", "0", "-lag-in-frames", "0"])
+        .arg(&path)
+        .status()
+        .expect("run ffmpeg");
+    assert!(status.success());
+    let theirs: Vec<String> = rows(&ffmpeg_framemd5(&path, &[]))
+        .iter()
+        .filter_map(|r| r.rsplit(", ").next().map(str::to_owned))
+        .collect();
+    assert_eq!(theirs.len(), 30, "oracle frame count");
+    // Frames 0..=2 before the damage, then 10.. from the next keyframe.
+    let expected: Vec<String> = theirs[..3].iter().chain(&theirs[10..]).cloned().collect();
+
+    for threads in [1, 0] {
+        let mut demuxer = Demuxer::open(&path).expect("open");
+        let opts = SwOptions {
+            threads,
+            for_display: false,
+        };
+        let mut decoder = SwDecoder::new(demuxer.stream(), opts).expect("decoder");
+        let mut ours = Vec::new();
+        let mut errors = 0;
+        let step = |decoder: &mut SwDecoder, ours: &mut Vec<String>, errors: &mut u32| loop {
+            match decoder.receive() {
+                Ok(Some(frame)) => {
+                    let mut md5 = Md5::new();
+                    frame.for_each_packed_row(|row| md5.update(row));
+                    ours.push(format!("{:x}", md5.finalize()));
+                }
+                Ok(None) => break,
+                Err(SwError::Decode(_)) => *errors += 1,
+                Err(e) => panic!("fatal error on a bad packet: {e}"),
+            }
+        };
+        let mut index = 0;
+        while let Some(mut packet) = demuxer.next_packet().expect("read") {
+            if index == 3 {
+                assert!(!packet.keyframe);
+                // An invalid VP9 frame marker: the decoder must reject it.
+                packet.data.iter_mut().for_each(|b| *b = 0xff);
+            }
+            match decoder.send(&packet) {
+                Ok(()) => {}
+                Err(SwError::Decode(_)) => errors += 1,
+                Err(e) => panic!("fatal error on a bad packet: {e}"),
+            }
+            step(&mut decoder, &mut ours, &mut errors);
+            index += 1;
+        }
+        decoder.send_eof().expect("eof");
+        step(&mut decoder, &mut ours, &mut errors);
+        assert_eq!(errors, 1, "threads {threads}: decode errors reported");
+        assert_eq!(ours, expected, "threads {threads}");
+        // Packets 4..=9 are skipped or their frames dropped.
+        assert_eq!(
+            decoder.skipped_packets() + decoder.discarded_frames(),
+            6,
+            "threads {threads}"
+        );
+        if threads == 1 {
+            assert_eq!(decoder.skipped_packets(), 6);
+        }
+    }
+}
+
+/// Timestamps (the `tb` line, pts and duration columns) follow ffmpeg's for
+/// NTSC rates in millisecond (Matroska) and 90 kHz (MPEG-TS) time bases and
+/// for B-frame reordering, on clips made here with the ffmpeg CLI.
+#[test]
+fn frame_rates_and_time_bases_match_ffmpeg() {
+    let clips: [(&str, &str, &[&str]); 4] = [
+        (
+            "30000/1001",
+            "mkv",
+            &["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"],
+        ),
+        (
+            "24000/1001",
+            "ts",
+            &["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"],
+        ),
+        (
+            "25",
+            "mp4",
+            &["-c:v", "libx264", "-preset", "ultrafast", "-bf", "2"],
+        ),
+        ("60", "webm", &["-c:v", "libvpx", "-deadline", "realtime"]),
+    ];
+    for (rate, ext, codec) in clips {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("rate_{}.{ext}", rate.replace('/', "_")));
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!("testsrc2=size=64x48:rate={rate}:duration=2"))
+            .args(codec)
+            .arg(&path)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "making {}", path.display());
+        let (out, ours) = reel_framemd5(&path, &[]);
+        assert!(out.status.success(), "{}: {out:?}", path.display());
+        let theirs = ffmpeg_framemd5(&path, &[]);
+        assert_same(&path.display().to_string(), &ours, &theirs);
+        assert!(rows(&ours).len() >= 48, "{}", path.display());
     }
 }

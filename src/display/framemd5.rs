@@ -65,8 +65,8 @@ impl<W: Write> Framemd5Writer<W> {
         writeln!(self.out)
     }
 
-    /// Flushes and returns the writer. A stream without frames gets the
-    /// header lines that do not depend on a frame, as FFmpeg writes none.
+    /// Flushes and returns the writer. A stream without frames leaves no
+    /// output at all (the header needs the first frame's size).
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)

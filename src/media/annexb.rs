@@ -136,12 +136,37 @@ impl AnnexBConverter {
         out: &mut Vec<u8>,
     ) -> Result<(), BitstreamError> {
         let Some(length_size) = self.length_size else {
-            if keyframe && !self.has_sequence_header(annexb_nals(packet)) {
-                out.extend_from_slice(&self.parameter_sets);
-            }
-            out.extend_from_slice(packet);
+            self.pass_through(packet, keyframe, out);
             return Ok(());
         };
+        let start = out.len();
+        match self.convert_prefixed(packet, length_size, keyframe, out) {
+            // Some muxers store Annex-B packets under an avcC/hvcC record:
+            // framing that does not parse but starts with a start code is
+            // taken as that.
+            Err(_) if starts_with_start_code(packet) => {
+                out.truncate(start);
+                self.pass_through(packet, keyframe, out);
+                Ok(())
+            }
+            result => result,
+        }
+    }
+
+    fn pass_through(&self, packet: &[u8], keyframe: bool, out: &mut Vec<u8>) {
+        if keyframe && !self.has_sequence_header(annexb_nals(packet)) {
+            out.extend_from_slice(&self.parameter_sets);
+        }
+        out.extend_from_slice(packet);
+    }
+
+    fn convert_prefixed(
+        &self,
+        packet: &[u8],
+        length_size: usize,
+        keyframe: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), BitstreamError> {
         if keyframe {
             // Look ahead for in-band parameter sets; a damaged packet is
             // reported by the conversion loop below.
@@ -433,6 +458,15 @@ mod tests {
             .convert(&[0xff, 0xff, 0xff, 0xff, 1], true, &mut out)
             .unwrap_err();
         assert!(matches!(err, BitstreamError::NalPastEnd { .. }));
+    }
+
+    #[test]
+    fn annexb_packets_under_an_avcc_record_pass_through() {
+        let conv = AnnexBConverter::new(NalCodec::H264, &avcc(4, &[SPS], &[PPS])).unwrap();
+        let packet = annexb(&[IDR, NON_IDR]);
+        let mut out = vec![9];
+        conv.convert(&packet, true, &mut out).unwrap();
+        assert_eq!(out, [vec![9], annexb(&[SPS, PPS]), packet.clone()].concat());
     }
 
     #[test]

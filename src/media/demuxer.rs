@@ -86,18 +86,16 @@ impl Demuxer {
                 path.display()
             )));
         }
-        let mut input = ff::format::input(path).map_err(|e| {
+        let mut input = open_input(path).map_err(|e| {
             MediaError::Open(format!(
                 "{}: cannot open as a media file ({e})",
                 path.display()
             ))
         })?;
-        let stream = input
-            .streams()
-            .best(ff::media::Type::Video)
-            .ok_or_else(|| MediaError::NoVideoStream(path.to_owned()))?;
-        let index = stream.index();
-        let codec = codec_from_id(stream.parameters().id())?;
+        let (index, codec) = pick_video_stream(&input, path)?;
+        let Some(stream) = input.stream(index) else {
+            return Err(MediaError::NoVideoStream(path.to_owned()));
+        };
         let mut parameters = CodecParameters::new(stream.parameters());
         let converter = match codec.nal_codec() {
             Some(nal) => {
@@ -314,12 +312,15 @@ impl Demuxer {
                     return Ok(None);
                 }
             }
+            // Decode order: once dts passes the target, so does every later
+            // keyframe's pts.
             if !found {
+                if dts > ts {
+                    return Ok(None);
+                }
                 continue;
             }
             packets.push_back(packet);
-            // Decode order: once dts passes the target, so does every later
-            // keyframe's pts.
             if dts > ts {
                 break;
             }
@@ -354,6 +355,66 @@ impl Demuxer {
         }
         Err(ff::Error::from(ret).to_string())
     }
+}
+
+/// Opens and probes a local file. The path goes to libavformat as raw bytes
+/// behind the `file:` protocol, so that names that are not UTF-8 work and
+/// names with a colon are not taken for other protocols (`concat:`, ...).
+fn open_input(path: &Path) -> Result<Input, ff::Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut url = b"file:".to_vec();
+    url.extend_from_slice(path.as_os_str().as_bytes());
+    let url = std::ffi::CString::new(url).map_err(|_| ff::Error::InvalidData)?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: `url` is a NUL-terminated string that outlives the call; on
+    // success libavformat hands us an open context that `Input` takes over
+    // (and closes on drop); on failure it has freed it and set it to null.
+    unsafe {
+        let ret = ffi::avformat_open_input(
+            &mut ctx,
+            url.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        if ret < 0 {
+            return Err(ff::Error::from(ret));
+        }
+        let ret = ffi::avformat_find_stream_info(ctx, std::ptr::null_mut());
+        if ret < 0 {
+            ffi::avformat_close_input(&mut ctx);
+            return Err(ff::Error::from(ret));
+        }
+        Ok(Input::wrap(ctx))
+    }
+}
+
+/// The video stream to play: FFmpeg's best pick when reel decodes it, else
+/// the first video stream reel decodes. Cover art (attached pictures) does
+/// not count as video.
+fn pick_video_stream(input: &Input, path: &Path) -> Result<(usize, Codec), MediaError> {
+    let is_video = |st: &ff::format::stream::Stream| {
+        st.parameters().medium() == ff::media::Type::Video
+            && !st
+                .disposition()
+                .contains(ff::format::stream::Disposition::ATTACHED_PIC)
+    };
+    let best = input
+        .streams()
+        .best(ff::media::Type::Video)
+        .filter(|st| is_video(st));
+    let candidates = best
+        .into_iter()
+        .chain(input.streams().filter(|st| is_video(st)));
+    let mut first_unsupported = None;
+    for st in candidates {
+        match codec_from_id(st.parameters().id()) {
+            Ok(codec) => return Ok((st.index(), codec)),
+            Err(e) => {
+                first_unsupported.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_unsupported.unwrap_or_else(|| MediaError::NoVideoStream(path.to_owned())))
 }
 
 fn codec_from_id(id: ff::codec::Id) -> Result<Codec, MediaError> {

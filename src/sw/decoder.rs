@@ -29,7 +29,12 @@ pub struct SwDecoder {
     ready: VecDeque<ff::frame::Video>,
     /// After an error or a flush, packets are dropped until a keyframe.
     need_keyframe: bool,
+    /// After an error, frames still in flight (frame threading reports an
+    /// error a few packets late) are dropped until a key frame comes out:
+    /// they may reference the picture that failed.
+    discard_until_key_frame: bool,
     skipped_packets: u64,
+    discarded_frames: u64,
     eof_sent: bool,
     next_pts: i64,
     epoch: u64,
@@ -98,7 +103,9 @@ impl SwDecoder {
             converter: Converter::default(),
             ready: VecDeque::new(),
             need_keyframe: false,
+            discard_until_key_frame: false,
             skipped_packets: 0,
+            discarded_frames: 0,
             eof_sent: false,
             next_pts: stream.start_pts,
             epoch: 0,
@@ -113,6 +120,12 @@ impl SwDecoder {
     /// Packets dropped while waiting for a keyframe after an error or flush.
     pub fn skipped_packets(&self) -> u64 {
         self.skipped_packets
+    }
+
+    /// Decoded frames dropped after an error because they may reference
+    /// the picture that failed.
+    pub fn discarded_frames(&self) -> u64 {
+        self.discarded_frames
     }
 
     /// Bumped at each `flush`; stamped on every frame.
@@ -137,14 +150,40 @@ impl SwDecoder {
         if packet.keyframe {
             av.set_flags(ff::packet::Flags::KEY);
         }
-        for _ in 0..MAX_DRAIN_PER_SEND {
+        // An error surfacing while the decoder is drained here belongs to an
+        // earlier packet: it is returned after this one is dealt with.
+        let mut earlier_error = None;
+        let mut attempts = 0;
+        loop {
+            if self.need_keyframe && !packet.keyframe {
+                self.skipped_packets += 1;
+                break;
+            }
+            attempts += 1;
+            if attempts > MAX_DRAIN_PER_SEND {
+                return Err(
+                    self.decode_error(format!("{} decoder keeps refusing input", self.codec_name))
+                );
+            }
             match self.decoder.send_packet(&av) {
-                Ok(()) => return Ok(()),
+                Ok(()) => break,
                 Err(ff::Error::Other { errno }) if errno == ff::util::error::EAGAIN => {
                     match self.receive_av() {
                         Ok(Some(frame)) => self.ready.push_back(frame),
-                        Ok(None) => break,
-                        Err(e) => return Err(e),
+                        Ok(None) => {
+                            return Err(self.decode_error(format!(
+                                "{} decoder accepts no input and gives no output",
+                                self.codec_name
+                            )))
+                        }
+                        Err(e) => {
+                            earlier_error.get_or_insert(e);
+                            // Cleared again: this packet is the keyframe to
+                            // resume from, if it is one.
+                            if packet.keyframe {
+                                self.need_keyframe = false;
+                            }
+                        }
                     }
                 }
                 Err(ff::Error::Eof) => {
@@ -155,23 +194,29 @@ impl SwDecoder {
                 }
             }
         }
-        Err(self.decode_error(format!(
-            "{} decoder accepts no input and gives no output",
-            self.codec_name
-        )))
+        earlier_error.map_or(Ok(()), Err)
     }
 
     /// The next decoded frame, or `None` when the decoder needs more input
     /// (or is fully drained after `send_eof`).
     pub fn receive(&mut self) -> Result<Option<Frame>, SwError> {
-        let av = match self.ready.pop_front() {
-            Some(f) => f,
-            None => match self.receive_av()? {
+        loop {
+            let av = match self.ready.pop_front() {
                 Some(f) => f,
-                None => return Ok(None),
-            },
-        };
-        self.make_frame(av).map(Some)
+                None => match self.receive_av()? {
+                    Some(f) => f,
+                    None => return Ok(None),
+                },
+            };
+            if self.discard_until_key_frame {
+                if !av.is_key() {
+                    self.discarded_frames += 1;
+                    continue;
+                }
+                self.discard_until_key_frame = false;
+            }
+            return self.make_frame(av).map(Some);
+        }
     }
 
     /// Signals the end of input: `receive` then returns the buffered frames.
@@ -192,12 +237,14 @@ impl SwDecoder {
         self.decoder.flush();
         self.ready.clear();
         self.need_keyframe = true;
+        self.discard_until_key_frame = false;
         self.eof_sent = false;
         self.epoch += 1;
     }
 
     fn decode_error(&mut self, message: String) -> SwError {
         self.need_keyframe = true;
+        self.discard_until_key_frame = true;
         SwError::Decode(message)
     }
 

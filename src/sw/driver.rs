@@ -17,6 +17,9 @@ pub struct DecodeStats {
     pub decode_errors: u64,
     /// Packets dropped while waiting for a keyframe after an error.
     pub skipped_packets: u64,
+    /// Frames dropped after an error because they may reference the
+    /// picture that failed.
+    pub discarded_frames: u64,
     /// Packets the container flagged corrupt or whose NAL framing was
     /// damaged; decoded anyway (as ffmpeg does) and logged.
     pub corrupt_packets: u64,
@@ -41,6 +44,7 @@ pub fn decode_file(
     opts: SwOptions,
     mut sink: impl FnMut(Frame) -> anyhow::Result<()>,
 ) -> Result<DecodeStats, DecodeError> {
+    let started = std::time::Instant::now();
     let mut decoder = SwDecoder::new(demuxer.stream(), opts)?;
     let mut stats = DecodeStats::default();
     let mut deliver = |decoder: &mut SwDecoder, stats: &mut DecodeStats| loop {
@@ -84,9 +88,12 @@ pub fn decode_file(
     }
     deliver(&mut decoder, &mut stats)?;
     stats.skipped_packets = decoder.skipped_packets();
+    stats.discarded_frames = decoder.discarded_frames();
+    let elapsed = started.elapsed().as_secs_f64();
     tracing::info!(
-        "decoded {} frames from {} packets ({} decode errors, {} packets skipped, {} corrupt)",
+        "decoded {} frames in {elapsed:.3} s ({:.1} fps) from {} packets ({} decode errors, {} packets skipped, {} corrupt)",
         stats.frames,
+        stats.frames as f64 / elapsed.max(1e-9),
         stats.packets,
         stats.decode_errors,
         stats.skipped_packets,

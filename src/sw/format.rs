@@ -82,7 +82,9 @@ impl Converter {
         let key = (src.format(), w, h, to_av(to));
         if self.scaler.as_ref().map(|s| s.key) != Some(key) {
             tracing::debug!("converting {:?} {w}x{h} to {to}", src.format());
-            let ctx = scaling::Context::get(key.0, w, h, key.3, w, h, scaling::Flags::BILINEAR)
+            // Bicubic is libswscale's (and the ffmpeg tool's) default, so
+            // conversions equal `ffmpeg -pix_fmt ...` bit for bit.
+            let ctx = scaling::Context::get(key.0, w, h, key.3, w, h, scaling::Flags::BICUBIC)
                 .map_err(|e| {
                     SwError::Convert(format!("{:?} {w}x{h} to {to}: {e}", src.format()))
                 })?;

@@ -36,3 +36,6 @@ pub enum H264Error {
     #[error("H.264: {0} is not supported")]
     Unsupported(&'static str),
 }
+
+#[cfg(test)]
+mod tests;

@@ -44,6 +44,8 @@ pub struct AnnexB {
     pub stream: Vec<u8>,
     /// FFmpeg's trace_headers of exactly those bytes, one list per NAL unit.
     pub trace: Vec<Vec<Element>>,
+    /// The size in bits of each element of `trace`.
+    pub bit_lengths: Vec<Vec<usize>>,
 }
 
 pub fn strip_indices(name: &str) -> String {
@@ -83,6 +85,7 @@ pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
     );
     let stderr = String::from_utf8_lossy(&result.stderr);
     let mut trace: Vec<Vec<Element>> = Vec::new();
+    let mut bit_lengths: Vec<Vec<usize>> = Vec::new();
     let mut in_extradata = false;
     for line in stderr.lines() {
         let Some(at) = line.find("[trace_headers @ ") else {
@@ -118,13 +121,19 @@ pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
         let value: i64 = fields[eq + 1].parse().expect("trace value");
         if name == "forbidden_zero_bit" && pos == 0 {
             trace.push(Vec::new());
+            bit_lengths.push(Vec::new());
         }
-        if let Some(nal) = trace.last_mut() {
+        if let (Some(nal), Some(lengths)) = (trace.last_mut(), bit_lengths.last_mut()) {
             nal.push((pos, name, value));
+            lengths.push(fields[2..eq].iter().map(|f| f.len()).sum());
         }
     }
     let stream = std::fs::read(&out).expect("ffmpeg wrote no stream");
-    AnnexB { stream, trace }
+    AnnexB {
+        stream,
+        trace,
+        bit_lengths,
+    }
 }
 
 /// Splits an Annex-B stream into access units at its AUDs.

@@ -87,7 +87,10 @@ fn poc_type0_wraps_the_lsb_into_the_msb() {
             (false, true, 4, 6),
         ],
     );
-    assert_eq!(got, vec![(0, 0), (8, 8), (12, 12), (18, 18), (14, 14), (22, 22)]);
+    assert_eq!(
+        got,
+        vec![(0, 0), (8, 8), (12, 12), (18, 18), (14, 14), (22, 22)]
+    );
 }
 
 #[test]
@@ -144,7 +147,13 @@ fn adaptive(ops: Vec<Mmco>) -> Option<DecRefPicMarking> {
 }
 
 /// Decodes a frame into `dpb`: timestamp = frame's label `ts`.
-fn decode(dpb: &mut Dpb, frame_num: u32, poc: i32, ts: u64, marking: Option<DecRefPicMarking>) -> (u64, DpbOutput) {
+fn decode(
+    dpb: &mut Dpb,
+    frame_num: u32,
+    poc: i32,
+    ts: u64,
+    marking: Option<DecRefPicMarking>,
+) -> (u64, DpbOutput) {
     let cur = frame(frame_num);
     let m = dpb.mark(&cur, false, marking.as_ref());
     dpb.store(&cur, m, ts, poc, poc)
@@ -183,7 +192,13 @@ fn sliding_window_drops_the_smallest_frame_num_wrap() {
     let mut dpb = Dpb::new(4, 0, 2);
     decode_idr(&mut dpb, 0, false);
     for (i, frame_num) in (1..16).chain(0..1).enumerate() {
-        decode(&mut dpb, frame_num, 2 * (i as i32 + 1), i as u64 + 1, sliding());
+        decode(
+            &mut dpb,
+            frame_num,
+            2 * (i as i32 + 1),
+            i as u64 + 1,
+            sliding(),
+        );
     }
     assert_eq!(marked(&dpb, Reference::ShortTerm), vec![15, 16]);
 }
@@ -219,7 +234,15 @@ fn mmco_operations_1_to_4_and_6() {
     assert_eq!(marked(&dpb, Reference::ShortTerm), vec![0, 1, 4]);
     assert_eq!(marked(&dpb, Reference::LongTerm), vec![3]);
     // Frame 5 becomes long-term index 0 itself (MMCO 6): frame 3 loses it.
-    decode(&mut dpb, 5, 10, 5, adaptive(vec![Mmco::CurrentToLongTerm { long_term_frame_idx: 0 }]));
+    decode(
+        &mut dpb,
+        5,
+        10,
+        5,
+        adaptive(vec![Mmco::CurrentToLongTerm {
+            long_term_frame_idx: 0,
+        }]),
+    );
     assert_eq!(marked(&dpb, Reference::LongTerm), vec![5]);
     // MMCO 3 makes PicNum 6 - (4 + 1) = 1 long-term index 1, then MMCO 2
     // forgets LongTermPicNum 0 (frame 5).
@@ -233,13 +256,23 @@ fn mmco_operations_1_to_4_and_6() {
                 difference_of_pic_nums_minus1: 4,
                 long_term_frame_idx: 1,
             },
-            Mmco::ForgetLongTerm { long_term_pic_num: 0 },
+            Mmco::ForgetLongTerm {
+                long_term_pic_num: 0,
+            },
         ]),
     );
     assert_eq!(marked(&dpb, Reference::LongTerm), vec![1]);
     assert_eq!(marked(&dpb, Reference::ShortTerm), vec![0, 4, 6]);
     // MMCO 4 with 0: no long-term index left.
-    decode(&mut dpb, 7, 14, 7, adaptive(vec![Mmco::SetMaxLongTermIdx { max_long_term_frame_idx_plus1: 0 }]));
+    decode(
+        &mut dpb,
+        7,
+        14,
+        7,
+        adaptive(vec![Mmco::SetMaxLongTermIdx {
+            max_long_term_frame_idx_plus1: 0,
+        }]),
+    );
     assert!(marked(&dpb, Reference::LongTerm).is_empty());
     assert_eq!(dpb.max_long_term_frame_idx(), None);
 }
@@ -274,7 +307,15 @@ fn long_term_idr_and_no_output_of_prior_pics() {
 #[test]
 fn bumping_follows_poc_within_the_reorder_limit() {
     // Decode order I0 P8 B4 b2 b6 P16 B12: display order by POC.
-    let pics = [(0, 0, 0), (1, 8, 1), (2, 4, 2), (3, 2, 3), (3, 6, 4), (3, 16, 5), (4, 12, 6)];
+    let pics = [
+        (0, 0, 0),
+        (1, 8, 1),
+        (2, 4, 2),
+        (3, 2, 3),
+        (3, 6, 4),
+        (3, 16, 5),
+        (4, 12, 6),
+    ];
     for reorder in [2usize, 4] {
         let mut dpb = Dpb::new(5, reorder, 3);
         let mut shown = decode_idr(&mut dpb, 0, false).output;
@@ -313,17 +354,25 @@ fn frame_num_gaps_insert_non_existing_references() {
     // the last max_num_ref_frames of which matter.
     let out = dpb.fill_frame_num_gap(0, 5, MAX_FRAME_NUM);
     assert!(out.output.is_empty());
-    let non_existing: Vec<u32> = dpb.pictures().iter().filter(|p| p.non_existing).map(|p| p.frame_num).collect();
+    let non_existing: Vec<u32> = dpb
+        .pictures()
+        .iter()
+        .filter(|p| p.non_existing)
+        .map(|p| p.frame_num)
+        .collect();
     assert_eq!(non_existing, vec![2, 3, 4]);
 }
 
 fn ids(dpb: &Dpb, ts: &[u64]) -> Vec<Option<RefPic>> {
     ts.iter()
         .map(|t| {
-            dpb.pictures().iter().find(|p| p.timestamp_ns == *t).map(|p| RefPic {
-                id: p.id,
-                structure: PicStructure::Frame,
-            })
+            dpb.pictures()
+                .iter()
+                .find(|p| p.timestamp_ns == *t)
+                .map(|p| RefPic {
+                    id: p.id,
+                    structure: PicStructure::Frame,
+                })
         })
         .collect()
 }
@@ -333,7 +382,15 @@ fn p_frame_list_short_by_pic_num_then_long_by_index() {
     let mut dpb = Dpb::new(8, 8, 8);
     decode_idr(&mut dpb, 0, false);
     decode(&mut dpb, 1, 2, 1, sliding());
-    decode(&mut dpb, 2, 4, 2, adaptive(vec![Mmco::CurrentToLongTerm { long_term_frame_idx: 1 }]));
+    decode(
+        &mut dpb,
+        2,
+        4,
+        2,
+        adaptive(vec![Mmco::CurrentToLongTerm {
+            long_term_frame_idx: 1,
+        }]),
+    );
     decode(&mut dpb, 2, 6, 3, sliding());
     decode(
         &mut dpb,
@@ -344,7 +401,9 @@ fn p_frame_list_short_by_pic_num_then_long_by_index() {
             Mmco::SetMaxLongTermIdx {
                 max_long_term_frame_idx_plus1: 3,
             },
-            Mmco::CurrentToLongTerm { long_term_frame_idx: 0 },
+            Mmco::CurrentToLongTerm {
+                long_term_frame_idx: 0,
+            },
         ]),
     );
     let cur = frame(4);
@@ -358,7 +417,10 @@ fn p_frame_list_short_by_pic_num_then_long_by_index() {
         &dpb,
         &cur,
         l0,
-        &[RefPicListModification::SubtractShortTerm(2), RefPicListModification::LongTerm(1)],
+        &[
+            RefPicListModification::SubtractShortTerm(2),
+            RefPicListModification::LongTerm(1),
+        ],
         4,
     );
     assert_eq!(modified, ids(&dpb, &[1, 2, 3, 0]));
@@ -398,15 +460,35 @@ fn field_lists_alternate_parity_starting_with_the_current_one() {
         (1, PicStructure::TopField, 4),
         (1, PicStructure::BottomField, 5),
     ] {
-        let cur = field(frame_num, s, if s == PicStructure::BottomField { first } else { None });
-        let m = dpb.mark(&cur, frame_num == 0 && s == PicStructure::TopField, sliding().as_ref());
+        let cur = field(
+            frame_num,
+            s,
+            if s == PicStructure::BottomField {
+                first
+            } else {
+                None
+            },
+        );
+        let m = dpb.mark(
+            &cur,
+            frame_num == 0 && s == PicStructure::TopField,
+            sliding().as_ref(),
+        );
         let (id, _) = dpb.store(&cur, m, u64::from(frame_num), poc, poc);
         first = Some(id);
     }
     let cur = field(2, PicStructure::BottomField, None);
     let (l0, _) = initial_lists(&dpb, &cur, false, 9);
-    let pair = |ts: u64| dpb.pictures().iter().find(|p| p.timestamp_ns == ts).map(|p| p.id);
-    let got: Vec<(Option<u64>, PicStructure)> = l0.iter().map(|r| (r.map(|r| r.id), r.unwrap().structure)).collect();
+    let pair = |ts: u64| {
+        dpb.pictures()
+            .iter()
+            .find(|p| p.timestamp_ns == ts)
+            .map(|p| p.id)
+    };
+    let got: Vec<(Option<u64>, PicStructure)> = l0
+        .iter()
+        .map(|r| (r.map(|r| r.id), r.unwrap().structure))
+        .collect();
     assert_eq!(
         got,
         vec![

@@ -116,3 +116,49 @@ fn output_order_matches_libavcodec() {
         eprintln!("{clip}: {n} pictures in libavcodec's order");
     }
 }
+
+/// After a reset (a seek), pictures before the next keyframe are skipped and
+/// everything from the IDR on is output exactly as from a fresh start.
+#[test]
+fn reset_restarts_at_the_next_idr() {
+    let clip = "h264_main_bframes.mkv";
+    let path = media_dir().join(clip);
+    let annexb = annex_b_with_trace(&path, &work_dir("reset"));
+    let units = access_units(&annexb.stream);
+    let packet_pts = ffprobe_column(&path, "packet=pts");
+    let frame_pts = ffprobe_column(&path, "frame=pts");
+    let is_idr = |u: &Vec<u8>| reel::codec::h264::nal::split_annex_b(u).any(|n| n[0] & 0x1f == 5);
+    let second_idr = (1..units.len())
+        .find(|&i| is_idr(&units[i]))
+        .expect("a second IDR");
+
+    let mut decoder = H264Decoder::new();
+    for (i, unit) in units.iter().enumerate().take(10) {
+        decoder.decode_access_unit(unit, i as u64).expect("decodes");
+    }
+    let freed = decoder.reset();
+    assert!(!freed.is_empty(), "the DPB held pictures");
+    let mut shown = Vec::new();
+    for (i, unit) in units.iter().enumerate().skip(3) {
+        let jobs = decoder.decode_access_unit(unit, i as u64).expect("decodes");
+        if i < second_idr {
+            assert!(
+                jobs.is_empty(),
+                "picture {i} before the keyframe must be skipped"
+            );
+        }
+        for job in jobs {
+            assert!(!job.missing_references, "picture {i}");
+            shown.extend(job.output);
+        }
+    }
+    shown.extend(decoder.flush().output);
+    let ours: Vec<i64> = shown.iter().map(|&i| packet_pts[i as usize]).collect();
+    let idr_pts = packet_pts[second_idr];
+    let expected: Vec<i64> = frame_pts
+        .iter()
+        .copied()
+        .filter(|&p| p >= idr_pts)
+        .collect();
+    assert_eq!(ours, expected);
+}

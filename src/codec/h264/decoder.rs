@@ -101,6 +101,10 @@ pub struct DecodeJob {
     pub scaling_matrix: b::v4l2_ctrl_h264_scaling_matrix,
     pub decode_params: b::v4l2_ctrl_h264_decode_params,
     pub slices: Vec<SliceJob>,
+    /// Some slice refers to a picture the DPB does not hold (decoding began
+    /// at a non-IDR picture, or references were lost): the list entry is
+    /// 0xff and the picture will show errors. A player may skip it.
+    pub missing_references: bool,
     /// Timestamps that may be shown once this job is decoded, in display
     /// order (earlier pictures are already decoded).
     pub output: Vec<u64>,
@@ -175,11 +179,24 @@ impl H264Decoder {
         let mut any_nal = false;
         for bytes in split_annex_b(au) {
             any_nal = true;
-            let nal = Nal::parse(bytes)?;
+            let nal = match Nal::parse(bytes) {
+                Ok(nal) => nal,
+                Err(e) if jobs.is_empty() && self.current.is_none() => return Err(e),
+                Err(e) => {
+                    warn!("skipping a bad NAL unit: {e}");
+                    continue;
+                }
+            };
             if let Err(e) = self.handle_nal(&nal, timestamp_ns, &mut jobs) {
                 // A bad picture is dropped whole: its slices cannot decode.
                 self.current = None;
-                return Err(e);
+                if jobs.is_empty() {
+                    return Err(e);
+                }
+                // Pictures before the bad one are in the DPB already: their
+                // jobs must still run.
+                warn!("dropping the rest of an access unit: {e}");
+                return Ok(jobs);
             }
         }
         if !any_nal {
@@ -327,6 +344,12 @@ impl H264Decoder {
             )
         };
         let params = controls::slice_params_control(&header, &l0, &l1, &self.dpb, &cur.dpb_array);
+        let missing =
+            |list: &[b::v4l2_h264_reference], n: usize| list[..n].iter().any(|r| r.index == 0xff);
+        if missing(&params.ref_pic_list0, n0.min(32)) || missing(&params.ref_pic_list1, n1.min(32))
+        {
+            cur.job.missing_references = true;
+        }
         match header.slice_type {
             SliceType::P | SliceType::Sp => {
                 cur.job.decode_params.flags |= b::V4L2_H264_DECODE_PARAM_FLAG_PFRAME
@@ -446,6 +469,7 @@ impl H264Decoder {
                 scaling_matrix: controls::scaling_matrix_control(pps, &sps),
                 decode_params,
                 slices: Vec::new(),
+                missing_references: false,
                 output: out.output,
                 released: out.released,
             },

@@ -140,7 +140,8 @@ struct PictureInProgress {
 #[derive(Default)]
 pub struct H264Decoder {
     sps: HashMap<u8, Arc<Sps>>,
-    pps: HashMap<u8, Arc<Pps>>,
+    /// Each PPS with its RBSP: parsed again if its SPS changes after it.
+    pps: HashMap<u8, (Arc<Pps>, Arc<Sps>, Vec<u8>)>,
     active_sps: Option<Arc<Sps>>,
     stream: Option<Arc<StreamInfo>>,
     poc: PocState,
@@ -240,10 +241,9 @@ impl H264Decoder {
             }
             nal_type::PPS => {
                 let rbsp = nal.rbsp();
-                let mut r = BitReader::new(&rbsp);
-                r.skip(8, "nal_unit_header")?;
-                let pps = Pps::parse(&mut r, |id| self.sps.get(&id).map(|s| s.as_ref()))?;
-                self.pps.insert(pps.pic_parameter_set_id, Arc::new(pps));
+                let (pps, sps) = self.parse_pps(&rbsp)?;
+                self.pps
+                    .insert(pps.pic_parameter_set_id, (Arc::new(pps), sps, rbsp));
             }
             nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
                 self.handle_slice(nal, timestamp_ns, jobs)?
@@ -263,6 +263,18 @@ impl H264Decoder {
         Ok(())
     }
 
+    fn parse_pps(&self, rbsp: &[u8]) -> Result<(Pps, Arc<Sps>), H264Error> {
+        let mut r = BitReader::new(rbsp);
+        r.skip(8, "nal_unit_header")?;
+        let pps = Pps::parse(&mut r, |id| self.sps.get(&id).map(|s| s.as_ref()))?;
+        let sps = self
+            .sps
+            .get(&pps.seq_parameter_set_id)
+            .cloned()
+            .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
+        Ok((pps, sps))
+    }
+
     fn handle_slice(
         &mut self,
         nal: &Nal,
@@ -271,7 +283,7 @@ impl H264Decoder {
     ) -> Result<(), H264Error> {
         let rbsp = nal.rbsp();
         let pps_id = SliceHeader::peek_pps_id(&rbsp)?;
-        let pps = self
+        let (mut pps, parsed_with, pps_rbsp) = self
             .pps
             .get(&pps_id)
             .cloned()
@@ -281,6 +293,12 @@ impl H264Decoder {
             .get(&pps.seq_parameter_set_id)
             .cloned()
             .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
+        if !Arc::ptr_eq(&sps, &parsed_with) {
+            // Scaling list fall-back and value ranges depend on the SPS.
+            let (reparsed, sps) = self.parse_pps(&pps_rbsp)?;
+            pps = Arc::new(reparsed);
+            self.pps.insert(pps_id, (pps.clone(), sps, pps_rbsp));
+        }
         let mut r = BitReader::new(&rbsp);
         r.skip(8, "nal_unit_header")?;
         let header = SliceHeader::parse(&mut r, nal.nal_ref_idc, nal.nal_unit_type, &sps, &pps)?;
@@ -397,6 +415,8 @@ impl H264Decoder {
             (true, true) => PicStructure::BottomField,
         };
         let max_frame_num = sps.max_frame_num();
+        // A new SPS may shrink MaxFrameNum (only at an IDR in a valid stream).
+        self.prev_ref_frame_num %= max_frame_num;
 
         // A second field pairs with the first field decoded just before it.
         let first_field =

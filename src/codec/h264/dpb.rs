@@ -339,6 +339,7 @@ impl Dpb {
         max_frame_num: u32,
     ) -> DpbOutput {
         let mut out = DpbOutput::default();
+        let prev_ref_frame_num = prev_ref_frame_num % max_frame_num;
         let gap = (frame_num + max_frame_num - prev_ref_frame_num - 1) % max_frame_num;
         let keep = (self.max_num_ref_frames.max(1) as u32).min(gap);
         for k in (gap - keep)..gap {
@@ -411,8 +412,11 @@ impl Dpb {
         };
         result.reference = Reference::ShortTerm;
         if idr {
+            // The first field of an IDR pair stays: it is the same picture.
             for p in &mut self.pictures {
-                p.unmark();
+                if Some(p.id) != current.first_field_id {
+                    p.unmark();
+                }
             }
             if marking.long_term_reference_flag {
                 result.reference = Reference::LongTerm;

@@ -124,6 +124,9 @@ impl DecodeJob {
     }
 }
 
+/// A PPS, the SPS it was parsed with, and its RBSP.
+type StoredPps = (Arc<Pps>, Arc<Sps>, Vec<u8>);
+
 /// A picture between its first slice and its end.
 struct PictureInProgress {
     job: DecodeJob,
@@ -141,7 +144,7 @@ struct PictureInProgress {
 pub struct H264Decoder {
     sps: HashMap<u8, Arc<Sps>>,
     /// Each PPS with its RBSP: parsed again if its SPS changes after it.
-    pps: HashMap<u8, (Arc<Pps>, Arc<Sps>, Vec<u8>)>,
+    pps: HashMap<u8, StoredPps>,
     active_sps: Option<Arc<Sps>>,
     stream: Option<Arc<StreamInfo>>,
     poc: PocState,

@@ -500,3 +500,179 @@ fn field_lists_alternate_parity_starting_with_the_current_one() {
     );
     assert_eq!(cur.pic_num(), 5);
 }
+
+/// Inserts emulation prevention bytes into an RBSP.
+fn escape(rbsp: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut zeros = 0;
+    for &b in rbsp {
+        if zeros >= 2 && b <= 3 {
+            out.push(3);
+            zeros = 0;
+        }
+        zeros = if b == 0 { zeros + 1 } else { 0 };
+        out.push(b);
+    }
+    out
+}
+
+fn nal(header: u8, w: BitWriter) -> Vec<u8> {
+    let mut out = vec![0, 0, 0, 1, header];
+    out.extend(escape(&w.bytes));
+    out
+}
+
+/// SPS + PPS for field coding (frame_mbs_only_flag 0), POC type 0,
+/// 4-bit frame_num and lsb, two references by default.
+fn field_parameter_sets() -> Vec<u8> {
+    let mut w = BitWriter::new();
+    w.u(8, 77);
+    w.u(8, 0);
+    w.u(8, 30);
+    w.ue(0); // sps id
+    w.ue(0); // log2_max_frame_num_minus4
+    w.ue(0); // poc type 0
+    w.ue(0); // log2_max_pic_order_cnt_lsb_minus4
+    w.ue(2); // max_num_ref_frames
+    w.bit(false);
+    w.ue(19); // 320 wide
+    w.ue(7); // 8 map units: 256 lines of fields
+    w.bit(false); // frame_mbs_only_flag: fields allowed
+    w.bit(false); // mb_adaptive_frame_field_flag
+    w.bit(true);
+    w.bit(false);
+    w.bit(false);
+    w.trailing();
+    let mut out = nal(0x67, w);
+    let mut w = BitWriter::new();
+    w.ue(0); // pps id
+    w.ue(0); // sps id
+    w.bit(false); // CAVLC
+    w.bit(false); // bottom_field_pic_order_in_frame_present_flag
+    w.ue(0); // slice groups
+    w.ue(1); // num_ref_idx_l0_default_active_minus1: 2 entries
+    w.ue(0);
+    w.bit(false);
+    w.u(2, 0);
+    w.se(0);
+    w.se(0);
+    w.se(0);
+    w.bit(false); // deblocking control
+    w.bit(false);
+    w.bit(false);
+    w.trailing();
+    out.extend(nal(0x68, w));
+    out
+}
+
+/// A field slice header (with a stand-in byte of slice data).
+fn field_slice(idr: bool, p: bool, frame_num: u32, bottom: bool, lsb: u32) -> Vec<u8> {
+    let mut w = BitWriter::new();
+    w.ue(0); // first_mb_in_slice
+    w.ue(if p { 5 } else { 7 });
+    w.ue(0); // pps id
+    w.u(4, frame_num);
+    w.bit(true); // field_pic_flag
+    w.bit(bottom);
+    if idr {
+        w.ue(0); // idr_pic_id
+    }
+    w.u(4, lsb);
+    if p {
+        w.bit(false); // num_ref_idx_active_override_flag
+        w.bit(false); // ref_pic_list_modification_flag_l0
+    }
+    if idr {
+        w.bit(false);
+        w.bit(false);
+    } else {
+        w.bit(false); // adaptive_ref_pic_marking_mode_flag
+    }
+    w.se(0); // slice_qp_delta
+    w.u(8, 0xa5);
+    w.trailing();
+    nal(if idr { 0x65 } else { 0x61 }, w)
+}
+
+#[test]
+fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
+    use super::H264Decoder;
+    use v4l2r::bindings as b;
+
+    let mut decoder = H264Decoder::new();
+    let mut au0 = field_parameter_sets();
+    au0.extend(field_slice(true, false, 0, false, 0));
+    let units = [
+        au0,
+        field_slice(false, false, 0, true, 1),
+        field_slice(false, true, 1, false, 4),
+        field_slice(false, true, 1, true, 5),
+    ];
+    let mut jobs = Vec::new();
+    let mut shown = Vec::new();
+    for (i, unit) in units.iter().enumerate() {
+        for job in decoder.decode_access_unit(unit, i as u64).expect("decodes") {
+            shown.extend(job.output.clone());
+            jobs.push(job);
+        }
+    }
+    shown.extend(decoder.flush().output);
+    assert_eq!(jobs.len(), 4);
+    let ts: Vec<u64> = jobs.iter().map(|j| j.timestamp_ns).collect();
+    assert_eq!(
+        ts,
+        vec![0, 0, 2, 2],
+        "second fields decode into their first field's buffer"
+    );
+    assert_eq!(shown, vec![0, 2], "one output per frame");
+
+    let second = &jobs[1].decode_params;
+    assert_eq!(
+        second.flags,
+        b::V4L2_H264_DECODE_PARAM_FLAG_FIELD_PIC | b::V4L2_H264_DECODE_PARAM_FLAG_BOTTOM_FIELD
+    );
+    assert_eq!(
+        (second.top_field_order_cnt, second.bottom_field_order_cnt),
+        (0, 1)
+    );
+    let first_field = &second.dpb[0];
+    assert_eq!(first_field.reference_ts, 0);
+    assert_eq!(u32::from(first_field.fields), b::V4L2_H264_TOP_FIELD_REF);
+    assert_eq!(
+        first_field.flags,
+        b::V4L2_H264_DPB_ENTRY_FLAG_VALID
+            | b::V4L2_H264_DPB_ENTRY_FLAG_ACTIVE
+            | b::V4L2_H264_DPB_ENTRY_FLAG_FIELD
+    );
+
+    let list = |job: usize| {
+        let l = &jobs[job].slices[0].params.ref_pic_list0;
+        [
+            (l[0].index, u32::from(l[0].fields)),
+            (l[1].index, u32::from(l[1].fields)),
+        ]
+    };
+    // Top field of frame 1: both fields of frame 0, top (same parity) first.
+    assert_eq!(
+        list(2),
+        [
+            (0, b::V4L2_H264_TOP_FIELD_REF),
+            (0, b::V4L2_H264_BOTTOM_FIELD_REF)
+        ]
+    );
+    // Its bottom field: frame 0's bottom, then frame 1's own top field.
+    assert_eq!(
+        list(3),
+        [
+            (0, b::V4L2_H264_BOTTOM_FIELD_REF),
+            (1, b::V4L2_H264_TOP_FIELD_REF)
+        ]
+    );
+    let pair = &jobs[3].decode_params.dpb[0];
+    assert_eq!(u32::from(pair.fields), b::V4L2_H264_FRAME_REF);
+    assert_eq!(
+        (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
+        (0, 1)
+    );
+    assert!(jobs.iter().all(|j| !j.missing_references));
+}

@@ -119,3 +119,29 @@ fn slice_controls_match_ffmpeg_trace() {
         assert!(checked >= 15);
     }
 }
+
+/// x264 takes `cqm4` / `cqm8` in raster order and writes them in zig-zag
+/// order (with "same as previous" fall-backs): the V4L2 scaling matrix,
+/// which is in raster order, must give back exactly the lists
+/// tests/media/generate.sh passed to x264 for h264_cqm_444.mp4.
+#[test]
+fn scaling_matrix_control_gives_back_the_encoder_lists() {
+    let annexb = annex_b_with_trace(&media_dir().join("h264_cqm_444.mp4"), &work_dir("cqm"));
+    let mut decoder = H264Decoder::new();
+    let units = access_units(&annexb.stream);
+    let job = decoder
+        .decode_access_unit(&units[0], 0)
+        .expect("decodes")
+        .pop()
+        .expect("a picture");
+    let cqm4: Vec<u8> = (16..32).collect();
+    let cqm8: Vec<u8> = (0..64).map(|i| 16 + i / 4).collect();
+    for list in &job.scaling_matrix.scaling_list_4x4 {
+        assert_eq!(list.to_vec(), cqm4);
+    }
+    for list in &job.scaling_matrix.scaling_list_8x8 {
+        assert_eq!(list.to_vec(), cqm8);
+    }
+    assert!(job.pps.flags & v4l2r::bindings::V4L2_H264_PPS_FLAG_SCALING_MATRIX_PRESENT as u16 != 0);
+    assert_eq!(job.sps.chroma_format_idc, 3);
+}

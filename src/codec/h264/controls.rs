@@ -179,7 +179,12 @@ pub fn dpb_entries(dpb: &Dpb, cur: &CurrentPic) -> [b::v4l2_h264_dpb_entry; 16] 
         *entry = b::v4l2_h264_dpb_entry {
             reference_ts: p.timestamp_ns,
             pic_num: pic_num as u32,
-            frame_num: p.frame_num as u16,
+            // V4L2 carries LongTermFrameIdx in frame_num for long-term entries.
+            frame_num: if long_term {
+                p.long_term_frame_idx as u16
+            } else {
+                p.frame_num as u16
+            },
             fields: fields as u8,
             reserved: [0; 5],
             top_field_order_cnt: if p.top.decoded { p.top.poc } else { 0 },

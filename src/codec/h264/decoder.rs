@@ -476,6 +476,14 @@ impl H264Decoder {
             .map_or(timestamp_ns, |p| p.timestamp_ns);
         let dpb_array = controls::dpb_entries(&self.dpb, &current);
         let mut decode_params = controls::decode_params_control(h, structure, poc.top, poc.bottom);
+        // A second field also carries its first field's count.
+        if let Some(first) = first_field.and_then(|id| self.dpb.get(id)) {
+            match structure {
+                PicStructure::TopField => decode_params.bottom_field_order_cnt = first.bottom.poc,
+                PicStructure::BottomField => decode_params.top_field_order_cnt = first.top.poc,
+                PicStructure::Frame => {}
+            }
+        }
         decode_params.dpb = dpb_array;
         let stream = self
             .stream

@@ -385,7 +385,8 @@ fn parse_weights(
         let mut e = WeightEntry {
             luma_weight: luma_default,
             luma_offset: 0,
-            chroma_weight: [chroma_default; 2],
+            // Inferred weights exist only where there is chroma.
+            chroma_weight: if chroma { [chroma_default; 2] } else { [0; 2] },
             chroma_offset: [0; 2],
         };
         if r.flag(names[0])? {

@@ -674,5 +674,13 @@ fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
         (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
         (0, 1)
     );
+    assert_eq!(
+        (
+            jobs[3].decode_params.top_field_order_cnt,
+            jobs[3].decode_params.bottom_field_order_cnt
+        ),
+        (4, 5),
+        "a second field carries both counts"
+    );
     assert!(jobs.iter().all(|j| !j.missing_references));
 }

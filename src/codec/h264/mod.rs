@@ -2,7 +2,23 @@
 //! headers, picture order count, the DPB and reference lists, and the
 //! `v4l2_ctrl_h264_*` controls of each picture.
 //!
-//! Entry point: [`H264Decoder::decode_access_unit`].
+//! Entry point: [`H264Decoder::decode_access_unit`]. For each returned
+//! [`DecodeJob`], the V4L2 side:
+//! - if `new_sequence`: drains, then (re)configures from `stream`
+//!   (coded size, DPB size, bit depth) before submitting the job;
+//! - sets `sps`, `pps`, `scaling_matrix` (when the PPS flag
+//!   `V4L2_H264_PPS_FLAG_SCALING_MATRIX_PRESENT` is set) and `decode_params`;
+//! - frame-based mode: one request with `bitstream(start_codes)` and the
+//!   first slice's `params` (and `pred_weights` when present);
+//!   slice-based mode: one request per slice (`append_bitstream`, `params`,
+//!   `pred_weights`), with `V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF` on all but
+//!   the last;
+//! - stamps the OUTPUT buffer(s) with `timestamp_ns` (both fields of a
+//!   frame share it: they decode into one CAPTURE buffer);
+//! - presents `output` in order once decoded, and may recycle the CAPTURE
+//!   buffers in `released` once the compositor has let them go.
+//! At end of stream, [`H264Decoder::flush`] gives the last pictures; on a
+//! seek, [`H264Decoder::reset`].
 
 pub mod controls;
 pub mod decoder;

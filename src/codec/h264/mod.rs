@@ -8,8 +8,8 @@
 //!   (coded size, DPB size, bit depth) before submitting the job;
 //! - sets `sps`, `pps`, `scaling_matrix` (when the PPS flag
 //!   `V4L2_H264_PPS_FLAG_SCALING_MATRIX_PRESENT` is set) and `decode_params`;
-//! - frame-based mode: one request with `bitstream(start_codes)` and the
-//!   first slice's `params` (and `pred_weights` when present);
+//! - frame-based mode: one request with `bitstream(start_codes)`; slice
+//!   parameters are not used in that mode (the driver parses slices);
 //!   slice-based mode: one request per slice (`append_bitstream`, `params`,
 //!   `pred_weights`), with `V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF` on all but
 //!   the last;

@@ -325,6 +325,9 @@ impl H264Decoder {
                     return Ok(());
                 }
                 self.waiting_for_keyframe = false;
+                // Starting at a non-IDR I picture: what came before is
+                // unknown, not a frame_num gap to fill.
+                self.prev_ref_frame_num = header.frame_num;
             }
             self.start_picture(&header, sps, &pps, timestamp_ns)?;
         }

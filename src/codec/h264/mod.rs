@@ -17,6 +17,7 @@
 //!   frame share it: they decode into one CAPTURE buffer);
 //! - presents `output` in order once decoded, and may recycle the CAPTURE
 //!   buffers in `released` once the compositor has let them go.
+//!
 //! At end of stream, [`H264Decoder::flush`] gives the last pictures; on a
 //! seek, [`H264Decoder::reset`].
 

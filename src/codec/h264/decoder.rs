@@ -166,6 +166,11 @@ impl H264Decoder {
         }
     }
 
+    /// The decoded picture buffer as the last picture left it.
+    pub fn dpb(&self) -> &Dpb {
+        &self.dpb
+    }
+
     /// The stream's parameters from the active SPS, once a picture started.
     pub fn stream_info(&self) -> Option<Arc<StreamInfo>> {
         self.stream.clone()

@@ -140,7 +140,6 @@ struct PictureInProgress {
 
 /// H.264 decoding state for a V4L2 stateless decoder: feed access units in
 /// decoding order, get decode jobs.
-#[derive(Default)]
 pub struct H264Decoder {
     sps: HashMap<u8, Arc<Sps>>,
     /// Each PPS with its RBSP: parsed again if its SPS changes after it.
@@ -158,11 +157,25 @@ pub struct H264Decoder {
     waiting_for_keyframe: bool,
 }
 
+impl Default for H264Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl H264Decoder {
     pub fn new() -> Self {
         Self {
+            sps: HashMap::new(),
+            pps: HashMap::new(),
+            active_sps: None,
+            stream: None,
+            poc: PocState::default(),
+            dpb: Dpb::default(),
+            prev_ref_frame_num: 0,
+            pending_first_field: None,
+            current: None,
             waiting_for_keyframe: true,
-            ..Self::default()
         }
     }
 

@@ -33,8 +33,9 @@ pub struct StreamInfo {
     pub bit_depth_luma: u8,
     pub bit_depth_chroma: u8,
     pub chroma_format_idc: u8,
-    /// Frames the DPB holds: the minimum number of CAPTURE buffers for
-    /// references, before display and decode-ahead needs.
+    /// Frames the DPB may hold (references and pictures waiting for
+    /// output). CAPTURE buffers needed: this + 1 (the picture being
+    /// decoded) + what the display holds + decode-ahead.
     pub dpb_frames: usize,
     pub max_num_reorder_frames: usize,
     pub interlaced: bool,

@@ -684,3 +684,36 @@ fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
     );
     assert!(jobs.iter().all(|j| !j.missing_references));
 }
+
+#[test]
+fn poc_of_fields_and_bottom_deltas() {
+    // Type 0: a frame's bottom is top + delta_pic_order_cnt_bottom; a bottom
+    // field's count is its own msb + lsb.
+    let sps0 = sps(0, 4, &[]);
+    let state = PocState::default();
+    let mut frame = poc_input(true, true, 0, 0);
+    frame.delta_pic_order_cnt_bottom = 3;
+    let poc = state.compute(&sps0, &frame);
+    assert_eq!((poc.top, poc.bottom), (0, 3));
+    let mut bottom = poc_input(false, true, 1, 5);
+    bottom.field_pic = true;
+    bottom.bottom_field = true;
+    assert_eq!(state.compute(&sps0, &bottom).bottom, 5);
+
+    // Type 1 (cycle [4, 6], top-to-bottom offset 1): a bottom field adds
+    // offset_for_top_to_bottom_field and its delta_pic_order_cnt[0].
+    let sps1 = sps(1, 4, &[4, 6]);
+    let mut state = PocState::default();
+    let idr = poc_input(true, true, 0, 0);
+    let first = state.compute(&sps1, &idr);
+    state.update(&sps1, &idr, &first, false, first.top);
+    let mut bottom = poc_input(false, true, 1, 0);
+    bottom.field_pic = true;
+    bottom.bottom_field = true;
+    bottom.delta_pic_order_cnt = [2, 0];
+    // expected 4 (abs 1) + 1 + 2.
+    assert_eq!(state.compute(&sps1, &bottom).bottom, 7);
+    let mut top = bottom;
+    top.bottom_field = false;
+    assert_eq!(state.compute(&sps1, &top).top, 6);
+}

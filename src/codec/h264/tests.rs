@@ -717,3 +717,26 @@ fn poc_of_fields_and_bottom_deltas() {
     top.bottom_field = false;
     assert_eq!(state.compute(&sps1, &top).top, 6);
 }
+
+#[test]
+fn both_fields_in_one_access_unit_give_two_jobs_on_one_buffer() {
+    use super::H264Decoder;
+
+    let mut decoder = H264Decoder::new();
+    let mut first = field_parameter_sets();
+    first.extend(field_slice(true, false, 0, false, 0));
+    first.extend(field_slice(false, false, 0, true, 1));
+    let mut second = field_slice(false, true, 1, false, 4);
+    second.extend(field_slice(false, true, 1, true, 5));
+    let jobs0 = decoder.decode_access_unit(&first, 10).expect("decodes");
+    let jobs1 = decoder.decode_access_unit(&second, 20).expect("decodes");
+    let ts: Vec<u64> = jobs0.iter().chain(&jobs1).map(|j| j.timestamp_ns).collect();
+    assert_eq!(ts, vec![10, 10, 20, 20]);
+    let mut shown: Vec<u64> = jobs0
+        .iter()
+        .chain(&jobs1)
+        .flat_map(|j| j.output.clone())
+        .collect();
+    shown.extend(decoder.flush().output);
+    assert_eq!(shown, vec![10, 20]);
+}

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Every H.264 clip tests/media/generate.sh makes.
 pub const H264_CLIPS: &[&str] = &[
@@ -21,8 +22,14 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_high10_intra.mkv",
 ];
 
-/// The test media directory, generating the clips when any is missing.
+/// The test media directory, generating the clips when any is missing
+/// (once per test binary: parallel tests must not run the script together).
 pub fn media_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(generate_media).clone()
+}
+
+fn generate_media() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = std::env::var_os("REEL_TEST_MEDIA")
         .map(PathBuf::from)

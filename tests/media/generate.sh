@@ -43,6 +43,14 @@ ff -f lavfi -i "$(src 320x240 30 1),fade=in:0:15" $(x264 -profile:v main -bf 2 -
 ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -x264-params slices=4) h264_slices.mp4
 ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v high -flags +ildct+ilme -x264-params tff=1) h264_mbaff.ts
 ff -f lavfi -i "$(src 250x130 30 1)" $(x264 -profile:v high) h264_odd_size.mp4
+# Explicit scaling lists sent in the SPS (delta_scale coding) with 4:4:4
+# (six 8x8 lists, chroma_format_idc 3), 8x8 transform, custom quantisers.
+cqm4=$(seq -s, 16 31); cqm8=$(for i in $(seq 0 63); do printf '%d,' $((16 + i / 4)); done); cqm8=${cqm8%,}
+ff -f lavfi -i "$(src 176x144 30 0.5)" -c:v libx264 -preset veryfast -pix_fmt yuv444p -profile:v high444 \
+    -x264-params "cqm4=$cqm4:cqm8=$cqm8:keyint=8:bframes=2:ref=3" h264_cqm_444.mp4
+# High 10, every picture an IDR: bit depth fields, idr_pic_id changes.
+ff -f lavfi -i "$(src 176x144 30 0.5)" -c:v libx264 -preset veryfast -pix_fmt yuv420p10le -profile:v high10 \
+    -x264-params "keyint=1" h264_high10_intra.mkv
 
 # Mid-stream resolution change: two H.264 segments with their own SPS, joined
 # at an IDR inside one MPEG-TS (same PIDs, so a byte concatenation is a valid

@@ -1,0 +1,595 @@
+//! Ties parsing, POC, the DPB and reference lists together: access units in
+//! decoding order become decode jobs (V4L2 controls + slices) and output
+//! order.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tracing::{debug, warn};
+use v4l2r::bindings as b;
+
+use crate::codec::bitreader::BitReader;
+
+use super::controls;
+use super::dpb::{CurrentPic, Dpb, DpbOutput, PicStructure, Reference};
+use super::nal::{nal_type, split_annex_b, Nal};
+use super::poc::{PicOrderCnt, PocInput, PocState};
+use super::pps::Pps;
+use super::reflist::{initial_lists, modify_list};
+use super::slice::{SliceHeader, SliceType};
+use super::sps::Sps;
+use super::H264Error;
+
+/// What the V4L2 side needs to set up (or re-set up) its queues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamInfo {
+    pub profile_idc: u8,
+    pub level_idc: u8,
+    /// Coded size: whole macroblocks.
+    pub coded_width: u32,
+    pub coded_height: u32,
+    /// Visible rectangle (x, y, width, height) after cropping.
+    pub visible: (u32, u32, u32, u32),
+    pub bit_depth_luma: u8,
+    pub bit_depth_chroma: u8,
+    pub chroma_format_idc: u8,
+    /// Frames the DPB may hold (references and pictures waiting for
+    /// output). CAPTURE buffers needed: this + 1 (the picture being
+    /// decoded) + what the display holds + decode-ahead.
+    pub dpb_frames: usize,
+    pub max_num_reorder_frames: usize,
+    pub interlaced: bool,
+    pub sample_aspect_ratio: Option<(u32, u32)>,
+}
+
+impl StreamInfo {
+    fn from_sps(sps: &Sps) -> Result<Self, H264Error> {
+        let (coded_width, coded_height) = sps.coded_size();
+        Ok(Self {
+            profile_idc: sps.profile_idc,
+            level_idc: sps.level_idc,
+            coded_width,
+            coded_height,
+            visible: sps.visible_rect()?,
+            bit_depth_luma: sps.bit_depth_luma_minus8 + 8,
+            bit_depth_chroma: sps.bit_depth_chroma_minus8 + 8,
+            chroma_format_idc: sps.chroma_format_idc,
+            dpb_frames: sps.max_dpb_frames(),
+            max_num_reorder_frames: sps.max_num_reorder_frames(),
+            interlaced: !sps.frame_mbs_only_flag,
+            sample_aspect_ratio: sps.vui.as_ref().and_then(|v| v.sample_aspect_ratio),
+        })
+    }
+}
+
+/// One slice ready for submission.
+#[derive(Debug, Clone)]
+pub struct SliceJob {
+    /// The NAL unit as in the stream: header byte included, emulation
+    /// prevention bytes in, no start code.
+    pub nal: Vec<u8>,
+    pub header: SliceHeader,
+    pub params: b::v4l2_ctrl_h264_slice_params,
+    /// For slices with a pred_weight_table.
+    pub pred_weights: Option<b::v4l2_ctrl_h264_pred_weights>,
+}
+
+impl SliceJob {
+    /// The slice's bytes for the OUTPUT buffer, with or without the Annex-B
+    /// start code (V4L2_STATELESS_H264_START_CODE_ANNEX_B / _NONE).
+    pub fn append_bitstream(&self, out: &mut Vec<u8>, start_code: bool) {
+        if start_code {
+            out.extend_from_slice(&[0, 0, 1]);
+        }
+        out.extend_from_slice(&self.nal);
+    }
+}
+
+/// One picture (a frame, or one field) to decode into the CAPTURE buffer
+/// named by `timestamp_ns`.
+#[derive(Debug, Clone)]
+pub struct DecodeJob {
+    /// The OUTPUT buffer's timestamp: the caller's for a frame or first
+    /// field; the first field's for a second field (same CAPTURE buffer).
+    pub timestamp_ns: u64,
+    pub structure: PicStructure,
+    /// Set on the first job after a new SPS took effect (start, resolution
+    /// or format change): drain, then reconfigure with `stream` first.
+    pub new_sequence: bool,
+    pub stream: Arc<StreamInfo>,
+    pub sps: b::v4l2_ctrl_h264_sps,
+    pub pps: b::v4l2_ctrl_h264_pps,
+    pub scaling_matrix: b::v4l2_ctrl_h264_scaling_matrix,
+    pub decode_params: b::v4l2_ctrl_h264_decode_params,
+    pub slices: Vec<SliceJob>,
+    /// Some slice refers to a picture the DPB does not hold (decoding began
+    /// at a non-IDR picture, or references were lost): the list entry is
+    /// 0xff and the picture will show errors. A player may skip it.
+    pub missing_references: bool,
+    /// Timestamps that may be shown once this job is decoded, in display
+    /// order (earlier pictures are already decoded).
+    pub output: Vec<u64>,
+    /// Timestamps the DPB no longer holds (neither reference nor waiting for
+    /// output) after this job: their buffers may be reused once shown.
+    pub released: Vec<u64>,
+}
+
+impl DecodeJob {
+    /// All slices of the picture, for frame-based decoding.
+    pub fn bitstream(&self, start_codes: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for s in &self.slices {
+            s.append_bitstream(&mut out, start_codes);
+        }
+        out
+    }
+}
+
+/// A PPS, the SPS it was parsed with, and its RBSP.
+type StoredPps = (Arc<Pps>, Arc<Sps>, Vec<u8>);
+
+/// A picture between its first slice and its end.
+struct PictureInProgress {
+    job: DecodeJob,
+    first_header: SliceHeader,
+    current: CurrentPic,
+    poc: PicOrderCnt,
+    poc_input: PocInput,
+    sps: Arc<Sps>,
+    dpb_array: [b::v4l2_h264_dpb_entry; 16],
+}
+
+/// H.264 decoding state for a V4L2 stateless decoder: feed access units in
+/// decoding order, get decode jobs.
+pub struct H264Decoder {
+    sps: HashMap<u8, Arc<Sps>>,
+    /// Each PPS with its RBSP: parsed again if its SPS changes after it.
+    pps: HashMap<u8, StoredPps>,
+    active_sps: Option<Arc<Sps>>,
+    stream: Option<Arc<StreamInfo>>,
+    poc: PocState,
+    dpb: Dpb,
+    /// frame_num of the previous reference picture (PrevRefFrameNum).
+    prev_ref_frame_num: u32,
+    /// The DPB entry of a first field whose second field may come next.
+    pending_first_field: Option<(u64, PicStructure, u32, bool)>,
+    current: Option<PictureInProgress>,
+    /// True until the first IDR (or recovery) after a start or reset.
+    waiting_for_keyframe: bool,
+}
+
+impl Default for H264Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl H264Decoder {
+    pub fn new() -> Self {
+        Self {
+            sps: HashMap::new(),
+            pps: HashMap::new(),
+            active_sps: None,
+            stream: None,
+            poc: PocState::default(),
+            dpb: Dpb::default(),
+            prev_ref_frame_num: 0,
+            pending_first_field: None,
+            current: None,
+            waiting_for_keyframe: true,
+        }
+    }
+
+    /// The decoded picture buffer as the last picture left it.
+    pub fn dpb(&self) -> &Dpb {
+        &self.dpb
+    }
+
+    /// The stream's parameters from the active SPS, once a picture started.
+    pub fn stream_info(&self) -> Option<Arc<StreamInfo>> {
+        self.stream.clone()
+    }
+
+    /// Decodes one access unit (Annex-B, in decoding order) whose picture
+    /// gets `timestamp_ns`. Returns a job per picture (two for a field pair
+    /// in one unit, none for parameter sets alone).
+    pub fn decode_access_unit(
+        &mut self,
+        au: &[u8],
+        timestamp_ns: u64,
+    ) -> Result<Vec<DecodeJob>, H264Error> {
+        let mut jobs = Vec::new();
+        let mut any_nal = false;
+        for bytes in split_annex_b(au) {
+            any_nal = true;
+            let nal = match Nal::parse(bytes) {
+                Ok(nal) => nal,
+                Err(e) if jobs.is_empty() && self.current.is_none() => return Err(e),
+                Err(e) => {
+                    warn!("skipping a bad NAL unit: {e}");
+                    continue;
+                }
+            };
+            if let Err(e) = self.handle_nal(&nal, timestamp_ns, &mut jobs) {
+                // A bad picture is dropped whole: its slices cannot decode.
+                self.current = None;
+                if jobs.is_empty() {
+                    return Err(e);
+                }
+                // Pictures before the bad one are in the DPB already: their
+                // jobs must still run.
+                warn!("dropping the rest of an access unit: {e}");
+                return Ok(jobs);
+            }
+        }
+        if !any_nal {
+            return Err(H264Error::Invalid("access unit holds no Annex-B NAL unit"));
+        }
+        if let Some(job) = self.finish_picture() {
+            jobs.push(job);
+        }
+        Ok(jobs)
+    }
+
+    /// End of stream: the pictures still waiting, in display order.
+    pub fn flush(&mut self) -> DpbOutput {
+        self.pending_first_field = None;
+        self.dpb.flush()
+    }
+
+    /// Forget every picture (a seek): decoding restarts at the next IDR or
+    /// I picture. Returns the timestamps whose buffers are free.
+    pub fn reset(&mut self) -> Vec<u64> {
+        self.current = None;
+        self.pending_first_field = None;
+        self.poc = PocState::default();
+        self.waiting_for_keyframe = true;
+        self.dpb.clear()
+    }
+
+    fn handle_nal(
+        &mut self,
+        nal: &Nal,
+        timestamp_ns: u64,
+        jobs: &mut Vec<DecodeJob>,
+    ) -> Result<(), H264Error> {
+        match nal.nal_unit_type {
+            nal_type::SPS => {
+                let rbsp = nal.rbsp();
+                let mut r = BitReader::new(&rbsp);
+                r.skip(8, "nal_unit_header")?;
+                let sps = Sps::parse(&mut r)?;
+                self.sps.insert(sps.seq_parameter_set_id, Arc::new(sps));
+            }
+            nal_type::PPS => {
+                let rbsp = nal.rbsp();
+                let (pps, sps) = self.parse_pps(&rbsp)?;
+                self.pps
+                    .insert(pps.pic_parameter_set_id, (Arc::new(pps), sps, rbsp));
+            }
+            nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
+                self.handle_slice(nal, timestamp_ns, jobs)?
+            }
+            nal_type::SLICE_PARTITION_A..=nal_type::SLICE_PARTITION_C => {
+                return Err(H264Error::Unsupported(
+                    "data partitioning (Extended profile)",
+                ));
+            }
+            nal_type::AUD | nal_type::END_OF_SEQUENCE | nal_type::END_OF_STREAM => {
+                if let Some(job) = self.finish_picture() {
+                    jobs.push(job);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn parse_pps(&self, rbsp: &[u8]) -> Result<(Pps, Arc<Sps>), H264Error> {
+        let mut r = BitReader::new(rbsp);
+        r.skip(8, "nal_unit_header")?;
+        let pps = Pps::parse(&mut r, |id| self.sps.get(&id).map(|s| s.as_ref()))?;
+        let sps = self
+            .sps
+            .get(&pps.seq_parameter_set_id)
+            .cloned()
+            .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
+        Ok((pps, sps))
+    }
+
+    fn handle_slice(
+        &mut self,
+        nal: &Nal,
+        timestamp_ns: u64,
+        jobs: &mut Vec<DecodeJob>,
+    ) -> Result<(), H264Error> {
+        let rbsp = nal.rbsp();
+        let pps_id = SliceHeader::peek_pps_id(&rbsp)?;
+        let (mut pps, parsed_with, pps_rbsp) = self
+            .pps
+            .get(&pps_id)
+            .cloned()
+            .ok_or(H264Error::MissingPps(pps_id))?;
+        let sps = self
+            .sps
+            .get(&pps.seq_parameter_set_id)
+            .cloned()
+            .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
+        if !Arc::ptr_eq(&sps, &parsed_with) {
+            // Scaling list fall-back and value ranges depend on the SPS.
+            let (reparsed, sps) = self.parse_pps(&pps_rbsp)?;
+            pps = Arc::new(reparsed);
+            self.pps.insert(pps_id, (pps.clone(), sps, pps_rbsp));
+        }
+        let mut r = BitReader::new(&rbsp);
+        r.skip(8, "nal_unit_header")?;
+        let header = SliceHeader::parse(&mut r, nal.nal_ref_idc, nal.nal_unit_type, &sps, &pps)?;
+        if header.redundant_pic_cnt > 0 {
+            // Primary pictures are always sent whole here; redundant ones
+            // would only decode the same macroblocks again.
+            return Ok(());
+        }
+
+        let new_picture = match &self.current {
+            Some(cur) => is_new_picture(&cur.first_header, &header, &sps),
+            None => true,
+        };
+        if new_picture {
+            if let Some(job) = self.finish_picture() {
+                jobs.push(job);
+            }
+            if self.waiting_for_keyframe {
+                if !header.idr && header.slice_type != SliceType::I {
+                    debug!("skipping a picture before the first keyframe");
+                    return Ok(());
+                }
+                self.waiting_for_keyframe = false;
+                // Starting at a non-IDR I picture: what came before is
+                // unknown, not a frame_num gap to fill.
+                self.prev_ref_frame_num = header.frame_num;
+            }
+            self.start_picture(&header, sps, &pps, timestamp_ns)?;
+        }
+        let Some(cur) = self.current.as_mut() else {
+            // Slices of a skipped picture.
+            return Ok(());
+        };
+        let (n0, n1) = header.num_ref_idx_active();
+        let (l0, l1) = if header.slice_type.is_intra() {
+            (Vec::new(), Vec::new())
+        } else {
+            let cur_poc = match cur.current.structure {
+                PicStructure::Frame => cur.poc.top.min(cur.poc.bottom),
+                PicStructure::TopField => cur.poc.top,
+                PicStructure::BottomField => cur.poc.bottom,
+            };
+            let (i0, i1) = initial_lists(
+                &self.dpb,
+                &cur.current,
+                header.slice_type == SliceType::B,
+                cur_poc,
+            );
+            (
+                modify_list(
+                    &self.dpb,
+                    &cur.current,
+                    i0,
+                    &header.ref_pic_list_modification_l0,
+                    n0,
+                ),
+                modify_list(
+                    &self.dpb,
+                    &cur.current,
+                    i1,
+                    &header.ref_pic_list_modification_l1,
+                    n1,
+                ),
+            )
+        };
+        let params = controls::slice_params_control(&header, &l0, &l1, &self.dpb, &cur.dpb_array);
+        let missing =
+            |list: &[b::v4l2_h264_reference], n: usize| list[..n].iter().any(|r| r.index == 0xff);
+        if missing(&params.ref_pic_list0, n0.min(32)) || missing(&params.ref_pic_list1, n1.min(32))
+        {
+            cur.job.missing_references = true;
+        }
+        match header.slice_type {
+            SliceType::P | SliceType::Sp => {
+                cur.job.decode_params.flags |= b::V4L2_H264_DECODE_PARAM_FLAG_PFRAME
+            }
+            SliceType::B => cur.job.decode_params.flags |= b::V4L2_H264_DECODE_PARAM_FLAG_BFRAME,
+            _ => {}
+        }
+        cur.job.slices.push(SliceJob {
+            nal: nal.bytes.to_vec(),
+            pred_weights: controls::pred_weights_control(&header),
+            header,
+            params,
+        });
+        Ok(())
+    }
+
+    fn start_picture(
+        &mut self,
+        h: &SliceHeader,
+        sps: Arc<Sps>,
+        pps: &Pps,
+        timestamp_ns: u64,
+    ) -> Result<(), H264Error> {
+        let mut out = DpbOutput::default();
+        let mut new_sequence = false;
+        if self.active_sps.as_deref() != Some(&*sps) {
+            let info = StreamInfo::from_sps(&sps)?;
+            if self.stream.as_deref() != Some(&info) {
+                new_sequence = true;
+                // Everything decoded so far belongs to the old sequence.
+                out.append(self.dpb.flush());
+                self.pending_first_field = None;
+            }
+            self.dpb.set_limits(
+                sps.max_dpb_frames(),
+                sps.max_num_reorder_frames(),
+                usize::from(sps.max_num_ref_frames),
+            );
+            self.stream = Some(Arc::new(info));
+            self.active_sps = Some(sps.clone());
+        }
+        let structure = match (h.field_pic_flag, h.bottom_field_flag) {
+            (false, _) => PicStructure::Frame,
+            (true, false) => PicStructure::TopField,
+            (true, true) => PicStructure::BottomField,
+        };
+        let max_frame_num = sps.max_frame_num();
+        // A new SPS may shrink MaxFrameNum (only at an IDR in a valid stream).
+        self.prev_ref_frame_num %= max_frame_num;
+
+        // A second field pairs with the first field decoded just before it.
+        let first_field =
+            self.pending_first_field
+                .take()
+                .and_then(|(id, s, frame_num, first_idr)| {
+                    (structure == s.opposite()
+                        && structure.is_field()
+                        && frame_num == h.frame_num
+                        && (first_idr || !h.idr))
+                        .then_some(id)
+                });
+        if h.idr && first_field.is_none() {
+            let no_output = h
+                .dec_ref_pic_marking
+                .as_ref()
+                .is_some_and(|m| m.no_output_of_prior_pics_flag);
+            out.append(self.dpb.start_idr(no_output && !new_sequence));
+            self.prev_ref_frame_num = 0;
+        } else if first_field.is_none()
+            && h.frame_num != self.prev_ref_frame_num
+            && h.frame_num != (self.prev_ref_frame_num + 1) % max_frame_num
+        {
+            if !sps.gaps_in_frame_num_value_allowed_flag {
+                warn!(
+                    frame_num = h.frame_num,
+                    prev = self.prev_ref_frame_num,
+                    "frame_num gap in a stream that allows none (lost pictures?)"
+                );
+            }
+            out.append(self.dpb.fill_frame_num_gap(
+                self.prev_ref_frame_num,
+                h.frame_num,
+                max_frame_num,
+            ));
+            let gap = (h.frame_num + max_frame_num - self.prev_ref_frame_num - 1) % max_frame_num;
+            for k in 0..gap {
+                self.poc
+                    .update_gap_frame(&sps, (self.prev_ref_frame_num + 1 + k) % max_frame_num);
+            }
+            self.prev_ref_frame_num = (h.frame_num + max_frame_num - 1) % max_frame_num;
+        }
+
+        let poc_input = PocInput::from_header(h);
+        let poc = self.poc.compute(&sps, &poc_input);
+        let current = CurrentPic {
+            structure,
+            frame_num: h.frame_num,
+            max_frame_num,
+            first_field_id: first_field,
+        };
+        let timestamp_ns = first_field
+            .and_then(|id| self.dpb.get(id))
+            .map_or(timestamp_ns, |p| p.timestamp_ns);
+        let dpb_array = controls::dpb_entries(&self.dpb, &current);
+        let mut decode_params = controls::decode_params_control(h, structure, poc.top, poc.bottom);
+        // A second field also carries its first field's count.
+        if let Some(first) = first_field.and_then(|id| self.dpb.get(id)) {
+            match structure {
+                PicStructure::TopField => decode_params.bottom_field_order_cnt = first.bottom.poc,
+                PicStructure::BottomField => decode_params.top_field_order_cnt = first.top.poc,
+                PicStructure::Frame => {}
+            }
+        }
+        decode_params.dpb = dpb_array;
+        let stream = self
+            .stream
+            .clone()
+            .ok_or(H264Error::Invalid("no active SPS"))?;
+        self.current = Some(PictureInProgress {
+            job: DecodeJob {
+                timestamp_ns,
+                structure,
+                new_sequence,
+                stream,
+                sps: controls::sps_control(&sps),
+                pps: controls::pps_control(pps, &sps),
+                scaling_matrix: controls::scaling_matrix_control(pps, &sps),
+                decode_params,
+                slices: Vec::new(),
+                missing_references: false,
+                output: out.output,
+                released: out.released,
+            },
+            first_header: h.clone(),
+            current,
+            poc,
+            poc_input,
+            sps,
+            dpb_array,
+        });
+        Ok(())
+    }
+
+    /// Marks and stores the picture in progress, completing its job.
+    fn finish_picture(&mut self) -> Option<DecodeJob> {
+        let PictureInProgress {
+            mut job,
+            first_header: h,
+            current,
+            poc,
+            poc_input,
+            sps,
+            ..
+        } = self.current.take()?;
+        let marking = self
+            .dpb
+            .mark(&current, h.idr, h.dec_ref_pic_marking.as_ref());
+        let (mut top, mut bottom) = (poc.top, poc.bottom);
+        if marking.mmco5 {
+            // 8.2.1: after MMCO 5 the picture's counts restart from 0.
+            let temp = match current.structure {
+                PicStructure::Frame => top.min(bottom),
+                PicStructure::TopField => top,
+                PicStructure::BottomField => bottom,
+            };
+            top = top.wrapping_sub(temp);
+            bottom = bottom.wrapping_sub(temp);
+        }
+        self.poc.update(&sps, &poc_input, &poc, marking.mmco5, top);
+        if marking.reference != Reference::Unused {
+            self.prev_ref_frame_num = if marking.mmco5 { 0 } else { h.frame_num };
+        }
+        let (id, out) = self
+            .dpb
+            .store(&current, marking, job.timestamp_ns, top, bottom);
+        self.pending_first_field = (current.structure.is_field()
+            && current.first_field_id.is_none())
+        .then_some((id, current.structure, h.frame_num, h.idr));
+        job.output.extend(out.output);
+        job.released.extend(out.released);
+        Some(job)
+    }
+}
+
+/// 7.4.1.2.4: the first slice of a new primary picture differs from the
+/// previous picture's in one of these.
+fn is_new_picture(prev: &SliceHeader, h: &SliceHeader, sps: &Sps) -> bool {
+    prev.frame_num != h.frame_num
+        || prev.pic_parameter_set_id != h.pic_parameter_set_id
+        || prev.field_pic_flag != h.field_pic_flag
+        || prev.bottom_field_flag != h.bottom_field_flag
+        || (prev.nal_ref_idc == 0) != (h.nal_ref_idc == 0)
+        || (sps.pic_order_cnt_type == 0
+            && (prev.pic_order_cnt_lsb != h.pic_order_cnt_lsb
+                || prev.delta_pic_order_cnt_bottom != h.delta_pic_order_cnt_bottom))
+        || (sps.pic_order_cnt_type == 1 && prev.delta_pic_order_cnt != h.delta_pic_order_cnt)
+        || prev.idr != h.idr
+        || (prev.idr && h.idr && prev.idr_pic_id != h.idr_pic_id)
+        || h.first_mb_in_slice == 0 && prev.colour_plane_id == h.colour_plane_id
+}

@@ -1,0 +1,178 @@
+//! Shared by the H.264 tests: finding the generated clips, and asking the
+//! ffmpeg CLI (the oracle) for an Annex-B stream with its header trace.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Every H.264 clip tests/media/generate.sh makes.
+pub const H264_CLIPS: &[&str] = &[
+    "h264_baseline.mp4",
+    "h264_main_bframes.mkv",
+    "h264_high.ts",
+    "h264_scaling_matrix.mp4",
+    "h264_weighted.mp4",
+    "h264_slices.mp4",
+    "h264_mbaff.ts",
+    "h264_odd_size.mp4",
+    "h264_resolution_change.ts",
+    "h264_cqm_444.mp4",
+    "h264_high10_intra.mkv",
+];
+
+/// The test media directory, generating the clips when any is missing
+/// (once per test binary: parallel tests must not run the script together).
+pub fn media_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(generate_media).clone()
+}
+
+fn generate_media() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::var_os("REEL_TEST_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/test-media"));
+    let status = Command::new(root.join("tests/media/generate.sh"))
+        .arg(&dir)
+        .status()
+        .expect("cannot run tests/media/generate.sh");
+    assert!(status.success(), "tests/media/generate.sh failed");
+    dir
+}
+
+/// One syntax element of FFmpeg's trace: bit position, name without array
+/// indices, value.
+pub type Element = (usize, String, i64);
+
+pub struct AnnexB {
+    /// The elementary stream FFmpeg wrote (an AUD before every access unit).
+    pub stream: Vec<u8>,
+    /// FFmpeg's trace_headers of exactly those bytes, one list per NAL unit.
+    pub trace: Vec<Vec<Element>>,
+    /// The size in bits of each element of `trace`.
+    pub bit_lengths: Vec<Vec<usize>>,
+}
+
+pub fn strip_indices(name: &str) -> String {
+    match name.find('[') {
+        Some(i) => name[..i].to_string(),
+        None => name.to_string(),
+    }
+}
+
+/// Converts `clip` to an Annex-B stream with AUDs and traces its headers.
+pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
+    let out = work.join(format!(
+        "{}.h264",
+        clip.file_name().unwrap().to_string_lossy()
+    ));
+    let result = Command::new("ffmpeg")
+        .args(["-nostdin", "-nostats", "-hide_banner", "-y", "-i"])
+        .arg(clip)
+        .args([
+            "-map",
+            "0:v:0",
+            "-c:v",
+            "copy",
+            "-bsf:v",
+            "h264_mp4toannexb,h264_metadata=aud=insert,trace_headers",
+            "-f",
+            "h264",
+        ])
+        .arg(&out)
+        .output()
+        .expect("ffmpeg must be installed (packaging/install-deps.sh)");
+    assert!(
+        result.status.success(),
+        "ffmpeg failed on {}: {}",
+        clip.display(),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    let mut trace: Vec<Vec<Element>> = Vec::new();
+    let mut bit_lengths: Vec<Vec<usize>> = Vec::new();
+    let mut in_extradata = false;
+    for line in stderr.lines() {
+        let Some(at) = line.find("[trace_headers @ ") else {
+            continue;
+        };
+        let Some(close) = line[at..].find("] ") else {
+            continue;
+        };
+        let text = line[at + close + 2..].trim();
+        if text == "Extradata" {
+            in_extradata = true;
+            continue;
+        }
+        if text.starts_with("Packet:") {
+            in_extradata = false;
+            continue;
+        }
+        if in_extradata {
+            continue;
+        }
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        // "<pos> <name> <bits> = <value>"
+        let (Some(pos), Some(eq)) = (
+            fields.first().and_then(|p| p.parse::<usize>().ok()),
+            fields.iter().position(|f| *f == "="),
+        ) else {
+            continue;
+        };
+        if eq < 2 || eq + 1 >= fields.len() {
+            continue;
+        }
+        let name = strip_indices(fields[1]);
+        let value: i64 = fields[eq + 1].parse().expect("trace value");
+        if name == "forbidden_zero_bit" && pos == 0 {
+            trace.push(Vec::new());
+            bit_lengths.push(Vec::new());
+        }
+        if let (Some(nal), Some(lengths)) = (trace.last_mut(), bit_lengths.last_mut()) {
+            nal.push((pos, name, value));
+            lengths.push(fields[2..eq].iter().map(|f| f.len()).sum());
+        }
+    }
+    let stream = std::fs::read(&out).expect("ffmpeg wrote no stream");
+    AnnexB {
+        stream,
+        trace,
+        bit_lengths,
+    }
+}
+
+/// Splits an Annex-B stream into access units at its AUDs.
+pub fn access_units(stream: &[u8]) -> Vec<Vec<u8>> {
+    let mut units: Vec<Vec<u8>> = Vec::new();
+    for nal in reel::codec::h264::nal::split_annex_b(stream) {
+        if nal[0] & 0x1f == 9 || units.is_empty() {
+            units.push(Vec::new());
+        }
+        let unit = units.last_mut().unwrap();
+        unit.extend_from_slice(&[0, 0, 0, 1]);
+        unit.extend_from_slice(nal);
+    }
+    units
+}
+
+/// Runs a command and returns its stdout, failing the test loudly.
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("cannot run oracle command");
+    assert!(
+        out.status.success(),
+        "{:?} failed: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn work_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/h264-tests")
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("cannot create work directory");
+    dir
+}

@@ -6,7 +6,5 @@ pub mod codec;
 pub mod display;
 pub mod frame;
 pub mod media;
-pub mod player;
-pub mod probe;
 pub mod sw;
 pub mod v4l2;

@@ -265,6 +265,11 @@ pub struct Session {
     timeout: Duration,
     /// The last submitted request asked to hold its CAPTURE buffer.
     holding: bool,
+    /// CAPTURE buffers in the order they were queued: the driver decodes
+    /// into the first.
+    capture_fifo: VecDeque<usize>,
+    /// Timestamp of the last submitted request.
+    last_timestamp: Option<u64>,
     path: PathBuf,
 }
 
@@ -308,13 +313,20 @@ fn set_controls(video: &File, request: Option<&Request>, controls: &[ExtControl]
     ioctl::s_ext_ctrls(video, which, raw.as_mut_slice()).map_err(|e| {
         let ioctl::ExtControlErrorType::IoctlError(errno) = e.error;
         let count = controls.len() as u32;
-        SessionError::Controls {
-            errno,
-            error_idx: e.error_idx,
-            count,
-            failing_control: controls.get(e.error_idx as usize).map(|c| c.id),
-        }
+        // error_idx == count: the kernel did not say which control (it does
+        // so for request controls it cannot find); TRY each one alone.
+        let failing_control = match controls.get(e.error_idx as usize) {
+            Some(c) => Some(c.id),
+            None => controls.iter().find(|c| !try_control(video, c)).map(|c| c.id),
+        };
+        SessionError::Controls { errno, error_idx: e.error_idx, count, failing_control }
     })
+}
+
+/// Whether the driver accepts `control` alone (VIDIOC_TRY_EXT_CTRLS).
+fn try_control(video: &File, control: &ExtControl) -> bool {
+    let mut raw = [control.raw()];
+    ioctl::try_ext_ctrls(video, CtrlWhich::Current, raw.as_mut_slice()).is_ok()
 }
 
 impl Session {
@@ -388,6 +400,8 @@ impl Session {
             required_controls: config.required_controls,
             timeout: config.request_timeout,
             holding: false,
+            capture_fifo: VecDeque::new(),
+            last_timestamp: None,
             path: config.video_node,
         };
         session.start()?;
@@ -414,6 +428,7 @@ impl Session {
         buffer.planes = (0..planes).map(|_| ioctl::QBufPlane::new(0)).collect();
         ioctl::qbuf::<_, ()>(&self.video, buffer).map_err(|e| SessionError::ioctl("VIDIOC_QBUF(CAPTURE)", errno_of(e)))?;
         self.slots[index] = CaptureSlot::Queued;
+        self.capture_fifo.push_back(index);
         Ok(())
     }
 
@@ -530,6 +545,7 @@ impl Session {
             return Err(e);
         }
         self.holding = job.hold_capture;
+        self.last_timestamp = Some(job.timestamp_ns);
         self.in_flight.push_back(InFlight {
             request,
             output_index,
@@ -625,6 +641,7 @@ impl Session {
                 warn!("driver returned unknown CAPTURE buffer {index}");
                 continue;
             };
+            self.capture_fifo.retain(|&i| i != index);
             let timestamp_ns = ns_of(buffer.timestamp());
             let hold = Arc::new(CaptureHold {
                 buffer: capture.clone(),
@@ -647,9 +664,16 @@ impl Session {
         Ok(frames)
     }
 
-    /// V4L2_DEC_CMD_FLUSH: releases a CAPTURE buffer held for more slices
-    /// (the last request was submitted with `hold_capture`).
+    /// V4L2_DEC_CMD_FLUSH: releases the CAPTURE buffer held for more
+    /// slices (the last request was submitted with `hold_capture`). The
+    /// requests in flight are completed first (their pictures are returned
+    /// by the next `poll_completed`): a FLUSH issued while the driver runs
+    /// the last request would miss the buffer it is about to hold.
     pub fn flush(&mut self) -> Result<(), SessionError> {
+        while !self.in_flight.is_empty() {
+            let frames = self.collect(self.timeout, false)?;
+            self.ready.extend(frames);
+        }
         let cmd = bindings::v4l2_decoder_cmd { cmd: bindings::V4L2_DEC_CMD_FLUSH, ..Default::default() };
         ioctl::decoder_cmd::<_, bindings::v4l2_decoder_cmd>(&self.video, cmd)
             .map_err(|e| SessionError::ioctl("VIDIOC_DECODER_CMD(FLUSH)", errno_of(e)))?;
@@ -657,29 +681,68 @@ impl Session {
         Ok(())
     }
 
-    /// Completes every request in flight and returns every picture.
+    /// Completes every request in flight and returns every picture,
+    /// including one held for more slices.
     pub fn drain(&mut self) -> Result<Vec<DecodedFrame>, SessionError> {
-        let mut frames = std::mem::take(&mut self.ready);
-        let holding = self.holding;
-        if holding {
+        let held = self.holding;
+        if held {
             self.flush()?;
         }
+        let mut frames = std::mem::take(&mut self.ready);
+        // After a FLUSH nothing is in flight: any new picture is the flushed one.
+        let before = frames.len();
         while !self.in_flight.is_empty() {
             frames.extend(self.collect(self.timeout, false)?);
         }
-        if holding {
-            // The flushed buffer completes once its last request did.
-            let deadline = Instant::now() + self.timeout;
-            loop {
-                let more = self.dequeue_capture()?;
-                let got = !more.is_empty();
-                frames.extend(more);
-                if got || Instant::now() >= deadline {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(2));
+        frames.extend(self.dequeue_capture()?);
+        if held && frames.len() == before {
+            // v4l2-mem2mem's FLUSH only releases a held buffer that is the
+            // last CAPTURE buffer queued (it looks at the queue's tail, while
+            // the held buffer is its head). Otherwise take the picture back by
+            // stopping the CAPTURE queue: every slice of it was decoded.
+            frames.extend(self.release_held_by_restart()?);
+        }
+        Ok(frames)
+    }
+
+    /// STREAMOFF/STREAMON of CAPTURE alone; the buffer at the head of the
+    /// queue (the one the driver held) becomes the last request's picture.
+    fn release_held_by_restart(&mut self) -> Result<Vec<DecodedFrame>, SessionError> {
+        let Some(timestamp_ns) = self.last_timestamp else {
+            return Ok(Vec::new());
+        };
+        let head = self.capture_fifo.front().copied();
+        warn!(
+            "{}: FLUSH did not release the held CAPTURE buffer; restarting the CAPTURE queue",
+            self.path.display()
+        );
+        ioctl::streamoff(&self.video, self.capture_queue)
+            .map_err(|e| SessionError::ioctl("VIDIOC_STREAMOFF(CAPTURE)", e.into()))?;
+        self.capture_fifo.clear();
+        let mut frames = Vec::new();
+        for (index, slot) in self.slots.iter_mut().enumerate() {
+            if !matches!(slot, CaptureSlot::Queued) {
+                continue;
+            }
+            if Some(index) == head {
+                let hold = Arc::new(CaptureHold {
+                    buffer: self.capture[index].clone(),
+                    layout: self.layout.clone(),
+                    timestamp_ns,
+                });
+                *slot = CaptureSlot::Held(hold.clone());
+                frames.push(DecodedFrame { timestamp_ns, buffer_index: index as u32, sequence: 0, error: false, hold });
+            } else {
+                *slot = CaptureSlot::Idle;
             }
         }
+        for index in 0..self.slots.len() {
+            if matches!(self.slots[index], CaptureSlot::Idle) {
+                self.queue_capture(index)?;
+            }
+        }
+        ioctl::streamon(&self.video, self.capture_queue)
+            .map_err(|e| SessionError::ioctl("VIDIOC_STREAMON(CAPTURE)", e.into()))?;
         Ok(frames)
     }
 
@@ -698,6 +761,7 @@ impl Session {
         self.ready.clear();
         self.references.clear();
         self.holding = false;
+        self.capture_fifo.clear();
         for slot in &mut self.slots {
             if matches!(slot, CaptureSlot::Queued) {
                 *slot = CaptureSlot::Idle;

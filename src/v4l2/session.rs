@@ -584,6 +584,7 @@ impl Session {
     fn collect(&mut self, timeout: Duration, until_output_free: bool) -> Result<Vec<DecodedFrame>, SessionError> {
         let start = Instant::now();
         let mut frames = Vec::new();
+        let mut completed_any = false;
         while let Some(oldest) = self.in_flight.front() {
             let now = Instant::now();
             let budget = timeout.saturating_sub(now - start);
@@ -599,6 +600,7 @@ impl Session {
                 break;
             }
             let Some(finished) = self.in_flight.pop_front() else { break };
+            completed_any = true;
             self.dequeue_output(finished.output_index)?;
             self.requests.give_back(finished.request);
             frames.extend(self.dequeue_capture()?);
@@ -610,7 +612,11 @@ impl Session {
                 break;
             }
         }
-        frames.extend(self.dequeue_capture()?);
+        // Pictures only appear when a request completes (or after a FLUSH,
+        // when nothing is in flight).
+        if completed_any || self.in_flight.is_empty() {
+            frames.extend(self.dequeue_capture()?);
+        }
         Ok(frames)
     }
 
@@ -799,6 +805,20 @@ impl Session {
         buffers::request_buffers(&self.video, self.capture_queue, 0)?;
         let video = self.video.try_clone().map_err(|source| SessionError::Open { path: self.path.clone(), source })?;
         Ok(video)
+    }
+}
+
+/// The video node, for an event loop (POLLIN: a CAPTURE buffer is ready)
+/// or for diagnostics.
+impl std::os::fd::AsFd for Session {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.video.as_fd()
+    }
+}
+
+impl AsRawFd for Session {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.video.as_raw_fd()
     }
 }
 

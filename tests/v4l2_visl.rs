@@ -43,7 +43,8 @@ fn visl_guest_suite() {
     let command = vm::GuestCommand::new(script)
         .timeout(Duration::from_secs(400))
         .label("v4l2-visl");
-    let result = vm::Guest::run(&command).unwrap_or_else(|e| panic!("the visl guest could not run: {e}"));
+    let result =
+        vm::Guest::run(&command).unwrap_or_else(|e| panic!("the visl guest could not run: {e}"));
     println!("{}", result.stdout);
     result.assert_success();
     let summary = format!("test result: ok. {GUEST_TESTS} passed; 0 failed");
@@ -73,7 +74,10 @@ fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
 #[test]
 fn annexb_splitter_agrees_with_ffprobe() {
     let media = vm::test_media().expect("test media");
-    for (clip, name) in [("h264_baseline.mp4", "baseline"), ("h264_slices.mp4", "slices")] {
+    for (clip, name) in [
+        ("h264_baseline.mp4", "baseline"),
+        ("h264_slices.mp4", "slices"),
+    ] {
         let path = annexb_clip(&media.join(clip), name);
         let data = std::fs::read(&path).expect("read clip");
         let aus = annexb::access_units(&data);
@@ -83,7 +87,10 @@ fn annexb_splitter_agrees_with_ffprobe() {
             .arg(&path)
             .output()
             .expect("run ffprobe");
-        let packets: usize = String::from_utf8_lossy(&output.stdout).trim().parse().expect("packet count");
+        let packets: usize = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .expect("packet count");
         assert_eq!(aus.len(), packets, "{clip}");
         // The sliced clip has 4 slices per picture.
         if name == "slices" {
@@ -190,7 +197,10 @@ fn frame_controls(frame_num: u16, level_idc: u8) -> Vec<ExtControl> {
     };
     vec![
         ExtControl::compound(bindings::V4L2_CID_STATELESS_H264_SPS, h264_sps(level_idc)),
-        ExtControl::compound(bindings::V4L2_CID_STATELESS_H264_PPS, bindings::v4l2_ctrl_h264_pps::default()),
+        ExtControl::compound(
+            bindings::V4L2_CID_STATELESS_H264_PPS,
+            bindings::v4l2_ctrl_h264_pps::default(),
+        ),
         ExtControl::compound(
             bindings::V4L2_CID_STATELESS_H264_SCALING_MATRIX,
             bindings::v4l2_ctrl_h264_scaling_matrix::default(),
@@ -205,7 +215,8 @@ fn session_config(decoder: &DecoderInfo) -> SessionConfig {
     config.initial_controls = vec![
         ExtControl::value(
             bindings::V4L2_CID_STATELESS_H264_DECODE_MODE,
-            bindings::v4l2_stateless_h264_decode_mode_V4L2_STATELESS_H264_DECODE_MODE_FRAME_BASED as i32,
+            bindings::v4l2_stateless_h264_decode_mode_V4L2_STATELESS_H264_DECODE_MODE_FRAME_BASED
+                as i32,
         ),
         ExtControl::value(
             bindings::V4L2_CID_STATELESS_H264_START_CODE,
@@ -231,7 +242,8 @@ const TRACING: &str = "/sys/kernel/tracing";
 impl Trace {
     fn start() -> Self {
         let write = |file: &str, value: &str| {
-            std::fs::write(format!("{TRACING}/{file}"), value).unwrap_or_else(|e| panic!("{file}: {e}"))
+            std::fs::write(format!("{TRACING}/{file}"), value)
+                .unwrap_or_else(|e| panic!("{file}: {e}"))
         };
         write("tracing_on", "0");
         write("buffer_size_kb", "16384");
@@ -257,13 +269,27 @@ impl Drop for Trace {
 fn trace_values(trace: &str, key: &str) -> Vec<i64> {
     trace
         .lines()
-        .filter_map(|l| l.trim().strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix(key)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
         .collect()
 }
 
 fn v4l2_ctl(args: &[&str]) -> String {
-    let output = Command::new("v4l2-ctl").args(args).output().expect("run v4l2-ctl");
-    assert!(output.status.success(), "v4l2-ctl {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    let output = Command::new("v4l2-ctl")
+        .args(args)
+        .output()
+        .expect("run v4l2-ctl");
+    assert!(
+        output.status.success(),
+        "v4l2-ctl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -289,39 +315,73 @@ fn inguest_discovery_matches_v4l2_ctl() {
             let (_, rest) = rest.split_once("]: '")?;
             let (fourcc, rest) = rest.split_once("' (")?;
             let description = rest.strip_suffix(')')?;
-            let description = description.strip_suffix(", compressed").unwrap_or(description);
+            let description = description
+                .strip_suffix(", compressed")
+                .unwrap_or(description);
             Some((fourcc.to_string(), description.to_string()))
         })
         .collect();
-    let ours: Vec<(String, String)> =
-        decoder.coded_formats.iter().map(|f| (fourcc_str(f.fourcc), f.description.clone())).collect();
-    assert!(oracle.len() >= 5, "v4l2-ctl listing not understood:\n{listing}");
+    let ours: Vec<(String, String)> = decoder
+        .coded_formats
+        .iter()
+        .map(|f| (fourcc_str(f.fourcc), f.description.clone()))
+        .collect();
+    assert!(
+        oracle.len() >= 5,
+        "v4l2-ctl listing not understood:\n{listing}"
+    );
     assert_eq!(ours, oracle);
 
     // Frame sizes: "Size: Stepwise 64x64 - 4096x2304 with step 1/1".
     for format in &decoder.coded_formats {
-        let listing = v4l2_ctl(&["-d", &dev, &format!("--list-framesizes={}", fourcc_str(format.fourcc))]);
-        let sizes = format.sizes.unwrap_or_else(|| panic!("no sizes for {}", fourcc_str(format.fourcc)));
+        let listing = v4l2_ctl(&[
+            "-d",
+            &dev,
+            &format!("--list-framesizes={}", fourcc_str(format.fourcc)),
+        ]);
+        let sizes = format
+            .sizes
+            .unwrap_or_else(|| panic!("no sizes for {}", fourcc_str(format.fourcc)));
         let expected = format!(
             "Stepwise {}x{} - {}x{} with step {}/{}",
-            sizes.min_width, sizes.min_height, sizes.max_width, sizes.max_height, sizes.step_width, sizes.step_height
+            sizes.min_width,
+            sizes.min_height,
+            sizes.max_width,
+            sizes.max_height,
+            sizes.step_width,
+            sizes.step_height
         );
-        assert!(listing.contains(&expected), "{}: expected '{expected}' in:\n{listing}", fourcc_str(format.fourcc));
+        assert!(
+            listing.contains(&expected),
+            "{}: expected '{expected}' in:\n{listing}",
+            fourcc_str(format.fourcc)
+        );
     }
 
     // H.264 menus: "h264_decode_mode 0x00a40900 (menu) : ..." then "0: Slice-Based".
     let menus = v4l2_ctl(&["-d", &dev, "-L"]);
     let h264 = decoder.h264.as_ref().expect("H.264 menus");
-    for (name, menu) in [("h264_decode_mode", &h264.decode_mode), ("h264_start_code", &h264.start_code)] {
+    for (name, menu) in [
+        ("h264_decode_mode", &h264.decode_mode),
+        ("h264_start_code", &h264.start_code),
+    ] {
         let menu = menu.as_ref().unwrap_or_else(|| panic!("{name} missing"));
         let block: Vec<&str> = menus
             .lines()
             .skip_while(|l| !l.trim_start().starts_with(name))
             .skip(1)
-            .take_while(|l| l.trim().split_once(": ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()))
+            .take_while(|l| {
+                l.trim()
+                    .split_once(": ")
+                    .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+            })
             .map(str::trim)
             .collect();
-        let ours: Vec<String> = menu.items.iter().map(|(v, n)| format!("{v}: {n}")).collect();
+        let ours: Vec<String> = menu
+            .items
+            .iter()
+            .map(|(v, n)| format!("{v}: {n}"))
+            .collect();
         assert_eq!(ours, block, "{name}");
     }
     assert!(h264.profile.is_none(), "visl has no H.264 profile menu");
@@ -332,9 +392,21 @@ fn inguest_discovery_matches_v4l2_ctl() {
     assert_eq!(probed.entity, decoder.entity);
 
     // Choosing: H.264 320x240 fits; 8192x8192 does not, and says why.
-    let needs = StreamRequirements { coded_format: coded::H264_SLICE, width: 320, height: 240, h264_profile_idc: Some(66) };
-    assert_eq!(found.choose(&needs).expect("choose").video_node, decoder.video_node);
-    let huge = StreamRequirements { width: 8192, height: 8192, ..needs };
+    let needs = StreamRequirements {
+        coded_format: coded::H264_SLICE,
+        width: 320,
+        height: 240,
+        h264_profile_idc: Some(66),
+    };
+    assert_eq!(
+        found.choose(&needs).expect("choose").video_node,
+        decoder.video_node
+    );
+    let huge = StreamRequirements {
+        width: 8192,
+        height: 8192,
+        ..needs
+    };
     let err = found.choose(&huge).unwrap_err().to_string();
     assert!(err.contains(&dev) && err.contains("8192x8192"), "{err}");
 }
@@ -348,7 +420,11 @@ fn inguest_frames_round_trip_and_buffers_come_back() {
     let trace = Trace::start();
     let mut session = Session::open(session_config(&decoder)).expect("open session");
     let capture_count = session.capture_buffer_count();
-    println!("granted {} OUTPUT, {capture_count} CAPTURE; layout {:?}", session.output_buffer_count(), session.layout());
+    println!(
+        "granted {} OUTPUT, {capture_count} CAPTURE; layout {:?}",
+        session.output_buffer_count(),
+        session.layout()
+    );
     assert!(capture_count >= 1);
     let layout = session.layout().clone();
     assert_eq!(layout.format.name, "NV12");
@@ -363,10 +439,18 @@ fn inguest_frames_round_trip_and_buffers_come_back() {
         let bitstream: Vec<u8> = au.slices.concat();
         let controls = frame_controls(i as u16, 40);
         session
-            .submit(DecodeRequest { timestamp_ns: timestamp(i), controls: &controls, bitstream: &bitstream, hold_capture: false })
+            .submit(DecodeRequest {
+                timestamp_ns: timestamp(i),
+                controls: &controls,
+                bitstream: &bitstream,
+                hold_capture: false,
+            })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
         // Keep the frames of the last two pictures alive, drop older ones.
-        for frame in session.poll_completed(Duration::from_millis(500)).expect("poll") {
+        for frame in session
+            .poll_completed(Duration::from_millis(500))
+            .expect("poll")
+        {
             buffers_used.insert(frame.buffer_index);
             returned.push(frame.timestamp_ns);
             assert!(!frame.error);
@@ -376,7 +460,13 @@ fn inguest_frames_round_trip_and_buffers_come_back() {
             check_cpu_planes(&alive.remove(0));
         }
     }
-    returned.extend(session.drain().expect("drain").iter().map(|f| f.timestamp_ns));
+    returned.extend(
+        session
+            .drain()
+            .expect("drain")
+            .iter()
+            .map(|f| f.timestamp_ns),
+    );
     assert_eq!(session.in_flight(), 0);
     // Every timestamp came back, in decode order, through at most
     // `capture_count` buffers.
@@ -388,7 +478,11 @@ fn inguest_frames_round_trip_and_buffers_come_back() {
 fn trace_guard_read(trace: &Trace, total: usize) {
     let text = trace.read();
     let frame_nums = trace_values(&text, "frame_num");
-    assert_eq!(frame_nums, (0..total as i64).collect::<Vec<_>>(), "visl saw these frame_num values");
+    assert_eq!(
+        frame_nums,
+        (0..total as i64).collect::<Vec<_>>(),
+        "visl saw these frame_num values"
+    );
     let levels = trace_values(&text, "level_idc");
     assert_eq!(levels.len(), total);
     assert!(levels.iter().all(|&l| l == 40), "{levels:?}");
@@ -419,11 +513,28 @@ fn inguest_timestamps_round_trip() {
         let bitstream: Vec<u8> = au.slices.concat();
         let controls = frame_controls(i as u16, 30);
         session
-            .submit(DecodeRequest { timestamp_ns: timestamp(i), controls: &controls, bitstream: &bitstream, hold_capture: false })
+            .submit(DecodeRequest {
+                timestamp_ns: timestamp(i),
+                controls: &controls,
+                bitstream: &bitstream,
+                hold_capture: false,
+            })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
-        returned.extend(session.poll_completed(Duration::from_millis(500)).expect("poll").into_iter().map(|f| f.timestamp_ns));
+        returned.extend(
+            session
+                .poll_completed(Duration::from_millis(500))
+                .expect("poll")
+                .into_iter()
+                .map(|f| f.timestamp_ns),
+        );
     }
-    returned.extend(session.drain().expect("drain").into_iter().map(|f| f.timestamp_ns));
+    returned.extend(
+        session
+            .drain()
+            .expect("drain")
+            .into_iter()
+            .map(|f| f.timestamp_ns),
+    );
     let expected: Vec<u64> = (0..total).map(timestamp).collect();
     assert_eq!(returned, expected);
 }
@@ -438,13 +549,20 @@ fn inguest_references_keep_buffers_from_the_driver() {
     let bitstream: Vec<u8> = aus[0].slices.concat();
     let submit = |session: &mut Session, i: usize| {
         let controls = frame_controls(i as u16, 30);
-        session.submit(DecodeRequest { timestamp_ns: timestamp(i), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        session.submit(DecodeRequest {
+            timestamp_ns: timestamp(i),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
     };
     // Decode `count` pictures; drop every frame but keep each as a reference.
     let mut references = Vec::new();
     for i in 0..count {
         submit(&mut session, i).unwrap_or_else(|e| panic!("submit {i}: {e}"));
-        let frames = session.poll_completed(Duration::from_millis(500)).expect("poll");
+        let frames = session
+            .poll_completed(Duration::from_millis(500))
+            .expect("poll");
         references.extend(frames.iter().map(|f| f.timestamp_ns));
         session.set_references(&references);
     }
@@ -457,19 +575,26 @@ fn inguest_references_keep_buffers_from_the_driver() {
     // One picture stops being a reference: its buffer is reused, and only it.
     session.set_references(&references[1..]);
     submit(&mut session, count).expect("submit after releasing one reference");
-    let frames = session.poll_completed(Duration::from_millis(500)).expect("poll");
+    let frames = session
+        .poll_completed(Duration::from_millis(500))
+        .expect("poll");
     assert_eq!(frames.len(), 1);
     assert_eq!(frames[0].timestamp_ns, timestamp(count));
     // A frame alive also keeps its buffer: drop the reference, keep the frame.
     session.set_references(&references[2..]);
     let held = frames;
     submit(&mut session, count + 1).expect("a buffer was freed by the reference list");
-    let next = session.poll_completed(Duration::from_millis(500)).expect("poll");
+    let next = session
+        .poll_completed(Duration::from_millis(500))
+        .expect("poll");
     assert_eq!(next.len(), 1);
     assert_ne!(next[0].buffer_index, held[0].buffer_index);
     match submit(&mut session, count + 2) {
         Err(SessionError::NoCaptureBuffer { .. }) => {}
-        other => panic!("expected NoCaptureBuffer while frames are alive, got {:?}", other.err()),
+        other => panic!(
+            "expected NoCaptureBuffer while frames are alive, got {:?}",
+            other.err()
+        ),
     }
     drop(held);
     submit(&mut session, count + 2).expect("the dropped frame's buffer is free again");
@@ -489,10 +614,17 @@ fn inguest_bad_controls_fail_clearly() {
     let mut controls = frame_controls(0, 30);
     controls.pop();
     let err = session
-        .submit(DecodeRequest { timestamp_ns: timestamp(0), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(0),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
         .unwrap_err();
     println!("missing control: {err}");
-    assert!(matches!(err, SessionError::MissingControl(id) if id == bindings::V4L2_CID_STATELESS_H264_DECODE_PARAMS));
+    assert!(
+        matches!(err, SessionError::MissingControl(id) if id == bindings::V4L2_CID_STATELESS_H264_DECODE_PARAMS)
+    );
     assert!(err.to_string().contains("H264_DECODE_PARAMS"), "{err}");
 
     // An SPS the kernel's validation refuses (log2_max_frame_num_minus4
@@ -502,18 +634,31 @@ fn inguest_bad_controls_fail_clearly() {
     bad.log2_max_frame_num_minus4 = 13;
     controls[0] = ExtControl::compound(bindings::V4L2_CID_STATELESS_H264_SPS, bad);
     let err = session
-        .submit(DecodeRequest { timestamp_ns: timestamp(0), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(0),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
         .unwrap_err();
     println!("invalid SPS: {err}");
     match &err {
-        SessionError::Controls { errno, error_idx, count, failing_control } => {
+        SessionError::Controls {
+            errno,
+            error_idx,
+            count,
+            failing_control,
+        } => {
             assert_eq!(*errno, v4l2r::nix::errno::Errno::EINVAL);
             assert_eq!(*count, 4);
             // The kernel names the control (index 0) or, for a validation
             // failure, none (index == count).
             assert!(*error_idx == 0 || *error_idx == 4, "error_idx {error_idx}");
             if *error_idx == 0 {
-                assert_eq!(*failing_control, Some(bindings::V4L2_CID_STATELESS_H264_SPS));
+                assert_eq!(
+                    *failing_control,
+                    Some(bindings::V4L2_CID_STATELESS_H264_SPS)
+                );
             }
         }
         other => panic!("expected a control error, got {other}"),
@@ -521,17 +666,36 @@ fn inguest_bad_controls_fail_clearly() {
 
     // A control id the driver does not have, at index 2.
     let mut controls = frame_controls(0, 30);
-    controls.insert(2, ExtControl::value(bindings::V4L2_CID_STATELESS_H264_DECODE_MODE + 0x80, 0));
+    controls.insert(
+        2,
+        ExtControl::value(bindings::V4L2_CID_STATELESS_H264_DECODE_MODE + 0x80, 0),
+    );
     let err = session
-        .submit(DecodeRequest { timestamp_ns: timestamp(0), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(0),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
         .unwrap_err();
     println!("unknown control: {err}");
     match &err {
-        SessionError::Controls { error_idx, count, failing_control, .. } => {
+        SessionError::Controls {
+            error_idx,
+            count,
+            failing_control,
+            ..
+        } => {
             // visl's kernel answers error_idx == count for a request control it
             // does not have; the session then finds the culprit with TRY.
-            assert!(*error_idx == 2 || error_idx == count, "error_idx {error_idx}");
-            assert_eq!(*failing_control, Some(bindings::V4L2_CID_STATELESS_H264_DECODE_MODE + 0x80));
+            assert!(
+                *error_idx == 2 || error_idx == count,
+                "error_idx {error_idx}"
+            );
+            assert_eq!(
+                *failing_control,
+                Some(bindings::V4L2_CID_STATELESS_H264_DECODE_MODE + 0x80)
+            );
             assert!(err.to_string().contains("0x00a40980"), "{err}");
         }
         other => panic!("expected a control error, got {other}"),
@@ -541,11 +705,19 @@ fn inguest_bad_controls_fail_clearly() {
     let controls = frame_controls(0, 30);
     for i in 0..4 {
         session
-            .submit(DecodeRequest { timestamp_ns: timestamp(i), controls: &controls, bitstream: &bitstream, hold_capture: false })
+            .submit(DecodeRequest {
+                timestamp_ns: timestamp(i),
+                controls: &controls,
+                bitstream: &bitstream,
+                hold_capture: false,
+            })
             .unwrap_or_else(|e| panic!("submit {i} after errors: {e}"));
     }
     let frames = session.drain().expect("drain");
-    assert_eq!(frames.iter().map(|f| f.timestamp_ns).collect::<Vec<_>>(), (0..4).map(timestamp).collect::<Vec<_>>());
+    assert_eq!(
+        frames.iter().map(|f| f.timestamp_ns).collect::<Vec<_>>(),
+        (0..4).map(timestamp).collect::<Vec<_>>()
+    );
 }
 
 /// Sets visl's simulated processing time for the guard's life.
@@ -583,10 +755,17 @@ fn inguest_visl_processing_time_runs_in_the_queue_call() {
     let slow = TransTime::set(500);
     let start = Instant::now();
     session
-        .submit(DecodeRequest { timestamp_ns: timestamp(0), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(0),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
         .expect("submit");
     let in_submit = start.elapsed();
-    let frames = session.poll_completed(Duration::from_millis(100)).expect("poll");
+    let frames = session
+        .poll_completed(Duration::from_millis(100))
+        .expect("poll");
     drop(slow);
     println!("submit took {in_submit:?}; then {} frame(s)", frames.len());
     assert!(in_submit >= Duration::from_millis(500), "{in_submit:?}");
@@ -605,9 +784,15 @@ fn inguest_stuck_request_times_out() {
     let controls = frame_controls(0, 30);
     // Stop the CAPTURE queue behind the session's back: the driver can
     // never run the job, so the request stays queued for ever.
-    v4l2r::ioctl::streamoff(&session, v4l2r::QueueType::VideoCaptureMplane).expect("STREAMOFF(CAPTURE)");
+    v4l2r::ioctl::streamoff(&session, v4l2r::QueueType::VideoCaptureMplane)
+        .expect("STREAMOFF(CAPTURE)");
     session
-        .submit(DecodeRequest { timestamp_ns: timestamp(0), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(0),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
         .expect("submit");
     let start = Instant::now();
     let mut outcome = Ok(Vec::new());
@@ -619,13 +804,26 @@ fn inguest_stuck_request_times_out() {
         }
         if let Ok(frames) = &outcome {
             let got: Vec<u64> = frames.iter().map(|f| f.timestamp_ns).collect();
-            assert!(got.is_empty(), "a picture came back after {:?}: {got:?}", start.elapsed());
+            assert!(
+                got.is_empty(),
+                "a picture came back after {:?}: {got:?}",
+                start.elapsed()
+            );
         }
     }
     let waited = start.elapsed();
-    println!("timed out after {waited:?}: {}", outcome.as_ref().err().map(ToString::to_string).unwrap_or_default());
+    println!(
+        "timed out after {waited:?}: {}",
+        outcome
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    );
     match outcome {
-        Err(SessionError::RequestTimeout { timestamp_ns, .. }) => assert_eq!(timestamp_ns, timestamp(0)),
+        Err(SessionError::RequestTimeout { timestamp_ns, .. }) => {
+            assert_eq!(timestamp_ns, timestamp(0))
+        }
         other => panic!("expected a timeout, got {:?}", other.map(|f| f.len())),
     }
     assert!(waited < Duration::from_millis(1500), "took {waited:?}");
@@ -633,10 +831,18 @@ fn inguest_stuck_request_times_out() {
     session.reset().expect("reset");
     let controls = frame_controls(1, 30);
     session
-        .submit(DecodeRequest { timestamp_ns: timestamp(1), controls: &controls, bitstream: &bitstream, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(1),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
         .expect("submit after reset");
     let frames = session.drain().expect("drain after reset");
-    assert_eq!(frames.iter().map(|f| f.timestamp_ns).collect::<Vec<_>>(), vec![timestamp(1)]);
+    assert_eq!(
+        frames.iter().map(|f| f.timestamp_ns).collect::<Vec<_>>(),
+        vec![timestamp(1)]
+    );
 }
 
 #[test]
@@ -647,7 +853,8 @@ fn inguest_slices_share_one_capture_buffer() {
     let mut config = session_config(&decoder);
     config.initial_controls[0] = ExtControl::value(
         bindings::V4L2_CID_STATELESS_H264_DECODE_MODE,
-        bindings::v4l2_stateless_h264_decode_mode_V4L2_STATELESS_H264_DECODE_MODE_SLICE_BASED as i32,
+        bindings::v4l2_stateless_h264_decode_mode_V4L2_STATELESS_H264_DECODE_MODE_SLICE_BASED
+            as i32,
     );
     let mut session = Session::open(config).expect("open session");
     let trace = Trace::start();
@@ -659,11 +866,18 @@ fn inguest_slices_share_one_capture_buffer() {
             // Every slice holds the buffer; the next picture's first slice
             // (another timestamp) or FLUSH releases it.
             session
-                .submit(DecodeRequest { timestamp_ns: timestamp(i), controls: &controls, bitstream: slice, hold_capture: true })
+                .submit(DecodeRequest {
+                    timestamp_ns: timestamp(i),
+                    controls: &controls,
+                    bitstream: slice,
+                    hold_capture: true,
+                })
                 .unwrap_or_else(|e| panic!("picture {i} slice {s}: {e}"));
         }
     }
-    let frames = session.drain().expect("drain (FLUSH releases the last picture)");
+    let frames = session
+        .drain()
+        .expect("drain (FLUSH releases the last picture)");
     let returned: Vec<u64> = frames.iter().map(|f| f.timestamp_ns).collect();
     assert_eq!(returned, (0..pictures).map(timestamp).collect::<Vec<_>>());
     // visl ran once per slice.
@@ -692,22 +906,42 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
             _ => {}
         }
         session
-            .submit(DecodeRequest { timestamp_ns: timestamp(i), controls: &controls, bitstream: &bitstream, hold_capture: false })
+            .submit(DecodeRequest {
+                timestamp_ns: timestamp(i),
+                controls: &controls,
+                bitstream: &bitstream,
+                hold_capture: false,
+            })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
-        count += session.poll_completed(Duration::from_millis(200)).expect("poll").len();
+        count += session
+            .poll_completed(Duration::from_millis(200))
+            .expect("poll")
+            .len();
     }
     count += session.drain().expect("drain").len();
     assert_eq!(count, 10);
     // An empty or oversized bitstream is refused before reaching the driver.
     let err = session
-        .submit(DecodeRequest { timestamp_ns: timestamp(20), controls: &controls, bitstream: &[], hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(20),
+            controls: &controls,
+            bitstream: &[],
+            hold_capture: false,
+        })
         .unwrap_err();
     assert!(matches!(err, SessionError::EmptyBitstream));
     let huge = vec![0u8; 64 << 20];
     let err = session
-        .submit(DecodeRequest { timestamp_ns: timestamp(21), controls: &controls, bitstream: &huge, hold_capture: false })
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(21),
+            controls: &controls,
+            bitstream: &huge,
+            hold_capture: false,
+        })
         .unwrap_err();
-    assert!(matches!(err, SessionError::BitstreamTooLarge { .. }), "{err}");
+    assert!(
+        matches!(err, SessionError::BitstreamTooLarge { .. }),
+        "{err}"
+    );
     assert!(start.elapsed() < Duration::from_secs(10));
 }
-

@@ -57,7 +57,10 @@ pub struct CaptureBuffer {
 impl CaptureBuffer {
     /// The bytes of memory plane `plane`.
     pub fn plane(&self, plane: usize) -> &[u8] {
-        self.planes.get(plane).map(MappedPlane::bytes).unwrap_or(&[])
+        self.planes
+            .get(plane)
+            .map(MappedPlane::bytes)
+            .unwrap_or(&[])
     }
     pub fn memory_planes(&self) -> usize {
         self.planes.len()
@@ -81,9 +84,11 @@ fn map_planes(
     };
     planes
         .map(|p| {
-            let mapping = ioctl::mmap(video, p.mem_offset(), *p.length).map_err(|e| SessionError::Buffers {
-                queue,
-                reason: format!("mmap of buffer {}: {e}", buffer.index()),
+            let mapping = ioctl::mmap(video, p.mem_offset(), *p.length).map_err(|e| {
+                SessionError::Buffers {
+                    queue,
+                    reason: format!("mmap of buffer {}: {e}", buffer.index()),
+                }
             })?;
             Ok(MappedPlane { mapping })
         })
@@ -96,12 +101,22 @@ pub(crate) fn request_buffers(
     queue: QueueType,
     count: u32,
 ) -> Result<u32, SessionError> {
-    let granted: ioctl::RequestBuffers = ioctl::reqbufs(video, queue, MemoryType::Mmap, count, ioctl::MemoryConsistency::empty())
-        .map_err(|e| SessionError::ioctl("VIDIOC_REQBUFS", e.into()))?;
+    let granted: ioctl::RequestBuffers = ioctl::reqbufs(
+        video,
+        queue,
+        MemoryType::Mmap,
+        count,
+        ioctl::MemoryConsistency::empty(),
+    )
+    .map_err(|e| SessionError::ioctl("VIDIOC_REQBUFS", e.into()))?;
     Ok(granted.count)
 }
 
-fn query(video: &impl std::os::fd::AsRawFd, queue: QueueType, index: u32) -> Result<V4l2Buffer, SessionError> {
+fn query(
+    video: &impl std::os::fd::AsRawFd,
+    queue: QueueType,
+    index: u32,
+) -> Result<V4l2Buffer, SessionError> {
     ioctl::querybuf::<V4l2Buffer>(video, queue, index as usize).map_err(|e| SessionError::Buffers {
         queue,
         reason: format!("VIDIOC_QUERYBUF {index}: {e}"),
@@ -121,7 +136,10 @@ pub fn allocate_output<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
             let plane = map_planes(video, &buffer, queue)?
                 .into_iter()
                 .next()
-                .ok_or_else(|| SessionError::Buffers { queue, reason: "OUTPUT buffer without planes".into() })?;
+                .ok_or_else(|| SessionError::Buffers {
+                    queue,
+                    reason: "OUTPUT buffer without planes".into(),
+                })?;
             Ok(OutputBuffer { index, plane })
         })
         .collect()
@@ -140,11 +158,21 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
             let planes = map_planes(video, &buffer, queue)?;
             let dmabufs = (0..planes.len())
                 .map(|plane| {
-                    ioctl::expbuf::<OwnedFd>(video, queue, index as usize, plane, ExpbufFlags::CLOEXEC | ExpbufFlags::RDWR)
-                        .map_err(|e| SessionError::ioctl("VIDIOC_EXPBUF", e.into()))
+                    ioctl::expbuf::<OwnedFd>(
+                        video,
+                        queue,
+                        index as usize,
+                        plane,
+                        ExpbufFlags::CLOEXEC | ExpbufFlags::RDWR,
+                    )
+                    .map_err(|e| SessionError::ioctl("VIDIOC_EXPBUF", e.into()))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(CaptureBuffer { index, planes, dmabufs })
+            Ok(CaptureBuffer {
+                index,
+                planes,
+                dmabufs,
+            })
         })
         .collect()
 }

@@ -39,18 +39,27 @@ pub struct ExtControl {
 
 impl ExtControl {
     pub fn value(id: u32, value: i32) -> Self {
-        Self { id, payload: ControlPayload::Value(value) }
+        Self {
+            id,
+            payload: ControlPayload::Value(value),
+        }
     }
 
     /// A compound control holding `data` (a `v4l2_ctrl_*` struct, or an
     /// array of them for dynamic-array controls).
     pub fn compound<T: Copy + Send + Sync + 'static>(id: u32, data: T) -> Self {
-        Self { id, payload: ControlPayload::Compound(Box::new(data)) }
+        Self {
+            id,
+            payload: ControlPayload::Compound(Box::new(data)),
+        }
     }
 
     /// The kernel's view, pointing into `self` (valid while `self` lives).
     pub(crate) fn raw(&self) -> v4l2_ext_control {
-        let mut raw = v4l2_ext_control { id: self.id, ..Default::default() };
+        let mut raw = v4l2_ext_control {
+            id: self.id,
+            ..Default::default()
+        };
         match &self.payload {
             ControlPayload::Value(v) => raw.__bindgen_anon_1.value = *v,
             ControlPayload::Value64(v) => raw.__bindgen_anon_1.value64 = *v,
@@ -110,11 +119,17 @@ mod tests {
 
     #[test]
     fn raw_controls_point_at_their_payload() {
-        let sps = bindings::v4l2_ctrl_h264_sps { level_idc: 31, ..Default::default() };
+        let sps = bindings::v4l2_ctrl_h264_sps {
+            level_idc: 31,
+            ..Default::default()
+        };
         let control = ExtControl::compound(bindings::V4L2_CID_STATELESS_H264_SPS, sps);
         let raw = control.raw();
         assert_eq!({ raw.id }, bindings::V4L2_CID_STATELESS_H264_SPS);
-        assert_eq!({ raw.size } as usize, std::mem::size_of::<bindings::v4l2_ctrl_h264_sps>());
+        assert_eq!(
+            { raw.size } as usize,
+            std::mem::size_of::<bindings::v4l2_ctrl_h264_sps>()
+        );
         // SAFETY: `raw.ptr` was set from the payload of `control`, alive here.
         let payload = raw.__bindgen_anon_1;
         // SAFETY: as above.

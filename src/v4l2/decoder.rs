@@ -29,7 +29,11 @@ pub trait StatelessCodec: Send {
     /// An access unit with parameter sets only gives none. An error is
     /// about this access unit only; the codec resynchronises by itself
     /// (e.g. at the next IDR).
-    fn decode_jobs(&mut self, access_unit: &[u8], timestamp_ns: u64) -> Result<Vec<DecodeJob>, String>;
+    fn decode_jobs(
+        &mut self,
+        access_unit: &[u8],
+        timestamp_ns: u64,
+    ) -> Result<Vec<DecodeJob>, String>;
     /// Timestamps of decoded pictures later pictures may still reference.
     fn references(&self) -> Vec<u64>;
     /// Timestamps of pictures now due for output, in display order; with
@@ -74,7 +78,11 @@ pub struct V4l2Decoder<C: StatelessCodec> {
 }
 
 impl<C: StatelessCodec> V4l2Decoder<C> {
-    pub fn new(config: SessionConfig, codec: C, time_base: (i64, i64)) -> Result<Self, DecoderError> {
+    pub fn new(
+        config: SessionConfig,
+        codec: C,
+        time_base: (i64, i64),
+    ) -> Result<Self, DecoderError> {
         let path = config.video_node.clone();
         let session = Session::open(config)?;
         info!("decoding through V4L2 stateless decoder {}", path.display());
@@ -102,15 +110,29 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
 
     /// Feeds one access unit. Timestamps given to the device are a packet
     /// counter in microseconds (unique even when pts repeat or are unknown).
-    pub fn send(&mut self, access_unit: &[u8], pts_raw: i64, duration_raw: i64) -> Result<(), DecoderError> {
+    pub fn send(
+        &mut self,
+        access_unit: &[u8],
+        pts_raw: i64,
+        duration_raw: i64,
+    ) -> Result<(), DecoderError> {
         self.next_timestamp += 1;
         let timestamp_ns = self.next_timestamp * 1000;
-        let jobs = self.codec.decode_jobs(access_unit, timestamp_ns).map_err(|e| {
-            self.errors += 1;
-            DecoderError::Bitstream(e)
-        })?;
+        let jobs = self
+            .codec
+            .decode_jobs(access_unit, timestamp_ns)
+            .map_err(|e| {
+                self.errors += 1;
+                DecoderError::Bitstream(e)
+            })?;
         if !jobs.is_empty() {
-            self.timings.insert(timestamp_ns, PacketTiming { pts_raw, duration_raw });
+            self.timings.insert(
+                timestamp_ns,
+                PacketTiming {
+                    pts_raw,
+                    duration_raw,
+                },
+            );
         }
         for job in &jobs {
             self.session.set_references(&self.codec.references());
@@ -227,7 +249,10 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
     fn to_frame(&self, decoded: DecodedFrame, timing: Option<PacketTiming>) -> Option<Frame> {
         let planes = decoded.cpu_planes()?;
         let format = decoded.hold.layout().format.cpu?;
-        let timing = timing.unwrap_or(PacketTiming { pts_raw: 0, duration_raw: 0 });
+        let timing = timing.unwrap_or(PacketTiming {
+            pts_raw: 0,
+            duration_raw: 0,
+        });
         let (width, height) = self.codec.visible_size();
         Some(Frame {
             pts: self.to_duration(timing.pts_raw),

@@ -22,11 +22,18 @@ use super::topology::{self, read_topology};
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
     #[error("{path}: cannot open: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: device busy (held by another process)")]
     Busy { path: PathBuf },
     #[error("{path}: {ioctl} failed: {errno}")]
-    Ioctl { path: PathBuf, ioctl: &'static str, errno: Errno },
+    Ioctl {
+        path: PathBuf,
+        ioctl: &'static str,
+        errno: Errno,
+    },
     #[error("{path}: not a memory-to-memory video device")]
     NotM2m { path: PathBuf },
     #[error("{path}: no media controller node: the request API needs one")]
@@ -36,7 +43,12 @@ pub enum DiscoveryError {
     #[error("{path}: no stateless coded format {format}")]
     UnsupportedFormat { path: PathBuf, format: String },
     #[error("{path}: {width}x{height} is outside the decoder's sizes {range}")]
-    UnsupportedSize { path: PathBuf, width: u32, height: u32, range: SizeRange },
+    UnsupportedSize {
+        path: PathBuf,
+        width: u32,
+        height: u32,
+        range: SizeRange,
+    },
     #[error("{path}: H.264 profile_idc {profile_idc} is not among the decoder's profiles")]
     UnsupportedProfile { path: PathBuf, profile_idc: u8 },
     #[error("no V4L2 stateless decoder found{}", reasons_text(.reasons))]
@@ -77,7 +89,12 @@ impl fmt::Display for SizeRange {
         write!(
             f,
             "{}x{}..{}x{} (step {}x{})",
-            self.min_width, self.min_height, self.max_width, self.max_height, self.step_width, self.step_height
+            self.min_width,
+            self.min_height,
+            self.max_width,
+            self.max_height,
+            self.step_width,
+            self.step_height
         )
     }
 }
@@ -179,12 +196,12 @@ impl DecoderInfo {
         if !self.supports_requests {
             return Err(DiscoveryError::NoRequests { path: path() });
         }
-        let format = self
-            .coded_format(needs.coded_format)
-            .ok_or_else(|| DiscoveryError::UnsupportedFormat {
+        let format = self.coded_format(needs.coded_format).ok_or_else(|| {
+            DiscoveryError::UnsupportedFormat {
                 path: path(),
                 format: fourcc_str(needs.coded_format),
-            })?;
+            }
+        })?;
         if let Some(range) = format.sizes {
             if !range.contains(needs.width, needs.height) {
                 return Err(DiscoveryError::UnsupportedSize {
@@ -200,9 +217,14 @@ impl DecoderInfo {
             self.h264.as_ref().and_then(|h| h.profile.as_ref()),
         ) {
             if needs.coded_format == coded::H264_SLICE
-                && !h264_profile_menu_values(idc).iter().any(|&v| profiles.offers(v))
+                && !h264_profile_menu_values(idc)
+                    .iter()
+                    .any(|&v| profiles.offers(v))
             {
-                return Err(DiscoveryError::UnsupportedProfile { path: path(), profile_idc: idc });
+                return Err(DiscoveryError::UnsupportedProfile {
+                    path: path(),
+                    profile_idc: idc,
+                });
             }
         }
         Ok(())
@@ -291,11 +313,20 @@ pub fn probe_device(video: &Path) -> Result<DecoderInfo, DiscoveryError> {
         });
     }
     let rdev = meta.rdev();
-    let (major, minor) = (v4l2r::nix::sys::stat::major(rdev) as u32, v4l2r::nix::sys::stat::minor(rdev) as u32);
+    let (major, minor) = (
+        v4l2r::nix::sys::stat::major(rdev) as u32,
+        v4l2r::nix::sys::stat::minor(rdev) as u32,
+    );
     let mut media_match = None;
     for media in media_nodes(Path::new("/dev")) {
-        let Ok(topology) = read_topology(&media) else { continue };
-        if let Some(d) = topology.decoders().into_iter().find(|d| d.devnode == (major, minor)) {
+        let Ok(topology) = read_topology(&media) else {
+            continue;
+        };
+        if let Some(d) = topology
+            .decoders()
+            .into_iter()
+            .find(|d| d.devnode == (major, minor))
+        {
             media_match = Some((media, d.entity));
             break;
         }
@@ -311,8 +342,13 @@ fn open_video(path: &Path) -> Result<File, DiscoveryError> {
         .custom_flags(v4l2r::nix::libc::O_NONBLOCK | v4l2r::nix::libc::O_CLOEXEC)
         .open(path)
         .map_err(|source| match source.raw_os_error() {
-            Some(code) if code == Errno::EBUSY as i32 => DiscoveryError::Busy { path: path.to_path_buf() },
-            _ => DiscoveryError::Open { path: path.to_path_buf(), source },
+            Some(code) if code == Errno::EBUSY as i32 => DiscoveryError::Busy {
+                path: path.to_path_buf(),
+            },
+            _ => DiscoveryError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
         })
 }
 
@@ -333,17 +369,26 @@ pub fn probe_video_node(
 ) -> Result<DecoderInfo, DiscoveryError> {
     let file = open_video(path)?;
     let ioctl_err = |ioctl, errno| match errno {
-        Errno::EBUSY => DiscoveryError::Busy { path: path.to_path_buf() },
-        errno => DiscoveryError::Ioctl { path: path.to_path_buf(), ioctl, errno },
+        Errno::EBUSY => DiscoveryError::Busy {
+            path: path.to_path_buf(),
+        },
+        errno => DiscoveryError::Ioctl {
+            path: path.to_path_buf(),
+            ioctl,
+            errno,
+        },
     };
-    let caps: Capability = ioctl::querycap(&file).map_err(|e| ioctl_err("VIDIOC_QUERYCAP", e.into()))?;
+    let caps: Capability =
+        ioctl::querycap(&file).map_err(|e| ioctl_err("VIDIOC_QUERYCAP", e.into()))?;
     let device_caps = caps.device_caps();
     let multiplanar = if device_caps.contains(Capabilities::VIDEO_M2M_MPLANE) {
         true
     } else if device_caps.contains(Capabilities::VIDEO_M2M) {
         false
     } else {
-        return Err(DiscoveryError::NotM2m { path: path.to_path_buf() });
+        return Err(DiscoveryError::NotM2m {
+            path: path.to_path_buf(),
+        });
     };
     let (output, _) = queue_types(multiplanar);
 
@@ -360,8 +405,14 @@ pub fn probe_video_node(
 
     // REQBUFS(0) frees nothing (no buffers yet) and reports the queue's
     // capabilities; EBUSY here means another file handle owns the queue.
-    let buf_caps: ioctl::BufferCapabilities = ioctl::reqbufs(&file, output, MemoryType::Mmap, 0, ioctl::MemoryConsistency::empty())
-        .map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))?;
+    let buf_caps: ioctl::BufferCapabilities = ioctl::reqbufs(
+        &file,
+        output,
+        MemoryType::Mmap,
+        0,
+        ioctl::MemoryConsistency::empty(),
+    )
+    .map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))?;
 
     let h264 = coded_formats
         .iter()
@@ -383,7 +434,8 @@ pub fn probe_video_node(
         multiplanar,
         coded_formats,
         supports_requests: buf_caps.contains(ioctl::BufferCapabilities::SUPPORTS_REQUESTS),
-        supports_hold_capture: buf_caps.contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF),
+        supports_hold_capture: buf_caps
+            .contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF),
         h264,
     })
 }
@@ -413,7 +465,9 @@ fn frame_sizes(file: &File, fourcc: u32) -> Option<SizeRange> {
 fn menu_control(file: &File, id: u32) -> Option<MenuControl> {
     let ctrl_id = ioctl::CtrlId::new(id).ok()?;
     let query: v4l2_queryctrl = ioctl::queryctrl(file, ctrl_id, QueryCtrlFlags::empty()).ok()?;
-    if query.type_ != bindings::v4l2_ctrl_type_V4L2_CTRL_TYPE_MENU || query.flags & bindings::V4L2_CTRL_FLAG_DISABLED != 0 {
+    if query.type_ != bindings::v4l2_ctrl_type_V4L2_CTRL_TYPE_MENU
+        || query.flags & bindings::V4L2_CTRL_FLAG_DISABLED != 0
+    {
         return None;
     }
     let mut items = Vec::new();
@@ -423,7 +477,10 @@ fn menu_control(file: &File, id: u32) -> Option<MenuControl> {
             // SAFETY: for a MENU (not INTEGER_MENU) control the kernel fills `name`.
             let name = unsafe { menu.__bindgen_anon_1.name };
             let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-            items.push((index as u32, String::from_utf8_lossy(&name[..end]).into_owned()));
+            items.push((
+                index as u32,
+                String::from_utf8_lossy(&name[..end]).into_owned(),
+            ));
         }
     }
     Some(MenuControl {
@@ -437,7 +494,14 @@ fn menu_control(file: &File, id: u32) -> Option<MenuControl> {
 
 impl fmt::Display for DecoderInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: driver {}, card {}, bus {}", self.video_node.display(), self.driver, self.card, self.bus_info)?;
+        writeln!(
+            f,
+            "{}: driver {}, card {}, bus {}",
+            self.video_node.display(),
+            self.driver,
+            self.card,
+            self.bus_info
+        )?;
         match (&self.media_node, &self.entity) {
             (Some(m), Some(e)) => writeln!(f, "  media node {} (entity {e})", m.display())?,
             (Some(m), None) => writeln!(f, "  media node {}", m.display())?,
@@ -446,7 +510,11 @@ impl fmt::Display for DecoderInfo {
         writeln!(
             f,
             "  {} m2m, requests: {}, hold capture buffer: {}",
-            if self.multiplanar { "multi-planar" } else { "single-planar" },
+            if self.multiplanar {
+                "multi-planar"
+            } else {
+                "single-planar"
+            },
             yes_no(self.supports_requests),
             yes_no(self.supports_hold_capture)
         )?;
@@ -465,7 +533,8 @@ impl fmt::Display for DecoderInfo {
                 ("level", &h264.level),
             ] {
                 if let Some(menu) = menu {
-                    let names: Vec<String> = menu.items.iter().map(|(v, n)| format!("{v}={n}")).collect();
+                    let names: Vec<String> =
+                        menu.items.iter().map(|(v, n)| format!("{v}={n}")).collect();
                     writeln!(f, "  h264 {label}: {}", names.join(", "))?;
                 }
             }
@@ -529,7 +598,12 @@ mod tests {
     }
 
     fn needs(width: u32, height: u32) -> StreamRequirements {
-        StreamRequirements { coded_format: coded::H264_SLICE, width, height, h264_profile_idc: Some(100) }
+        StreamRequirements {
+            coded_format: coded::H264_SLICE,
+            width,
+            height,
+            h264_profile_idc: Some(100),
+        }
     }
 
     #[test]
@@ -542,7 +616,10 @@ mod tests {
         let err = visl_like().check(&needs(8192, 1080)).unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, DiscoveryError::UnsupportedSize { .. }));
-        assert!(text.contains("/dev/video0") && text.contains("8192x1080"), "{text}");
+        assert!(
+            text.contains("/dev/video0") && text.contains("8192x1080"),
+            "{text}"
+        );
         // Off the 16-pixel step.
         assert!(visl_like().check(&needs(1921, 1088)).is_err());
     }
@@ -551,12 +628,21 @@ mod tests {
     fn missing_requests_or_media_node_refuse() {
         let mut d = visl_like();
         d.supports_requests = false;
-        assert!(matches!(d.check(&needs(640, 480)), Err(DiscoveryError::NoRequests { .. })));
+        assert!(matches!(
+            d.check(&needs(640, 480)),
+            Err(DiscoveryError::NoRequests { .. })
+        ));
         let mut d = visl_like();
         d.media_node = None;
-        assert!(matches!(d.check(&needs(640, 480)), Err(DiscoveryError::NoMediaNode { .. })));
+        assert!(matches!(
+            d.check(&needs(640, 480)),
+            Err(DiscoveryError::NoMediaNode { .. })
+        ));
         let d = visl_like();
-        let vp9 = StreamRequirements { coded_format: coded::VP9_FRAME, ..needs(640, 480) };
+        let vp9 = StreamRequirements {
+            coded_format: coded::VP9_FRAME,
+            ..needs(640, 480)
+        };
         let err = d.check(&vp9).unwrap_err().to_string();
         assert!(err.contains("VP9F"), "{err}");
     }
@@ -570,12 +656,25 @@ mod tests {
                 minimum: 0,
                 maximum: 2,
                 default: 2,
-                items: vec![(0, "Baseline".into()), (1, "Constrained Baseline".into()), (2, "Main".into())],
+                items: vec![
+                    (0, "Baseline".into()),
+                    (1, "Constrained Baseline".into()),
+                    (2, "Main".into()),
+                ],
             }),
             ..H264Menus::default()
         });
-        assert!(matches!(d.check(&needs(640, 480)), Err(DiscoveryError::UnsupportedProfile { profile_idc: 100, .. })));
-        let main = StreamRequirements { h264_profile_idc: Some(77), ..needs(640, 480) };
+        assert!(matches!(
+            d.check(&needs(640, 480)),
+            Err(DiscoveryError::UnsupportedProfile {
+                profile_idc: 100,
+                ..
+            })
+        ));
+        let main = StreamRequirements {
+            h264_profile_idc: Some(77),
+            ..needs(640, 480)
+        };
         assert!(d.check(&main).is_ok());
     }
 
@@ -593,11 +692,16 @@ mod tests {
         });
         let discovery = Discovery {
             decoders: vec![small, visl_like()],
-            problems: vec![DiscoveryError::Busy { path: "/dev/video2".into() }],
+            problems: vec![DiscoveryError::Busy {
+                path: "/dev/video2".into(),
+            }],
         };
         let chosen = discovery.choose(&needs(640, 480)).unwrap();
         assert_eq!(chosen.video_node, PathBuf::from("/dev/video0"));
-        let err = discovery.choose(&needs(8192, 8192)).unwrap_err().to_string();
+        let err = discovery
+            .choose(&needs(8192, 8192))
+            .unwrap_err()
+            .to_string();
         for dev in ["/dev/video0", "/dev/video1", "/dev/video2: device busy"] {
             assert!(err.contains(dev), "{err}");
         }

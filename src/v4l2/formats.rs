@@ -13,7 +13,13 @@ pub const fn fourcc(code: &[u8; 4]) -> u32 {
 pub fn fourcc_str(code: u32) -> String {
     code.to_le_bytes()
         .iter()
-        .map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '?' })
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '?'
+            }
+        })
         .collect()
 }
 
@@ -68,7 +74,9 @@ impl CaptureFormat {
     pub fn drm_modifier(&self, bytes_per_line: u32) -> Option<u64> {
         match self.modifier {
             ModifierRule::Fixed(m) => Some(m),
-            ModifierRule::Sand128FromBytesPerLine => Some(mod_broadcom_sand128(bytes_per_line as u64)),
+            ModifierRule::Sand128FromBytesPerLine => {
+                Some(mod_broadcom_sand128(bytes_per_line as u64))
+            }
             ModifierRule::NotShareable => None,
         }
     }
@@ -107,20 +115,116 @@ use ModifierRule::{Fixed, NotShareable, Sand128FromBytesPerLine};
 
 /// Every CAPTURE format reel knows, preferred first among equals.
 pub const CAPTURE_FORMATS: &[CaptureFormat] = &[
-    entry(b"NV12", "NV12", Some(b"NV12"), Fixed(MOD_LINEAR), (2, 1), 8, Some(PixelFormat::Nv12)),
-    entry(b"NM12", "NV12M", Some(b"NV12"), Fixed(MOD_LINEAR), (2, 2), 8, Some(PixelFormat::Nv12)),
-    entry(b"YU12", "YUV420", Some(b"YU12"), Fixed(MOD_LINEAR), (3, 1), 8, Some(PixelFormat::Yuv420)),
-    entry(b"YM12", "YUV420M", Some(b"YU12"), Fixed(MOD_LINEAR), (3, 3), 8, Some(PixelFormat::Yuv420)),
-    entry(b"P010", "P010", Some(b"P010"), Fixed(MOD_LINEAR), (2, 1), 10, Some(PixelFormat::P010)),
+    entry(
+        b"NV12",
+        "NV12",
+        Some(b"NV12"),
+        Fixed(MOD_LINEAR),
+        (2, 1),
+        8,
+        Some(PixelFormat::Nv12),
+    ),
+    entry(
+        b"NM12",
+        "NV12M",
+        Some(b"NV12"),
+        Fixed(MOD_LINEAR),
+        (2, 2),
+        8,
+        Some(PixelFormat::Nv12),
+    ),
+    entry(
+        b"YU12",
+        "YUV420",
+        Some(b"YU12"),
+        Fixed(MOD_LINEAR),
+        (3, 1),
+        8,
+        Some(PixelFormat::Yuv420),
+    ),
+    entry(
+        b"YM12",
+        "YUV420M",
+        Some(b"YU12"),
+        Fixed(MOD_LINEAR),
+        (3, 3),
+        8,
+        Some(PixelFormat::Yuv420),
+    ),
+    entry(
+        b"P010",
+        "P010",
+        Some(b"P010"),
+        Fixed(MOD_LINEAR),
+        (2, 1),
+        10,
+        Some(PixelFormat::P010),
+    ),
     // 10-bit samples packed 4 in 5 bytes: shareable, not CPU-readable as is.
-    entry(b"NV15", "NV15", Some(b"NV15"), Fixed(MOD_LINEAR), (2, 1), 10, None),
-    entry(b"ST12", "NV12_32L32", Some(b"NV12"), Fixed(MOD_ALLWINNER_TILED), (2, 1), 8, None),
-    entry(b"NC12", "NV12_COL128 (SAND128)", Some(b"NV12"), Sand128FromBytesPerLine, (2, 1), 8, None),
-    entry(b"NC30", "NV12_10_COL128 (SAND128)", Some(b"P030"), Sand128FromBytesPerLine, (2, 1), 10, None),
+    entry(
+        b"NV15",
+        "NV15",
+        Some(b"NV15"),
+        Fixed(MOD_LINEAR),
+        (2, 1),
+        10,
+        None,
+    ),
+    entry(
+        b"ST12",
+        "NV12_32L32",
+        Some(b"NV12"),
+        Fixed(MOD_ALLWINNER_TILED),
+        (2, 1),
+        8,
+        None,
+    ),
+    entry(
+        b"NC12",
+        "NV12_COL128 (SAND128)",
+        Some(b"NV12"),
+        Sand128FromBytesPerLine,
+        (2, 1),
+        8,
+        None,
+    ),
+    entry(
+        b"NC30",
+        "NV12_10_COL128 (SAND128)",
+        Some(b"P030"),
+        Sand128FromBytesPerLine,
+        (2, 1),
+        10,
+        None,
+    ),
     // Tiled layouts with no DRM modifier upstream.
-    entry(b"VT12", "NV12_4L4", Some(b"NV12"), NotShareable, (2, 1), 8, None),
-    entry(b"HM12", "NV12_16L16", Some(b"NV12"), NotShareable, (2, 1), 8, None),
-    entry(b"MM21", "MM21", Some(b"NV12"), NotShareable, (2, 2), 8, None),
+    entry(
+        b"VT12",
+        "NV12_4L4",
+        Some(b"NV12"),
+        NotShareable,
+        (2, 1),
+        8,
+        None,
+    ),
+    entry(
+        b"HM12",
+        "NV12_16L16",
+        Some(b"NV12"),
+        NotShareable,
+        (2, 1),
+        8,
+        None,
+    ),
+    entry(
+        b"MM21",
+        "MM21",
+        Some(b"NV12"),
+        NotShareable,
+        (2, 2),
+        8,
+        None,
+    ),
 ];
 
 /// The table entry for V4L2 pixel format `v4l2`.
@@ -162,7 +266,11 @@ mod tests {
             if let Ok(known) = DrmFourcc::try_from(drm) {
                 assert_eq!(known as u32, drm, "{}", f.name);
             } else {
-                assert!(["NV15", "P030"].contains(&fourcc_str(drm).as_str()), "{}", f.name);
+                assert!(
+                    ["NV15", "P030"].contains(&fourcc_str(drm).as_str()),
+                    "{}",
+                    f.name
+                );
             }
         }
         assert_eq!(fourcc(b"NV12"), DrmFourcc::Nv12 as u32);
@@ -204,7 +312,11 @@ mod tests {
     #[test]
     fn plane_counts_agree_with_cpu_layouts() {
         for f in CAPTURE_FORMATS {
-            assert!(f.memory_planes == 1 || f.memory_planes == f.color_planes, "{}", f.name);
+            assert!(
+                f.memory_planes == 1 || f.memory_planes == f.color_planes,
+                "{}",
+                f.name
+            );
             if let Some(cpu) = f.cpu {
                 assert_eq!(cpu.plane_count(), f.color_planes, "{}", f.name);
                 assert_eq!(cpu.bit_depth(), f.bit_depth, "{}", f.name);

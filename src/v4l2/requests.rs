@@ -28,7 +28,12 @@ fn request_errno(e: v4l2r::ioctl::RequestError) -> Errno {
 
 impl RequestPool {
     pub fn new(media: File, limit: usize) -> Self {
-        Self { media, idle: Vec::new(), allocated: 0, limit }
+        Self {
+            media,
+            idle: Vec::new(),
+            allocated: 0,
+            limit,
+        }
     }
 
     /// An idle request, allocating one if the pool is below its limit.

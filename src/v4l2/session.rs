@@ -34,7 +34,10 @@ use crate::frame::CpuPlanes;
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     #[error("{path}: cannot open: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("device busy: {0}")]
     Busy(PathBuf),
     #[error("{ioctl} failed: {errno}")]
@@ -107,7 +110,13 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
-    pub fn new(video_node: &Path, media_node: &Path, coded_format: u32, width: u32, height: u32) -> Self {
+    pub fn new(
+        video_node: &Path,
+        media_node: &Path,
+        coded_format: u32,
+        width: u32,
+        height: u32,
+    ) -> Self {
         Self {
             video_node: video_node.to_path_buf(),
             media_node: media_node.to_path_buf(),
@@ -197,7 +206,12 @@ impl V4l2CpuPlanes {
         let stride0 = stride0 as usize;
         let rows = layout.coded_height as usize;
         let planes = if layout.format.memory_planes == layout.format.color_planes {
-            layout.planes.iter().enumerate().map(|(i, (bpl, _))| (i, 0, *bpl as usize)).collect()
+            layout
+                .planes
+                .iter()
+                .enumerate()
+                .map(|(i, (bpl, _))| (i, 0, *bpl as usize))
+                .collect()
         } else {
             // One memory plane: chroma follows luma, with strides derived
             // from the luma stride as the V4L2 single-buffer formats define.
@@ -206,7 +220,11 @@ impl V4l2CpuPlanes {
                 3 => {
                     let luma = stride0 * rows;
                     let chroma = (stride0 / 2) * rows.div_ceil(2);
-                    vec![(0, 0, stride0), (0, luma, stride0 / 2), (0, luma + chroma, stride0 / 2)]
+                    vec![
+                        (0, 0, stride0),
+                        (0, luma, stride0 / 2),
+                        (0, luma + chroma, stride0 / 2),
+                    ]
                 }
                 _ => vec![(0, 0, stride0)],
             }
@@ -283,7 +301,10 @@ fn open_node(path: &Path) -> Result<File, SessionError> {
             if source.raw_os_error() == Some(Errno::EBUSY as i32) {
                 SessionError::Busy(path.to_path_buf())
             } else {
-                SessionError::Open { path: path.to_path_buf(), source }
+                SessionError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                }
             }
         })
 }
@@ -293,7 +314,10 @@ fn errno_of(e: impl ioctl::IntoErrno) -> Errno {
 }
 
 fn timeval_of(ns: u64) -> (i64, i64) {
-    ((ns / 1_000_000_000) as i64, ((ns % 1_000_000_000) / 1000) as i64)
+    (
+        (ns / 1_000_000_000) as i64,
+        ((ns % 1_000_000_000) / 1000) as i64,
+    )
 }
 
 fn ns_of(tv: bindings::timeval) -> u64 {
@@ -301,7 +325,11 @@ fn ns_of(tv: bindings::timeval) -> u64 {
 }
 
 /// S_EXT_CTRLS of `controls` (`request` = None: current values).
-fn set_controls(video: &File, request: Option<&Request>, controls: &[ExtControl]) -> Result<(), SessionError> {
+fn set_controls(
+    video: &File,
+    request: Option<&Request>,
+    controls: &[ExtControl],
+) -> Result<(), SessionError> {
     if controls.is_empty() {
         return Ok(());
     }
@@ -317,9 +345,17 @@ fn set_controls(video: &File, request: Option<&Request>, controls: &[ExtControl]
         // so for request controls it cannot find); TRY each one alone.
         let failing_control = match controls.get(e.error_idx as usize) {
             Some(c) => Some(c.id),
-            None => controls.iter().find(|c| !try_control(video, c)).map(|c| c.id),
+            None => controls
+                .iter()
+                .find(|c| !try_control(video, c))
+                .map(|c| c.id),
         };
-        SessionError::Controls { errno, error_idx: e.error_idx, count, failing_control }
+        SessionError::Controls {
+            errno,
+            error_idx: e.error_idx,
+            count,
+            failing_control,
+        }
     })
 }
 
@@ -335,9 +371,11 @@ impl Session {
     pub fn open(config: SessionConfig) -> Result<Self, SessionError> {
         let mut video = open_node(&config.video_node)?;
         let media = open_node(&config.media_node)?;
-        let caps: ioctl::Capability =
-            ioctl::querycap(&video).map_err(|e| SessionError::ioctl("VIDIOC_QUERYCAP", e.into()))?;
-        let multiplanar = caps.device_caps().contains(ioctl::Capabilities::VIDEO_M2M_MPLANE);
+        let caps: ioctl::Capability = ioctl::querycap(&video)
+            .map_err(|e| SessionError::ioctl("VIDIOC_QUERYCAP", e.into()))?;
+        let multiplanar = caps
+            .device_caps()
+            .contains(ioctl::Capabilities::VIDEO_M2M_MPLANE);
         let (output_queue, capture_queue) = queue_types(multiplanar);
 
         // 1. OUTPUT format: the coded format and size.
@@ -345,12 +383,16 @@ impl Session {
             width: config.width,
             height: config.height,
             pixelformat: config.coded_format.into(),
-            plane_fmt: vec![PlaneLayout { sizeimage: config.bitstream_buffer_size, bytesperline: 0 }],
+            plane_fmt: vec![PlaneLayout {
+                sizeimage: config.bitstream_buffer_size,
+                bytesperline: 0,
+            }],
         };
-        let got: Format = ioctl::s_fmt(&mut video, (output_queue, &wanted)).map_err(|e| match e {
-            ioctl::SFmtError::DeviceBusy => SessionError::Busy(config.video_node.clone()),
-            e => SessionError::ioctl("VIDIOC_S_FMT(OUTPUT)", e.into()),
-        })?;
+        let got: Format =
+            ioctl::s_fmt(&mut video, (output_queue, &wanted)).map_err(|e| match e {
+                ioctl::SFmtError::DeviceBusy => SessionError::Busy(config.video_node.clone()),
+                e => SessionError::ioctl("VIDIOC_S_FMT(OUTPUT)", e.into()),
+            })?;
         if u32::from(got.pixelformat) != config.coded_format {
             return Err(SessionError::CodedFormat(fourcc_str(config.coded_format)));
         }
@@ -374,11 +416,20 @@ impl Session {
 
         // 4. Buffers, read back from the driver.
         let output = buffers::allocate_output(&video, output_queue, config.output_buffers.max(1))?;
-        let capture = buffers::allocate_capture(&video, capture_queue, config.capture_buffers.max(1))?;
-        debug!("buffers: {} OUTPUT, {} CAPTURE", output.len(), capture.len());
+        let capture =
+            buffers::allocate_capture(&video, capture_queue, config.capture_buffers.max(1))?;
+        debug!(
+            "buffers: {} OUTPUT, {} CAPTURE",
+            output.len(),
+            capture.len()
+        );
         if output.is_empty() || capture.is_empty() {
             return Err(SessionError::Buffers {
-                queue: if output.is_empty() { output_queue } else { capture_queue },
+                queue: if output.is_empty() {
+                    output_queue
+                } else {
+                    capture_queue
+                },
                 reason: "the driver granted no buffers".into(),
             });
         }
@@ -424,9 +475,11 @@ impl Session {
 
     fn queue_capture(&mut self, index: usize) -> Result<(), SessionError> {
         let planes = self.capture[index].memory_planes();
-        let mut buffer = ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.capture_queue, index as u32);
+        let mut buffer =
+            ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.capture_queue, index as u32);
         buffer.planes = (0..planes).map(|_| ioctl::QBufPlane::new(0)).collect();
-        ioctl::qbuf::<_, ()>(&self.video, buffer).map_err(|e| SessionError::ioctl("VIDIOC_QBUF(CAPTURE)", errno_of(e)))?;
+        ioctl::qbuf::<_, ()>(&self.video, buffer)
+            .map_err(|e| SessionError::ioctl("VIDIOC_QBUF(CAPTURE)", errno_of(e)))?;
         self.slots[index] = CaptureSlot::Queued;
         self.capture_fifo.push_back(index);
         Ok(())
@@ -491,7 +544,10 @@ impl Session {
     }
 
     fn queued_capture(&self) -> usize {
-        self.slots.iter().filter(|s| matches!(s, CaptureSlot::Queued)).count()
+        self.slots
+            .iter()
+            .filter(|s| matches!(s, CaptureSlot::Queued))
+            .count()
     }
 
     /// Submits one decode request. Waits (within the request timeout) for
@@ -513,15 +569,24 @@ impl Session {
         }
         let capacity = self.output.first().map_or(0, OutputBuffer::capacity);
         if job.bitstream.len() > capacity {
-            return Err(SessionError::BitstreamTooLarge { size: job.bitstream.len(), capacity });
+            return Err(SessionError::BitstreamTooLarge {
+                size: job.bitstream.len(),
+                capacity,
+            });
         }
 
         // A CAPTURE buffer must be with the driver unless this continues a
         // picture whose buffer is already held for more slices.
         self.recycle()?;
-        let continues = self.holding && self.in_flight.back().is_some_and(|f| f.timestamp_ns == job.timestamp_ns);
+        let continues = self.holding
+            && self
+                .in_flight
+                .back()
+                .is_some_and(|f| f.timestamp_ns == job.timestamp_ns);
         if !continues && self.queued_capture() == 0 {
-            return Err(SessionError::NoCaptureBuffer { count: self.capture.len() });
+            return Err(SessionError::NoCaptureBuffer {
+                count: self.capture.len(),
+            });
         }
 
         if self.free_output.is_empty() {
@@ -529,7 +594,9 @@ impl Session {
             self.ready.extend(frames);
         }
         let Some(output_index) = self.free_output.pop() else {
-            return Err(SessionError::NoFreeRequest { limit: self.output.len() });
+            return Err(SessionError::NoFreeRequest {
+                limit: self.output.len(),
+            });
         };
 
         let request = match self.requests.take() {
@@ -555,18 +622,26 @@ impl Session {
         Ok(())
     }
 
-    fn queue_request(&mut self, request: &Request, output_index: u32, job: &DecodeRequest<'_>) -> Result<(), SessionError> {
+    fn queue_request(
+        &mut self,
+        request: &Request,
+        output_index: u32,
+        job: &DecodeRequest<'_>,
+    ) -> Result<(), SessionError> {
         set_controls(&self.video, Some(request), job.controls)?;
         let used = self.output[output_index as usize].write(job.bitstream);
         let (sec, usec) = timeval_of(job.timestamp_ns);
-        let mut buffer = ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.output_queue, output_index)
-            .set_timestamp(sec, usec)
-            .set_request(request.as_raw_fd());
+        let mut buffer =
+            ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.output_queue, output_index)
+                .set_timestamp(sec, usec)
+                .set_request(request.as_raw_fd());
         if job.hold_capture {
-            buffer.flags |= BufferFlags::from_bits_retain(bindings::V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF);
+            buffer.flags |=
+                BufferFlags::from_bits_retain(bindings::V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF);
         }
         buffer.planes = vec![ioctl::QBufPlane::new(used)];
-        ioctl::qbuf::<_, ()>(&self.video, buffer).map_err(|e| SessionError::ioctl("VIDIOC_QBUF(OUTPUT)", errno_of(e)))?;
+        ioctl::qbuf::<_, ()>(&self.video, buffer)
+            .map_err(|e| SessionError::ioctl("VIDIOC_QBUF(OUTPUT)", errno_of(e)))?;
         requests::queue(request)
     }
 
@@ -574,14 +649,22 @@ impl Session {
     /// A request older than the request timeout is an error.
     pub fn poll_completed(&mut self, timeout: Duration) -> Result<Vec<DecodedFrame>, SessionError> {
         let mut frames = std::mem::take(&mut self.ready);
-        let wait = if frames.is_empty() { timeout } else { Duration::ZERO };
+        let wait = if frames.is_empty() {
+            timeout
+        } else {
+            Duration::ZERO
+        };
         frames.extend(self.collect(wait, false)?);
         Ok(frames)
     }
 
     /// Completes in-flight requests in order. `until_output_free`: stop as
     /// soon as one OUTPUT buffer is free.
-    fn collect(&mut self, timeout: Duration, until_output_free: bool) -> Result<Vec<DecodedFrame>, SessionError> {
+    fn collect(
+        &mut self,
+        timeout: Duration,
+        until_output_free: bool,
+    ) -> Result<Vec<DecodedFrame>, SessionError> {
         let start = Instant::now();
         let mut frames = Vec::new();
         let mut completed_any = false;
@@ -599,7 +682,9 @@ impl Session {
                 }
                 break;
             }
-            let Some(finished) = self.in_flight.pop_front() else { break };
+            let Some(finished) = self.in_flight.pop_front() else {
+                break;
+            };
             completed_any = true;
             self.dequeue_output(finished.output_index)?;
             self.requests.give_back(finished.request);
@@ -638,7 +723,9 @@ impl Session {
         loop {
             let buffer = match ioctl::dqbuf::<V4l2Buffer>(&self.video, self.capture_queue) {
                 Ok(b) => b,
-                Err(ioctl::IoctlConvertError::IoctlError(ioctl::DqBufIoctlError::NotReady)) => break,
+                Err(ioctl::IoctlConvertError::IoctlError(ioctl::DqBufIoctlError::NotReady)) => {
+                    break
+                }
                 Err(ioctl::IoctlConvertError::IoctlError(ioctl::DqBufIoctlError::Eos)) => break,
                 Err(e) => return Err(SessionError::ioctl("VIDIOC_DQBUF(CAPTURE)", errno_of(e))),
             };
@@ -657,7 +744,10 @@ impl Session {
             self.slots[index] = CaptureSlot::Held(hold.clone());
             let error = buffer.flags().contains(BufferFlags::ERROR);
             if error {
-                warn!("{}: picture {timestamp_ns} ns decoded with V4L2_BUF_FLAG_ERROR", self.path.display());
+                warn!(
+                    "{}: picture {timestamp_ns} ns decoded with V4L2_BUF_FLAG_ERROR",
+                    self.path.display()
+                );
             }
             frames.push(DecodedFrame {
                 timestamp_ns,
@@ -680,7 +770,10 @@ impl Session {
             let frames = self.collect(self.timeout, false)?;
             self.ready.extend(frames);
         }
-        let cmd = bindings::v4l2_decoder_cmd { cmd: bindings::V4L2_DEC_CMD_FLUSH, ..Default::default() };
+        let cmd = bindings::v4l2_decoder_cmd {
+            cmd: bindings::V4L2_DEC_CMD_FLUSH,
+            ..Default::default()
+        };
         ioctl::decoder_cmd::<_, bindings::v4l2_decoder_cmd>(&self.video, cmd)
             .map_err(|e| SessionError::ioctl("VIDIOC_DECODER_CMD(FLUSH)", errno_of(e)))?;
         self.holding = false;
@@ -737,7 +830,13 @@ impl Session {
                     timestamp_ns,
                 });
                 *slot = CaptureSlot::Held(hold.clone());
-                frames.push(DecodedFrame { timestamp_ns, buffer_index: index as u32, sequence: 0, error: false, hold });
+                frames.push(DecodedFrame {
+                    timestamp_ns,
+                    buffer_index: index as u32,
+                    sequence: 0,
+                    error: false,
+                    hold,
+                });
             } else {
                 *slot = CaptureSlot::Idle;
             }
@@ -787,7 +886,11 @@ impl Session {
     pub fn release_buffers(mut self) -> Result<File, SessionError> {
         self.references.clear();
         self.ready.clear();
-        let in_use = self.slots.iter().filter(|s| matches!(s, CaptureSlot::Held(h) if Arc::strong_count(h) > 1)).count();
+        let in_use = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s, CaptureSlot::Held(h) if Arc::strong_count(h) > 1))
+            .count();
         if in_use > 0 {
             return Err(SessionError::BuffersInUse { count: in_use });
         }
@@ -803,7 +906,13 @@ impl Session {
         self.output.clear();
         buffers::request_buffers(&self.video, self.output_queue, 0)?;
         buffers::request_buffers(&self.video, self.capture_queue, 0)?;
-        let video = self.video.try_clone().map_err(|source| SessionError::Open { path: self.path.clone(), source })?;
+        let video = self
+            .video
+            .try_clone()
+            .map_err(|source| SessionError::Open {
+                path: self.path.clone(),
+                source,
+            })?;
         Ok(video)
     }
 }
@@ -830,14 +939,24 @@ impl Drop for Session {
     }
 }
 
-fn read_capture_layout(video: &File, queue: QueueType) -> Result<Option<CaptureLayout>, SessionError> {
-    let format: Format = ioctl::g_fmt(video, queue).map_err(|e| SessionError::ioctl("VIDIOC_G_FMT(CAPTURE)", e.into()))?;
-    Ok(capture_format(format.pixelformat.into()).map(|f| CaptureLayout {
-        format: f,
-        coded_width: format.width,
-        coded_height: format.height,
-        planes: format.plane_fmt.iter().map(|p| (p.bytesperline, p.sizeimage)).collect(),
-    }))
+fn read_capture_layout(
+    video: &File,
+    queue: QueueType,
+) -> Result<Option<CaptureLayout>, SessionError> {
+    let format: Format = ioctl::g_fmt(video, queue)
+        .map_err(|e| SessionError::ioctl("VIDIOC_G_FMT(CAPTURE)", e.into()))?;
+    Ok(
+        capture_format(format.pixelformat.into()).map(|f| CaptureLayout {
+            format: f,
+            coded_width: format.width,
+            coded_height: format.height,
+            planes: format
+                .plane_fmt
+                .iter()
+                .map(|p| (p.bytesperline, p.sizeimage))
+                .collect(),
+        }),
+    )
 }
 
 /// Keeps the driver's CAPTURE format when reel reads it and nothing else is
@@ -847,7 +966,9 @@ fn choose_capture_format(
     queue: QueueType,
     preference: &[u32],
 ) -> Result<CaptureLayout, SessionError> {
-    let offered: Vec<u32> = ioctl::FormatIterator::new(video, queue).map(|d| d.pixelformat.into()).collect();
+    let offered: Vec<u32> = ioctl::FormatIterator::new(video, queue)
+        .map(|d| d.pixelformat.into())
+        .collect();
     let current = read_capture_layout(video, queue)?;
     if let Some(layout) = &current {
         let preferred_first = preference.iter().find(|p| offered.contains(p));
@@ -855,16 +976,29 @@ fn choose_capture_format(
             return Ok(layout.clone());
         }
     }
-    let table_order = super::formats::CAPTURE_FORMATS.iter().filter(|f| f.cpu.is_some()).map(|f| f.v4l2);
+    let table_order = super::formats::CAPTURE_FORMATS
+        .iter()
+        .filter(|f| f.cpu.is_some())
+        .map(|f| f.v4l2);
     let candidate = preference
         .iter()
         .copied()
         .chain(table_order)
         .find(|f| offered.contains(f))
-        .ok_or_else(|| SessionError::NoCaptureFormat(offered.iter().map(|f| fourcc_str(*f)).collect::<Vec<_>>().join(" ")))?;
-    let mut format: Format = ioctl::g_fmt(video, queue).map_err(|e| SessionError::ioctl("VIDIOC_G_FMT(CAPTURE)", e.into()))?;
+        .ok_or_else(|| {
+            SessionError::NoCaptureFormat(
+                offered
+                    .iter()
+                    .map(|f| fourcc_str(*f))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        })?;
+    let mut format: Format = ioctl::g_fmt(video, queue)
+        .map_err(|e| SessionError::ioctl("VIDIOC_G_FMT(CAPTURE)", e.into()))?;
     format.pixelformat = candidate.into();
-    let _: Format = ioctl::s_fmt(video, (queue, &format)).map_err(|e| SessionError::ioctl("VIDIOC_S_FMT(CAPTURE)", e.into()))?;
+    let _: Format = ioctl::s_fmt(video, (queue, &format))
+        .map_err(|e| SessionError::ioctl("VIDIOC_S_FMT(CAPTURE)", e.into()))?;
     read_capture_layout(video, queue)?
         .ok_or_else(|| SessionError::NoCaptureFormat(fourcc_str(candidate)))
 }
@@ -877,7 +1011,10 @@ mod tests {
     fn timestamps_round_trip_through_timeval() {
         for ns in [0u64, 1000, 33_366_000, 1_000_000_000, 3_600_123_456_000] {
             let (sec, usec) = timeval_of(ns);
-            let tv = bindings::timeval { tv_sec: sec, tv_usec: usec };
+            let tv = bindings::timeval {
+                tv_sec: sec,
+                tv_usec: usec,
+            };
             assert_eq!(ns_of(tv), ns);
         }
     }

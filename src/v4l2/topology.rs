@@ -23,7 +23,10 @@ const MAX_OBJECTS: u32 = 4096;
 #[derive(Debug, Error)]
 pub enum TopologyError {
     #[error("cannot open {path}: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {ioctl} failed: {source}")]
     Ioctl {
         path: PathBuf,
@@ -167,11 +170,17 @@ impl Topology {
     /// itself, so the entities one data link away count too.
     pub fn decoders(&self) -> Vec<DecoderEntity> {
         let mut found: Vec<DecoderEntity> = Vec::new();
-        for entity in self.entities.iter().filter(|e| e.function == ENTITY_FUNCTION_VIDEO_DECODER) {
+        for entity in self
+            .entities
+            .iter()
+            .filter(|e| e.function == ENTITY_FUNCTION_VIDEO_DECODER)
+        {
             let mut candidates = vec![entity.id];
             candidates.extend(self.data_neighbours(entity.id));
             for link in &self.links {
-                if link.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE || !candidates.contains(&link.sink) {
+                if link.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE
+                    || !candidates.contains(&link.sink)
+                {
                     continue;
                 }
                 let interface = self
@@ -228,13 +237,15 @@ pub fn read_topology(path: &Path) -> Result<Topology, TopologyError> {
     // SAFETY: MediaDeviceInfo is plain data; all-zero is a valid value.
     let mut info: MediaDeviceInfo = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is a live, correctly sized MEDIA_IOC_DEVICE_INFO argument.
-    unsafe { media_ioc_device_info(fd, &mut info) }.map_err(|e| ioctl_error("MEDIA_IOC_DEVICE_INFO", e))?;
+    unsafe { media_ioc_device_info(fd, &mut info) }
+        .map_err(|e| ioctl_error("MEDIA_IOC_DEVICE_INFO", e))?;
 
     // First call: the counts. Second: the arrays, sized from the counts;
     // a changed topology_version between the two means a hot-plug raced us.
     let mut counts = RawTopology::default();
     // SAFETY: all pointers are null, so the kernel only fills in the counts.
-    unsafe { media_ioc_g_topology(fd, &mut counts) }.map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
+    unsafe { media_ioc_g_topology(fd, &mut counts) }
+        .map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
     let total = counts
         .num_entities
         .saturating_add(counts.num_interfaces)
@@ -297,7 +308,8 @@ pub fn read_topology(path: &Path) -> Result<Topology, TopologyError> {
     };
     // SAFETY: each pointer addresses a live Vec of exactly `num_*` elements of
     // the layout the kernel writes; the kernel writes at most that many.
-    unsafe { media_ioc_g_topology(fd, &mut full) }.map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
+    unsafe { media_ioc_g_topology(fd, &mut full) }
+        .map_err(|e| ioctl_error("MEDIA_IOC_G_TOPOLOGY", e))?;
     let (version_before, version_after) = (counts.topology_version, full.topology_version);
     if version_before != version_after
         || full.num_entities != counts.num_entities
@@ -371,11 +383,28 @@ mod tests {
         Topology {
             driver: "visl".into(),
             entities: vec![
-                Entity { id: 1, name: "visl-source".into(), function: 0x10001 },
-                Entity { id: 3, name: "visl-proc".into(), function: ENTITY_FUNCTION_VIDEO_DECODER },
-                Entity { id: 6, name: "visl-sink".into(), function: 0x10002 },
+                Entity {
+                    id: 1,
+                    name: "visl-source".into(),
+                    function: 0x10001,
+                },
+                Entity {
+                    id: 3,
+                    name: "visl-proc".into(),
+                    function: ENTITY_FUNCTION_VIDEO_DECODER,
+                },
+                Entity {
+                    id: 6,
+                    name: "visl-sink".into(),
+                    function: 0x10002,
+                },
             ],
-            interfaces: vec![Interface { id: 12, kind: INTERFACE_TYPE_V4L_VIDEO, major: 81, minor: 0 }],
+            interfaces: vec![Interface {
+                id: 12,
+                kind: INTERFACE_TYPE_V4L_VIDEO,
+                major: 81,
+                minor: 0,
+            }],
             pads: vec![
                 Pad { id: 2, entity: 1 },
                 Pad { id: 4, entity: 3 },
@@ -383,10 +412,26 @@ mod tests {
                 Pad { id: 7, entity: 6 },
             ],
             links: vec![
-                Link { source: 2, sink: 4, flags: 3 },
-                Link { source: 5, sink: 7, flags: 3 },
-                Link { source: 12, sink: 1, flags: LINK_TYPE_INTERFACE | 3 },
-                Link { source: 12, sink: 6, flags: LINK_TYPE_INTERFACE | 3 },
+                Link {
+                    source: 2,
+                    sink: 4,
+                    flags: 3,
+                },
+                Link {
+                    source: 5,
+                    sink: 7,
+                    flags: 3,
+                },
+                Link {
+                    source: 12,
+                    sink: 1,
+                    flags: LINK_TYPE_INTERFACE | 3,
+                },
+                Link {
+                    source: 12,
+                    sink: 6,
+                    flags: LINK_TYPE_INTERFACE | 3,
+                },
             ],
             ..Topology::default()
         }
@@ -397,7 +442,10 @@ mod tests {
         let decoders = visl_like().decoders();
         assert_eq!(
             decoders,
-            vec![DecoderEntity { entity: "visl-proc".into(), devnode: (81, 0) }]
+            vec![DecoderEntity {
+                entity: "visl-proc".into(),
+                devnode: (81, 0)
+            }]
         );
     }
 
@@ -405,8 +453,14 @@ mod tests {
     fn ignores_data_links_and_non_video_interfaces() {
         let mut topology = visl_like();
         // A data link from a pad to the decoder is not an interface link.
-        topology.links.retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
-        topology.links.push(Link { source: 12, sink: 3, flags: 3 });
+        topology
+            .links
+            .retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
+        topology.links.push(Link {
+            source: 12,
+            sink: 3,
+            flags: 3,
+        });
         assert!(topology.decoders().is_empty());
 
         let mut topology = visl_like();
@@ -417,15 +471,23 @@ mod tests {
     #[test]
     fn direct_interface_link_to_the_decoder_counts() {
         let mut topology = visl_like();
-        topology.links.retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
-        topology.links.push(Link { source: 12, sink: 3, flags: LINK_TYPE_INTERFACE | 3 });
+        topology
+            .links
+            .retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
+        topology.links.push(Link {
+            source: 12,
+            sink: 3,
+            flags: LINK_TYPE_INTERFACE | 3,
+        });
         assert_eq!(topology.decoders().len(), 1);
     }
 
     #[test]
     fn interface_on_an_unconnected_entity_does_not_count() {
         let mut topology = visl_like();
-        topology.links.retain(|l| l.flags & LINK_TYPE_MASK == LINK_TYPE_INTERFACE);
+        topology
+            .links
+            .retain(|l| l.flags & LINK_TYPE_MASK == LINK_TYPE_INTERFACE);
         assert!(topology.decoders().is_empty());
     }
 

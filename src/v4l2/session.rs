@@ -288,6 +288,8 @@ pub struct Session {
     capture_fifo: VecDeque<usize>,
     /// Timestamp of the last submitted request.
     last_timestamp: Option<u64>,
+    /// Times a held buffer had to be taken back by restarting CAPTURE.
+    held_restarts: u32,
     path: PathBuf,
 }
 
@@ -453,6 +455,7 @@ impl Session {
             holding: false,
             capture_fifo: VecDeque::new(),
             last_timestamp: None,
+            held_restarts: 0,
             path: config.video_node,
         };
         session.start()?;
@@ -495,6 +498,12 @@ impl Session {
 
     pub fn output_buffer_count(&self) -> usize {
         self.output.len()
+    }
+
+    /// How often `drain` took a held CAPTURE buffer back by restarting the
+    /// CAPTURE queue because FLUSH left it held.
+    pub fn held_buffer_restarts(&self) -> u32 {
+        self.held_restarts
     }
 
     pub fn in_flight(&self) -> usize {
@@ -817,6 +826,7 @@ impl Session {
         );
         ioctl::streamoff(&self.video, self.capture_queue)
             .map_err(|e| SessionError::ioctl("VIDIOC_STREAMOFF(CAPTURE)", e.into()))?;
+        self.held_restarts += 1;
         self.capture_fifo.clear();
         let mut frames = Vec::new();
         for (index, slot) in self.slots.iter_mut().enumerate() {

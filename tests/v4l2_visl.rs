@@ -24,7 +24,7 @@ use v4l2r::bindings;
 // ---------------------------------------------------------------- host side
 
 /// The `inguest_*` tests below; the guest run must pass every one.
-const GUEST_TESTS: usize = 10;
+const GUEST_TESTS: usize = 11;
 
 #[test]
 fn visl_guest_suite() {
@@ -1078,4 +1078,50 @@ fn inguest_decoder_gives_cpu_frames() {
     );
     let second = decode_all(&decoder, &aus);
     assert_eq!(first, second);
+}
+
+#[test]
+#[ignore = "needs visl: runs in the test guest (visl_guest_suite)"]
+fn inguest_reconfigure_for_a_new_resolution() {
+    let aus = clip("REEL_VISL_CLIP");
+    let decoder = visl();
+    let mut session = Session::open(session_config(&decoder)).expect("open session");
+    let bitstream: Vec<u8> = aus[0].slices.concat();
+    let controls = frame_controls(0, 30);
+    let submit = |session: &mut Session, i: usize| {
+        session.submit(DecodeRequest {
+            timestamp_ns: timestamp(i),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
+    };
+    submit(&mut session, 0).expect("submit");
+    let frames = session.drain().expect("drain");
+    assert_eq!(frames.len(), 1);
+
+    let mut bigger = session_config(&decoder);
+    bigger.width = 640;
+    bigger.height = 480;
+    bigger.capture_buffers = 4;
+    // A frame still alive keeps its buffer: reallocation must refuse.
+    match session.reconfigure(&bigger) {
+        Err(SessionError::BuffersInUse { count }) => assert_eq!(count, 1),
+        other => panic!("expected BuffersInUse, got {:?}", other.err()),
+    }
+    drop(frames);
+    session.reconfigure(&bigger).expect("reconfigure");
+    let layout = session.layout();
+    assert_eq!((layout.coded_width, layout.coded_height), (640, 480));
+    assert_eq!(layout.planes[0].0, 640);
+    // Decoding goes on at the new size.
+    submit(&mut session, 1).expect("submit after reconfigure");
+    let frames = session.drain().expect("drain after reconfigure");
+    assert_eq!(
+        frames.iter().map(|f| f.timestamp_ns).collect::<Vec<_>>(),
+        vec![timestamp(1)]
+    );
+    let planes = frames[0].cpu_planes().expect("cpu planes");
+    use reel::frame::CpuPlanes;
+    assert!(planes.plane(0).len() >= 640 * 480);
 }

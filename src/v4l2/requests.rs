@@ -69,6 +69,17 @@ impl RequestPool {
         self.allocated -= 1;
     }
 
+    /// A new bound on requests (one per OUTPUT buffer after reallocation).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+        while self.allocated > limit {
+            match self.idle.pop() {
+                Some(request) => self.discard(request),
+                None => break,
+            }
+        }
+    }
+
     pub fn allocated(&self) -> usize {
         self.allocated
     }

@@ -380,62 +380,8 @@ impl Session {
             .contains(ioctl::Capabilities::VIDEO_M2M_MPLANE);
         let (output_queue, capture_queue) = queue_types(multiplanar);
 
-        // 1. OUTPUT format: the coded format and size.
-        let wanted = Format {
-            width: config.width,
-            height: config.height,
-            pixelformat: config.coded_format.into(),
-            plane_fmt: vec![PlaneLayout {
-                sizeimage: config.bitstream_buffer_size,
-                bytesperline: 0,
-            }],
-        };
-        let got: Format =
-            ioctl::s_fmt(&mut video, (output_queue, &wanted)).map_err(|e| match e {
-                ioctl::SFmtError::DeviceBusy => SessionError::Busy(config.video_node.clone()),
-                e => SessionError::ioctl("VIDIOC_S_FMT(OUTPUT)", e.into()),
-            })?;
-        if u32::from(got.pixelformat) != config.coded_format {
-            return Err(SessionError::CodedFormat(fourcc_str(config.coded_format)));
-        }
-
-        // 2. Sequence-level controls, which decide the CAPTURE formats.
-        set_controls(&video, None, &config.initial_controls)?;
-
-        // 3. CAPTURE format.
-        let layout = choose_capture_format(&mut video, capture_queue, &config.capture_preference)?;
-        info!(
-            "{}: OUTPUT {} {}x{}, CAPTURE {} {}x{} planes {:?}",
-            config.video_node.display(),
-            fourcc_str(config.coded_format),
-            got.width,
-            got.height,
-            layout.format.name,
-            layout.coded_width,
-            layout.coded_height,
-            layout.planes
-        );
-
-        // 4. Buffers, read back from the driver.
-        let output = buffers::allocate_output(&video, output_queue, config.output_buffers.max(1))?;
-        let capture =
-            buffers::allocate_capture(&video, capture_queue, config.capture_buffers.max(1))?;
-        debug!(
-            "buffers: {} OUTPUT, {} CAPTURE",
-            output.len(),
-            capture.len()
-        );
-        if output.is_empty() || capture.is_empty() {
-            return Err(SessionError::Buffers {
-                queue: if output.is_empty() {
-                    output_queue
-                } else {
-                    capture_queue
-                },
-                reason: "the driver granted no buffers".into(),
-            });
-        }
-
+        let (layout, output, capture) =
+            configure(&mut video, output_queue, capture_queue, &config)?;
         let requests = RequestPool::new(media, output.len());
         let mut session = Session {
             free_output: (0..output.len() as u32).rev().collect(),
@@ -891,9 +837,11 @@ impl Session {
         self.start()
     }
 
-    /// Frees every buffer (STREAMOFF, REQBUFS(0)) so the queues can be set
-    /// up again, e.g. for a new resolution. All frames must be dropped.
-    pub fn release_buffers(mut self) -> Result<File, SessionError> {
+    /// Frees every buffer (STREAMOFF, REQBUFS(0)) and sets the session up
+    /// again for `config` (a new resolution or sequence; the device paths in
+    /// it are ignored). Every frame must have been dropped first: their
+    /// buffers are about to be freed.
+    pub fn reconfigure(&mut self, config: &SessionConfig) -> Result<(), SessionError> {
         self.references.clear();
         self.ready.clear();
         let in_use = self
@@ -911,19 +859,33 @@ impl Session {
         for f in self.in_flight.drain(..) {
             self.requests.discard(f.request);
         }
+        // Unmap and close the dmabufs before REQBUFS(0): vb2 refuses to free
+        // buffers that are still mapped or exported.
         self.slots.clear();
         self.capture.clear();
         self.output.clear();
+        self.free_output.clear();
+        self.capture_fifo.clear();
+        self.holding = false;
+        self.last_timestamp = None;
         buffers::request_buffers(&self.video, self.output_queue, 0)?;
         buffers::request_buffers(&self.video, self.capture_queue, 0)?;
-        let video = self
-            .video
-            .try_clone()
-            .map_err(|source| SessionError::Open {
-                path: self.path.clone(),
-                source,
-            })?;
-        Ok(video)
+
+        let (layout, output, capture) = configure(
+            &mut self.video,
+            self.output_queue,
+            self.capture_queue,
+            config,
+        )?;
+        self.free_output = (0..output.len() as u32).rev().collect();
+        self.slots = capture.iter().map(|_| CaptureSlot::Idle).collect();
+        self.capture = capture.into_iter().map(Arc::new).collect();
+        self.output = output;
+        self.layout = Arc::new(layout);
+        self.required_controls = config.required_controls.clone();
+        self.timeout = config.request_timeout;
+        self.requests.set_limit(self.output.len());
+        self.start()
     }
 }
 
@@ -947,6 +909,70 @@ impl Drop for Session {
         let _ = ioctl::streamoff(&self.video, self.output_queue);
         let _ = ioctl::streamoff(&self.video, self.capture_queue);
     }
+}
+
+/// OUTPUT format, sequence controls, CAPTURE format, then buffers (the
+/// stateless decoder interface's order).
+fn configure(
+    video: &mut File,
+    output_queue: QueueType,
+    capture_queue: QueueType,
+    config: &SessionConfig,
+) -> Result<(CaptureLayout, Vec<OutputBuffer>, Vec<CaptureBuffer>), SessionError> {
+    // 1. OUTPUT format: the coded format and size.
+    let wanted = Format {
+        width: config.width,
+        height: config.height,
+        pixelformat: config.coded_format.into(),
+        plane_fmt: vec![PlaneLayout {
+            sizeimage: config.bitstream_buffer_size,
+            bytesperline: 0,
+        }],
+    };
+    let got: Format = ioctl::s_fmt(video, (output_queue, &wanted)).map_err(|e| match e {
+        ioctl::SFmtError::DeviceBusy => SessionError::Busy(config.video_node.clone()),
+        e => SessionError::ioctl("VIDIOC_S_FMT(OUTPUT)", e.into()),
+    })?;
+    if u32::from(got.pixelformat) != config.coded_format {
+        return Err(SessionError::CodedFormat(fourcc_str(config.coded_format)));
+    }
+
+    // 2. Sequence-level controls, which decide the CAPTURE formats.
+    set_controls(video, None, &config.initial_controls)?;
+
+    // 3. CAPTURE format.
+    let layout = choose_capture_format(video, capture_queue, &config.capture_preference)?;
+    info!(
+        "{}: OUTPUT {} {}x{}, CAPTURE {} {}x{} planes {:?}",
+        config.video_node.display(),
+        fourcc_str(config.coded_format),
+        got.width,
+        got.height,
+        layout.format.name,
+        layout.coded_width,
+        layout.coded_height,
+        layout.planes
+    );
+
+    // 4. Buffers, read back from the driver.
+    let output = buffers::allocate_output(video, output_queue, config.output_buffers.max(1))?;
+    let capture = buffers::allocate_capture(video, capture_queue, config.capture_buffers.max(1))?;
+    debug!(
+        "buffers: {} OUTPUT, {} CAPTURE",
+        output.len(),
+        capture.len()
+    );
+    if output.is_empty() || capture.is_empty() {
+        return Err(SessionError::Buffers {
+            queue: if output.is_empty() {
+                output_queue
+            } else {
+                capture_queue
+            },
+            reason: "the driver granted no buffers".into(),
+        });
+    }
+    Ok((layout, output, capture))
 }
 
 fn read_capture_layout(

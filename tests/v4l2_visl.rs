@@ -945,6 +945,27 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
     }
     count += session.drain().expect("drain").len();
     assert_eq!(count, 10);
+    // A timestamp still held by a frame cannot name a new picture.
+    let bitstream: Vec<u8> = aus[0].slices.concat();
+    session
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(30),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
+        .expect("submit");
+    let alive = session.drain().expect("drain");
+    let err = session
+        .submit(DecodeRequest {
+            timestamp_ns: timestamp(30),
+            controls: &controls,
+            bitstream: &bitstream,
+            hold_capture: false,
+        })
+        .unwrap_err();
+    assert!(matches!(err, SessionError::DuplicateTimestamp(_)), "{err}");
+    drop(alive);
     // An empty or oversized bitstream is refused before reaching the driver.
     let err = session
         .submit(DecodeRequest {

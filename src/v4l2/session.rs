@@ -67,6 +67,8 @@ pub enum SessionError {
     EmptyBitstream,
     #[error("timestamp {0} ns is not a whole number of microseconds (V4L2 keeps a timeval)")]
     TimestampPrecision(u64),
+    #[error("timestamp {0} ns is already used by a picture in flight or held")]
+    DuplicateTimestamp(u64),
     #[error("no free CAPTURE buffer: all {count} are held by frames or references")]
     NoCaptureBuffer { count: usize },
     #[error("all {limit} requests are in flight")]
@@ -145,6 +147,44 @@ pub struct CaptureLayout {
     pub planes: Vec<(u32, u32)>,
 }
 
+impl CaptureLayout {
+    /// (memory plane, byte offset, stride) of each colour plane, for
+    /// layouts the CPU path reads; `None` for tiled or packed ones.
+    pub fn cpu_planes(&self) -> Option<Vec<(usize, usize, usize)>> {
+        let cpu = self.format.cpu?;
+        let (stride0, _) = *self.planes.first()?;
+        let stride0 = stride0 as usize;
+        let rows = self.coded_height as usize;
+        if self.format.memory_planes == self.format.color_planes {
+            if self.planes.len() != self.format.color_planes {
+                return None;
+            }
+            return Some(
+                self.planes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (bpl, _))| (i, 0, *bpl as usize))
+                    .collect(),
+            );
+        }
+        // One memory plane: chroma follows luma, with strides derived from
+        // the luma stride as the V4L2 single-buffer formats define.
+        Some(match cpu.plane_count() {
+            2 => vec![(0, 0, stride0), (0, stride0 * rows, stride0)],
+            3 => {
+                let luma = stride0 * rows;
+                let chroma = (stride0 / 2) * rows.div_ceil(2);
+                vec![
+                    (0, 0, stride0),
+                    (0, luma, stride0 / 2),
+                    (0, luma + chroma, stride0 / 2),
+                ]
+            }
+            _ => vec![(0, 0, stride0)],
+        })
+    }
+}
+
 /// One decode request.
 pub struct DecodeRequest<'a> {
     /// Unique per picture (shared by the slices of one picture); must be a
@@ -202,33 +242,16 @@ impl V4l2CpuPlanes {
     fn new(hold: Arc<CaptureHold>) -> Option<Self> {
         let layout = hold.layout.clone();
         let cpu = layout.format.cpu?;
-        let (stride0, _) = *layout.planes.first()?;
-        let stride0 = stride0 as usize;
-        let rows = layout.coded_height as usize;
-        let planes = if layout.format.memory_planes == layout.format.color_planes {
-            layout
-                .planes
-                .iter()
-                .enumerate()
-                .map(|(i, (bpl, _))| (i, 0, *bpl as usize))
-                .collect()
-        } else {
-            // One memory plane: chroma follows luma, with strides derived
-            // from the luma stride as the V4L2 single-buffer formats define.
-            match cpu.plane_count() {
-                2 => vec![(0, 0, stride0), (0, stride0 * rows, stride0)],
-                3 => {
-                    let luma = stride0 * rows;
-                    let chroma = (stride0 / 2) * rows.div_ceil(2);
-                    vec![
-                        (0, 0, stride0),
-                        (0, luma, stride0 / 2),
-                        (0, luma + chroma, stride0 / 2),
-                    ]
-                }
-                _ => vec![(0, 0, stride0)],
+        let planes = layout.cpu_planes()?;
+        // Every row the frame will read must lie inside the mapping.
+        for (p, &(memory, offset, stride)) in planes.iter().enumerate() {
+            let (row_bytes, rows) = cpu.plane_extent(p, layout.coded_width, layout.coded_height);
+            let needed = offset + stride * rows.saturating_sub(1) + row_bytes;
+            if stride < row_bytes || needed > hold.buffer.plane(memory).len() {
+                warn!("CAPTURE plane {p} does not fit its buffer ({needed} bytes needed)");
+                return None;
             }
-        };
+        }
         Some(Self { hold, planes })
     }
 
@@ -538,6 +561,24 @@ impl Session {
                 .in_flight
                 .back()
                 .is_some_and(|f| f.timestamp_ns == job.timestamp_ns);
+        // References name pictures by timestamp: a new picture must not
+        // reuse one still in flight or held.
+        if !continues {
+            let in_use = self
+                .in_flight
+                .iter()
+                .any(|f| f.timestamp_ns == job.timestamp_ns)
+                || self
+                    .ready
+                    .iter()
+                    .any(|f| f.timestamp_ns == job.timestamp_ns)
+                || self.slots.iter().any(
+                    |s| matches!(s, CaptureSlot::Held(h) if h.timestamp_ns == job.timestamp_ns),
+                );
+            if in_use {
+                return Err(SessionError::DuplicateTimestamp(job.timestamp_ns));
+            }
+        }
         if !continues && self.queued_capture() == 0 {
             return Err(SessionError::NoCaptureBuffer {
                 count: self.capture.len(),
@@ -1042,6 +1083,42 @@ fn choose_capture_format(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn layout(v4l2: &[u8; 4], planes: Vec<(u32, u32)>) -> CaptureLayout {
+        CaptureLayout {
+            format: capture_format(crate::v4l2::formats::fourcc(v4l2)).unwrap(),
+            coded_width: 320,
+            coded_height: 240,
+            planes,
+        }
+    }
+
+    #[test]
+    fn cpu_plane_offsets_follow_the_v4l2_layouts() {
+        // NV12: CbCr right after 240 rows of luma, same stride.
+        let nv12 = layout(b"NV12", vec![(384, 384 * 360)]);
+        assert_eq!(
+            nv12.cpu_planes(),
+            Some(vec![(0, 0, 384), (0, 384 * 240, 384)])
+        );
+        // NV12M: one buffer per plane.
+        let nm12 = layout(b"NM12", vec![(320, 76800), (320, 38400)]);
+        assert_eq!(nm12.cpu_planes(), Some(vec![(0, 0, 320), (1, 0, 320)]));
+        // YUV420: Cb then Cr, half stride, half height.
+        let yu12 = layout(b"YU12", vec![(320, 115200)]);
+        assert_eq!(
+            yu12.cpu_planes(),
+            Some(vec![
+                (0, 0, 320),
+                (0, 76800, 160),
+                (0, 76800 + 160 * 120, 160)
+            ])
+        );
+        // Tiled: not for the CPU path.
+        assert_eq!(layout(b"ST12", vec![(320, 115200)]).cpu_planes(), None);
+        // A multi-planar format with a plane missing is refused.
+        assert_eq!(layout(b"NM12", vec![(320, 76800)]).cpu_planes(), None);
+    }
 
     #[test]
     fn timestamps_round_trip_through_timeval() {

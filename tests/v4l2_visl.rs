@@ -32,15 +32,14 @@ fn visl_guest_suite() {
     let clip = annexb_clip(&media.join("h264_baseline.mp4"), "baseline");
     let sliced = annexb_clip(&media.join("h264_slices.mp4"), "slices");
     let exe = std::env::current_exe().expect("test binary path");
-    // The variables go in the script: the runner's --env quoting keeps the
-    // quotes in the names (tests/vm/guest/init expands $REEL_ENV unquoted).
     let script = format!(
-        "export REEL_VISL_CLIP={} REEL_VISL_SLICED_CLIP={} RUST_BACKTRACE=1\n{} --ignored --test-threads=1 --nocapture inguest_ 2>&1",
-        vm::shell_quote(&clip.to_string_lossy()),
-        vm::shell_quote(&sliced.to_string_lossy()),
+        "{} --ignored --test-threads=1 --nocapture inguest_ 2>&1",
         vm::shell_quote(&exe.to_string_lossy())
     );
     let command = vm::GuestCommand::new(script)
+        .env("REEL_VISL_CLIP", clip.to_string_lossy())
+        .env("REEL_VISL_SLICED_CLIP", sliced.to_string_lossy())
+        .env("RUST_BACKTRACE", "1")
         .timeout(Duration::from_secs(400))
         .label("v4l2-visl");
     let result =

@@ -114,7 +114,11 @@ impl GuestResult {
     /// Panics with the script's output and the guest's logs unless it exited 0.
     #[track_caller]
     pub fn assert_success(&self) -> &Self {
-        assert!(self.exit_code == 0, "guest command failed:\n{}", self.report());
+        assert!(
+            self.exit_code == 0,
+            "guest command failed:\n{}",
+            self.report()
+        );
         self
     }
 
@@ -134,7 +138,8 @@ impl GuestResult {
     /// A file the script wrote to `$REEL_RESULTS`.
     pub fn read_result(&self, name: &str) -> Result<String, GuestError> {
         let path = self.result_dir.join(name);
-        std::fs::read_to_string(&path).map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
+        std::fs::read_to_string(&path)
+            .map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
     }
 
     /// The trace of a [`GuestCommand::traced`] run.
@@ -148,7 +153,10 @@ pub enum GuestError {
     #[error("preparing the test bed failed (tests/vm/prepare.sh):\n{0}")]
     Prepare(String),
     #[error("the guest timed out after {timeout:?}; console log:\n{console_log}")]
-    Timeout { timeout: Duration, console_log: String },
+    Timeout {
+        timeout: Duration,
+        console_log: String,
+    },
     #[error("the guest did not run the command:\n{0}")]
     Start(String),
     #[error("{0}")]
@@ -158,6 +166,19 @@ pub enum GuestError {
 /// The checkout (the guest sees it at the same path).
 pub fn project_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The test bed's cache (`REEL_VM_CACHE`, default `tests/vm/cache`).
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("REEL_VM_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| project_dir().join("tests/vm/cache"))
+}
+
+/// The prepared kernel, modules and initramfs (`kver`, `kernel/`, `src/`
+/// with the visl, vicodec and v4l2-mem2mem sources).
+pub fn bed_dir() -> PathBuf {
+    cache_dir().join("current")
 }
 
 /// The cargo target directory this test binary was built into.
@@ -192,7 +213,9 @@ pub fn test_media() -> Result<PathBuf, GuestError> {
                     String::from_utf8_lossy(&output.stderr)
                 ));
             }
-            Ok(dir)
+            // The guest sees the host's paths: hand it an absolute one.
+            dir.canonicalize()
+                .map_err(|e| format!("{}: {e}", dir.display()))
         })
         .clone()
         .map_err(GuestError::Io)
@@ -261,7 +284,9 @@ impl Guest {
         run.env_remove("REEL_VM_SHOW");
 
         let start = Instant::now();
-        let output = run.output().map_err(|e| io("cannot run tests/vm/run.sh", e))?;
+        let output = run
+            .output()
+            .map_err(|e| io("cannot run tests/vm/run.sh", e))?;
         let elapsed = start.elapsed();
         let read = |name: &str| std::fs::read_to_string(run_dir.join(name)).unwrap_or_default();
         let console_log = read("console.log");
@@ -282,7 +307,9 @@ impl Guest {
             }
         }
         let exit_code = read("exit_code").trim().parse().map_err(|_| {
-            GuestError::Start(format!("no exit code from the guest; console log:\n{console_log}"))
+            GuestError::Start(format!(
+                "no exit code from the guest; console log:\n{console_log}"
+            ))
         })?;
         Ok(GuestResult {
             exit_code,
@@ -305,13 +332,20 @@ fn new_run_dir(label: &str) -> Result<PathBuf, GuestError> {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let safe: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let dir = target_dir()
         .join("vm-runs")
         .join(format!("{safe}-{}-{n}", std::process::id()));
     if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| GuestError::Io(format!("{}: {e}", dir.display())))?;
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| GuestError::Io(format!("{}: {e}", dir.display())))?;
     }
     std::fs::create_dir_all(&dir).map_err(|e| GuestError::Io(format!("{}: {e}", dir.display())))?;
     Ok(dir)

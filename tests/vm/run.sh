@@ -41,7 +41,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-[ -f "$cache/ready" ] || { echo "run.sh: test bed not prepared: run tests/vm/prepare.sh" >&2; exit 1; }
+[ -f "$cache/current/ready" ] || { echo "run.sh: test bed not prepared: run tests/vm/prepare.sh" >&2; exit 1; }
+# The bed this run uses, fixed now in case a prepare switches `current`.
+bed=$(readlink -f "$cache/current")
 if [ -z "$dir" ]; then
     dir=$(mktemp -d "${TMPDIR:-/tmp}/reel-guest.XXXXXX")
 fi
@@ -72,12 +74,17 @@ q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 {
     echo "REEL_ROOT=$(q "$root_path")"
     echo "REEL_PROJECT=$(q "$project")"
-    echo "REEL_MODULES=$(q "$cache/kernel/lib/modules")"
+    echo "REEL_MODULES=$(q "$bed/kernel/lib/modules")"
     echo "REEL_CWD=$(q "$project")"
-    env_line=""
-    for e in "${envs[@]}"; do env_line="$env_line $(q "$e")"; done
-    echo "REEL_ENV=$(q "$env_line")"
 } >"$dir/guest.conf"
+# The command's extra environment, sourced by the guest before the script.
+: >"$dir/env"
+for e in "${envs[@]}"; do
+    case "$e" in
+        [A-Za-z_]*=*) echo "export ${e%%=*}=$(q "${e#*=}")" >>"$dir/env" ;;
+        *) echo "run.sh: --env wants NAME=VALUE, got: $e" >&2; exit 2 ;;
+    esac
+done
 
 if [ -z "$accel" ]; then
     accel=$(cat "$cache/accel" 2>/dev/null || echo tcg)
@@ -101,20 +108,34 @@ while :; do
     sleep 0.2
 done
 
-set +e
-timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
-    "${accel_args[@]}" -smp 2 -m "${REEL_VM_MEMORY:-2048}" \
-    -nodefaults -no-user-config -nographic -no-reboot \
-    -serial "file:$dir/console.log" -monitor none \
-    -kernel "$cache/vmlinuz" -initrd "$cache/initramfs.cpio.gz" \
-    -append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init tsc=reliable" \
-    -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
-    -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-    -fsdev "local,id=results,path=$dir,security_model=none" \
-    -device virtio-9p-pci,fsdev=results,mount_tag=results \
-    </dev/null >"$dir/qemu.log" 2>&1
-status=$?
-set -e
+# QEMU's multi-threaded TCG occasionally aborts while the guest boots (seen:
+# "iotlb_to_section: Assertion ... failed" in QEMU 10.0); a crash before the
+# command started is retried, a crash after it is reported.
+for attempt in 1 2 3; do
+    set +e
+    timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
+        "${accel_args[@]}" -smp 2 -m "${REEL_VM_MEMORY:-2048}" \
+        -nodefaults -no-user-config -nographic -no-reboot \
+        -serial "file:$dir/console.log" -monitor none \
+        -kernel "$bed/vmlinuz" -initrd "$bed/initramfs.cpio.gz" \
+        -append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init tsc=reliable" \
+        -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+        -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+        -fsdev "local,id=results,path=$dir,security_model=none" \
+        -device virtio-9p-pci,fsdev=results,mount_tag=results \
+        </dev/null >"$dir/qemu.log" 2>&1
+    status=$?
+    set -e
+    crashed_in_boot=0
+    if [ "$status" -gt 128 ] && [ "$status" != 137 ] && [ ! -f "$dir/exit_code" ] \
+        && ! grep -q "reel-guest: running" "$dir/console.log" 2>/dev/null; then
+        crashed_in_boot=1
+    fi
+    [ "$crashed_in_boot" = 1 ] && [ "$attempt" -lt 3 ] || break
+    echo "run.sh: QEMU crashed while booting (status $status, attempt $attempt): $(tail -1 "$dir/qemu.log")" >&2
+    cp "$dir/qemu.log" "$dir/qemu-crash-$attempt.log"
+    rm -rf "$dir/out" "$dir/stdout" "$dir/stderr"
+done
 exec 8>&-
 
 if [ "$status" = 124 ] || [ "$status" = 137 ]; then

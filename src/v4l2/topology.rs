@@ -15,6 +15,8 @@ pub const INTERFACE_TYPE_V4L_VIDEO: u32 = 0x200;
 /// `MEDIA_LNK_FL_LINK_TYPE` and `MEDIA_LNK_FL_INTERFACE_LINK`.
 const LINK_TYPE_MASK: u32 = 0xf << 28;
 const LINK_TYPE_INTERFACE: u32 = 1 << 28;
+/// `MEDIA_LNK_FL_DATA_LINK`.
+const LINK_TYPE_DATA: u32 = 0;
 /// More than any real media graph has; bounds what a driver can make us allocate.
 const MAX_OBJECTS: u32 = 4096;
 
@@ -128,6 +130,12 @@ pub struct Interface {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pad {
+    pub id: u32,
+    pub entity: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Link {
     pub source: u32,
     pub sink: u32,
@@ -142,6 +150,7 @@ pub struct Topology {
     pub bus_info: String,
     pub entities: Vec<Entity>,
     pub interfaces: Vec<Interface>,
+    pub pads: Vec<Pad>,
     pub links: Vec<Link>,
 }
 
@@ -155,16 +164,23 @@ pub struct DecoderEntity {
 
 impl Topology {
     /// The decoder entities and their video interfaces. An interface link
-    /// joins an interface (source) to an entity (sink).
+    /// joins an interface (source) to an entity (sink). Drivers built on
+    /// v4l2-mem2mem (visl, hantro, cedrus, ...) link the video interface to
+    /// the I/O entities on either side of the decoder, not to the decoder
+    /// itself, so the entities one data link away count too.
     pub fn decoders(&self) -> Vec<DecoderEntity> {
-        let mut found = Vec::new();
+        let mut found: Vec<DecoderEntity> = Vec::new();
         for entity in self
             .entities
             .iter()
             .filter(|e| e.function == ENTITY_FUNCTION_VIDEO_DECODER)
         {
+            let mut candidates = vec![entity.id];
+            candidates.extend(self.data_neighbours(entity.id));
             for link in &self.links {
-                if link.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE || link.sink != entity.id {
+                if link.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE
+                    || !candidates.contains(&link.sink)
+                {
                     continue;
                 }
                 let interface = self
@@ -172,14 +188,31 @@ impl Topology {
                     .iter()
                     .find(|i| i.id == link.source && i.kind == INTERFACE_TYPE_V4L_VIDEO);
                 if let Some(interface) = interface {
-                    found.push(DecoderEntity {
+                    let decoder = DecoderEntity {
                         entity: entity.name.clone(),
                         devnode: (interface.major, interface.minor),
-                    });
+                    };
+                    if !found.contains(&decoder) {
+                        found.push(decoder);
+                    }
                 }
             }
         }
         found
+    }
+
+    /// Entities joined to `entity` by a data link (pad to pad).
+    fn data_neighbours(&self, entity: u32) -> Vec<u32> {
+        let entity_of = |pad: u32| self.pads.iter().find(|p| p.id == pad).map(|p| p.entity);
+        self.links
+            .iter()
+            .filter(|l| l.flags & LINK_TYPE_MASK == LINK_TYPE_DATA)
+            .filter_map(|l| match (entity_of(l.source), entity_of(l.sink)) {
+                (Some(a), Some(b)) if a == entity => Some(b),
+                (Some(a), Some(b)) if b == entity => Some(a),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -312,6 +345,13 @@ pub fn read_topology(path: &Path) -> Result<Topology, TopologyError> {
                 }
             })
             .collect(),
+        pads: pads
+            .iter()
+            .map(|p| Pad {
+                id: p.id,
+                entity: p.entity_id,
+            })
+            .collect(),
         links: links
             .iter()
             .map(|l| Link {
@@ -336,8 +376,9 @@ pub fn devnode_path(major: u32, minor: u32) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    /// visl's graph: source -> proc (decoder) -> sink, one video interface
-    /// linked to the decoder entity, as the kernel's m2m helpers build it.
+    /// visl's graph as the guest's `media-ctl -p` shows it: source -> proc
+    /// (decoder) -> sink; the video interface is linked to source and sink
+    /// only (v4l2-mem2mem's media controller helpers).
     fn visl_like() -> Topology {
         Topology {
             driver: "visl".into(),
@@ -364,6 +405,12 @@ mod tests {
                 major: 81,
                 minor: 0,
             }],
+            pads: vec![
+                Pad { id: 2, entity: 1 },
+                Pad { id: 4, entity: 3 },
+                Pad { id: 5, entity: 3 },
+                Pad { id: 7, entity: 6 },
+            ],
             links: vec![
                 Link {
                     source: 2,
@@ -378,11 +425,6 @@ mod tests {
                 Link {
                     source: 12,
                     sink: 1,
-                    flags: LINK_TYPE_INTERFACE | 3,
-                },
-                Link {
-                    source: 12,
-                    sink: 3,
                     flags: LINK_TYPE_INTERFACE | 3,
                 },
                 Link {
@@ -423,6 +465,29 @@ mod tests {
 
         let mut topology = visl_like();
         topology.interfaces[0].kind = 0x201; // a VBI node
+        assert!(topology.decoders().is_empty());
+    }
+
+    #[test]
+    fn direct_interface_link_to_the_decoder_counts() {
+        let mut topology = visl_like();
+        topology
+            .links
+            .retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
+        topology.links.push(Link {
+            source: 12,
+            sink: 3,
+            flags: LINK_TYPE_INTERFACE | 3,
+        });
+        assert_eq!(topology.decoders().len(), 1);
+    }
+
+    #[test]
+    fn interface_on_an_unconnected_entity_does_not_count() {
+        let mut topology = visl_like();
+        topology
+            .links
+            .retain(|l| l.flags & LINK_TYPE_MASK == LINK_TYPE_INTERFACE);
         assert!(topology.decoders().is_empty());
     }
 

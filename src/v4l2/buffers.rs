@@ -1,0 +1,178 @@
+//! OUTPUT (bitstream) and CAPTURE (picture) buffers: MMAP memory allocated
+//! with REQBUFS (the count the driver grants is what we use), each plane
+//! mapped once, and each CAPTURE plane exported once as a dmabuf (EXPBUF)
+//! for the zero-copy path.
+
+use std::os::fd::OwnedFd;
+
+use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking};
+use v4l2r::memory::MemoryType;
+use v4l2r::QueueType;
+
+use super::session::SessionError;
+
+/// One mapped plane of a buffer.
+pub struct MappedPlane {
+    mapping: PlaneMapping,
+}
+
+impl MappedPlane {
+    pub fn bytes(&self) -> &[u8] {
+        &self.mapping
+    }
+    pub fn len(&self) -> usize {
+        self.mapping.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.mapping.is_empty()
+    }
+}
+
+/// A bitstream buffer; only the session writes it, and only while it is
+/// not queued.
+pub struct OutputBuffer {
+    pub index: u32,
+    plane: MappedPlane,
+}
+
+impl OutputBuffer {
+    pub fn capacity(&self) -> usize {
+        self.plane.len()
+    }
+    pub(crate) fn write(&mut self, data: &[u8]) -> usize {
+        let n = data.len().min(self.plane.mapping.len());
+        self.plane.mapping[..n].copy_from_slice(&data[..n]);
+        n
+    }
+}
+
+/// A picture buffer: its mapped planes (read by the CPU path) and its
+/// dmabuf fds (exported once, kept for the compositor).
+pub struct CaptureBuffer {
+    pub index: u32,
+    planes: Vec<MappedPlane>,
+    dmabufs: Vec<OwnedFd>,
+}
+
+impl CaptureBuffer {
+    /// The bytes of memory plane `plane`.
+    pub fn plane(&self, plane: usize) -> &[u8] {
+        self.planes
+            .get(plane)
+            .map(MappedPlane::bytes)
+            .unwrap_or(&[])
+    }
+    pub fn memory_planes(&self) -> usize {
+        self.planes.len()
+    }
+    /// The dmabuf of each memory plane, exported once at allocation.
+    pub fn dmabufs(&self) -> &[OwnedFd] {
+        &self.dmabufs
+    }
+}
+
+fn map_planes(
+    video: &impl std::os::fd::AsFd,
+    buffer: &V4l2Buffer,
+    queue: QueueType,
+) -> Result<Vec<MappedPlane>, SessionError> {
+    let V4l2PlanesWithBacking::Mmap(planes) = buffer.planes_with_backing_iter() else {
+        return Err(SessionError::Buffers {
+            queue,
+            reason: "driver reports a non-MMAP buffer".into(),
+        });
+    };
+    planes
+        .map(|p| {
+            let mapping = ioctl::mmap(video, p.mem_offset(), *p.length).map_err(|e| {
+                SessionError::Buffers {
+                    queue,
+                    reason: format!("mmap of buffer {}: {e}", buffer.index()),
+                }
+            })?;
+            Ok(MappedPlane { mapping })
+        })
+        .collect()
+}
+
+/// REQBUFS(count) MMAP on `queue`; returns the count granted.
+pub(crate) fn request_buffers(
+    video: &impl std::os::fd::AsRawFd,
+    queue: QueueType,
+    count: u32,
+) -> Result<u32, SessionError> {
+    let granted: ioctl::RequestBuffers = ioctl::reqbufs(
+        video,
+        queue,
+        MemoryType::Mmap,
+        count,
+        ioctl::MemoryConsistency::empty(),
+    )
+    .map_err(|e| SessionError::ioctl("VIDIOC_REQBUFS", e.into()))?;
+    Ok(granted.count)
+}
+
+fn query(
+    video: &impl std::os::fd::AsRawFd,
+    queue: QueueType,
+    index: u32,
+) -> Result<V4l2Buffer, SessionError> {
+    ioctl::querybuf::<V4l2Buffer>(video, queue, index as usize).map_err(|e| SessionError::Buffers {
+        queue,
+        reason: format!("VIDIOC_QUERYBUF {index}: {e}"),
+    })
+}
+
+/// Allocates and maps the OUTPUT buffers.
+pub fn allocate_output<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
+    video: &F,
+    queue: QueueType,
+    count: u32,
+) -> Result<Vec<OutputBuffer>, SessionError> {
+    let granted = request_buffers(video, queue, count)?;
+    (0..granted)
+        .map(|index| {
+            let buffer = query(video, queue, index)?;
+            let plane = map_planes(video, &buffer, queue)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| SessionError::Buffers {
+                    queue,
+                    reason: "OUTPUT buffer without planes".into(),
+                })?;
+            Ok(OutputBuffer { index, plane })
+        })
+        .collect()
+}
+
+/// Allocates, maps and exports the CAPTURE buffers.
+pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
+    video: &F,
+    queue: QueueType,
+    count: u32,
+) -> Result<Vec<CaptureBuffer>, SessionError> {
+    let granted = request_buffers(video, queue, count)?;
+    (0..granted)
+        .map(|index| {
+            let buffer = query(video, queue, index)?;
+            let planes = map_planes(video, &buffer, queue)?;
+            let dmabufs = (0..planes.len())
+                .map(|plane| {
+                    ioctl::expbuf::<OwnedFd>(
+                        video,
+                        queue,
+                        index as usize,
+                        plane,
+                        ExpbufFlags::CLOEXEC | ExpbufFlags::RDWR,
+                    )
+                    .map_err(|e| SessionError::ioctl("VIDIOC_EXPBUF", e.into()))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(CaptureBuffer {
+                index,
+                planes,
+                dmabufs,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,156 @@
+//! Extended controls as the codec layer hands them to the session: an id
+//! and a payload (a plain value or a compound struct such as
+//! `v4l2r::bindings::v4l2_ctrl_h264_sps`), turned into the kernel's
+//! `v4l2_ext_control` array only for the duration of one ioctl.
+
+use std::ffi::c_void;
+use std::fmt;
+
+use v4l2r::bindings::{self, v4l2_ext_control};
+
+/// Memory the kernel reads a compound control from. Implemented for every
+/// plain-data type; the bytes are never read on the Rust side.
+pub trait CompoundPayload: Send + Sync {
+    fn as_ptr(&self) -> *const c_void;
+    fn size(&self) -> usize;
+}
+
+impl<T: Copy + Send + Sync + 'static> CompoundPayload for T {
+    fn as_ptr(&self) -> *const c_void {
+        (self as *const T).cast()
+    }
+    fn size(&self) -> usize {
+        std::mem::size_of::<T>()
+    }
+}
+
+pub enum ControlPayload {
+    /// A 32-bit (integer, menu, boolean) control.
+    Value(i32),
+    Value64(i64),
+    /// A compound control: one struct (or an array of them).
+    Compound(Box<dyn CompoundPayload>),
+}
+
+pub struct ExtControl {
+    pub id: u32,
+    pub payload: ControlPayload,
+}
+
+impl ExtControl {
+    pub fn value(id: u32, value: i32) -> Self {
+        Self {
+            id,
+            payload: ControlPayload::Value(value),
+        }
+    }
+
+    /// A compound control holding `data` (a `v4l2_ctrl_*` struct, or an
+    /// array of them for dynamic-array controls).
+    pub fn compound<T: Copy + Send + Sync + 'static>(id: u32, data: T) -> Self {
+        Self {
+            id,
+            payload: ControlPayload::Compound(Box::new(data)),
+        }
+    }
+
+    /// The kernel's view, pointing into `self` (valid while `self` lives).
+    pub(crate) fn raw(&self) -> v4l2_ext_control {
+        let mut raw = v4l2_ext_control {
+            id: self.id,
+            ..Default::default()
+        };
+        match &self.payload {
+            ControlPayload::Value(v) => raw.__bindgen_anon_1.value = *v,
+            ControlPayload::Value64(v) => raw.__bindgen_anon_1.value64 = *v,
+            ControlPayload::Compound(data) => {
+                let data: &dyn CompoundPayload = data.as_ref();
+                raw.size = data.size() as u32;
+                // The kernel only reads through this pointer for S_EXT_CTRLS.
+                raw.__bindgen_anon_1.ptr = data.as_ptr() as *mut c_void;
+            }
+        }
+        raw
+    }
+}
+
+impl fmt::Debug for ExtControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.payload {
+            ControlPayload::Value(v) => write!(f, "{}={v}", control_name(self.id)),
+            ControlPayload::Value64(v) => write!(f, "{}={v}", control_name(self.id)),
+            ControlPayload::Compound(d) => {
+                let d: &dyn CompoundPayload = d.as_ref();
+                write!(f, "{}[{} bytes]", control_name(self.id), d.size())
+            }
+        }
+    }
+}
+
+/// A readable name for the stateless control ids, for error messages.
+pub fn control_name(id: u32) -> String {
+    let name = match id {
+        bindings::V4L2_CID_STATELESS_H264_DECODE_MODE => "H264_DECODE_MODE",
+        bindings::V4L2_CID_STATELESS_H264_START_CODE => "H264_START_CODE",
+        bindings::V4L2_CID_STATELESS_H264_SPS => "H264_SPS",
+        bindings::V4L2_CID_STATELESS_H264_PPS => "H264_PPS",
+        bindings::V4L2_CID_STATELESS_H264_SCALING_MATRIX => "H264_SCALING_MATRIX",
+        bindings::V4L2_CID_STATELESS_H264_PRED_WEIGHTS => "H264_PRED_WEIGHTS",
+        bindings::V4L2_CID_STATELESS_H264_SLICE_PARAMS => "H264_SLICE_PARAMS",
+        bindings::V4L2_CID_STATELESS_H264_DECODE_PARAMS => "H264_DECODE_PARAMS",
+        bindings::V4L2_CID_STATELESS_HEVC_SPS => "HEVC_SPS",
+        bindings::V4L2_CID_STATELESS_HEVC_PPS => "HEVC_PPS",
+        bindings::V4L2_CID_STATELESS_HEVC_SLICE_PARAMS => "HEVC_SLICE_PARAMS",
+        bindings::V4L2_CID_STATELESS_HEVC_DECODE_PARAMS => "HEVC_DECODE_PARAMS",
+        bindings::V4L2_CID_STATELESS_VP8_FRAME => "VP8_FRAME",
+        bindings::V4L2_CID_STATELESS_VP9_FRAME => "VP9_FRAME",
+        bindings::V4L2_CID_STATELESS_MPEG2_SEQUENCE => "MPEG2_SEQUENCE",
+        bindings::V4L2_CID_STATELESS_MPEG2_PICTURE => "MPEG2_PICTURE",
+        bindings::V4L2_CID_STATELESS_AV1_SEQUENCE => "AV1_SEQUENCE",
+        bindings::V4L2_CID_STATELESS_AV1_FRAME => "AV1_FRAME",
+        _ => return format!("control {id:#010x}"),
+    };
+    format!("{name} ({id:#010x})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_controls_point_at_their_payload() {
+        let sps = bindings::v4l2_ctrl_h264_sps {
+            level_idc: 31,
+            ..Default::default()
+        };
+        let control = ExtControl::compound(bindings::V4L2_CID_STATELESS_H264_SPS, sps);
+        let raw = control.raw();
+        assert_eq!({ raw.id }, bindings::V4L2_CID_STATELESS_H264_SPS);
+        assert_eq!(
+            { raw.size } as usize,
+            std::mem::size_of::<bindings::v4l2_ctrl_h264_sps>()
+        );
+        // SAFETY: `raw.ptr` was set from the payload of `control`, alive here.
+        let payload = raw.__bindgen_anon_1;
+        // SAFETY: as above.
+        let seen = unsafe { *(payload.ptr as *const bindings::v4l2_ctrl_h264_sps) };
+        assert_eq!(seen.level_idc, 31);
+
+        let mode = ExtControl::value(bindings::V4L2_CID_STATELESS_H264_DECODE_MODE, 1);
+        let raw = mode.raw();
+        assert_eq!({ raw.size }, 0);
+        // SAFETY: `value` is the member written for a plain control.
+        let payload = raw.__bindgen_anon_1;
+        // SAFETY: `value` is the member written for a plain control.
+        assert_eq!(unsafe { payload.value }, 1);
+    }
+
+    #[test]
+    fn names_say_which_control() {
+        assert_eq!(
+            control_name(bindings::V4L2_CID_STATELESS_H264_DECODE_PARAMS),
+            "H264_DECODE_PARAMS (0x00a40907)"
+        );
+        assert_eq!(control_name(0x1234), "control 0x00001234");
+    }
+}

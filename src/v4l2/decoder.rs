@@ -1,0 +1,280 @@
+//! The V4L2 side of the player's `FrameDecoder`: access units in, frames
+//! out, with a codec layer (`codec/<codec>`) turning each access unit into
+//! decode jobs and saying which pictures are references and when each
+//! picture is due for output.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use tracing::{info, warn};
+
+use super::controls::ExtControl;
+use super::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
+use crate::frame::{DecoderKind, Frame, FrameStorage};
+
+/// One request's worth of work from the codec layer.
+pub struct DecodeJob {
+    /// The picture's timestamp as given to `StatelessCodec::decode_jobs`
+    /// (all slices of one picture share it).
+    pub timestamp_ns: u64,
+    pub controls: Vec<ExtControl>,
+    pub bitstream: Vec<u8>,
+    /// More jobs of this picture follow.
+    pub hold_capture: bool,
+}
+
+/// What the V4L2 decoder needs from a codec layer.
+pub trait StatelessCodec: Send {
+    /// Parses one access unit (Annex-B for H.264/HEVC) into decode jobs.
+    /// An access unit with parameter sets only gives none. An error is
+    /// about this access unit only; the codec resynchronises by itself
+    /// (e.g. at the next IDR).
+    fn decode_jobs(
+        &mut self,
+        access_unit: &[u8],
+        timestamp_ns: u64,
+    ) -> Result<Vec<DecodeJob>, String>;
+    /// Timestamps of decoded pictures later pictures may still reference.
+    fn references(&self) -> Vec<u64>;
+    /// Timestamps of pictures now due for output, in display order; with
+    /// `end_of_stream`, every remaining one.
+    fn take_output(&mut self, end_of_stream: bool) -> Vec<u64>;
+    /// Visible picture size (the cropping of the current sequence).
+    fn visible_size(&self) -> (u32, u32);
+    /// Forgets all state (seek, or recovery after a device error).
+    fn reset(&mut self);
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DecoderError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("bitstream: {0}")]
+    Bitstream(String),
+    #[error("picture {0} ns: no CAPTURE layout reel can read on the CPU")]
+    Unreadable(u64),
+}
+
+/// Timing of one packet, kept until its picture comes out.
+#[derive(Clone, Copy)]
+struct PacketTiming {
+    pts_raw: i64,
+    duration_raw: i64,
+}
+
+pub struct V4l2Decoder<C: StatelessCodec> {
+    session: Session,
+    codec: C,
+    /// (numerator, denominator) of the stream's time base.
+    time_base: (i64, i64),
+    timings: HashMap<u64, PacketTiming>,
+    decoded: HashMap<u64, DecodedFrame>,
+    /// Timestamps due for output whose pictures have not come back yet.
+    due: VecDeque<u64>,
+    frames: VecDeque<Frame>,
+    next_timestamp: u64,
+    epoch: u64,
+    pub errors: u64,
+}
+
+impl<C: StatelessCodec> V4l2Decoder<C> {
+    pub fn new(
+        config: SessionConfig,
+        codec: C,
+        time_base: (i64, i64),
+    ) -> Result<Self, DecoderError> {
+        let path = config.video_node.clone();
+        let session = Session::open(config)?;
+        info!("decoding through V4L2 stateless decoder {}", path.display());
+        Ok(Self {
+            session,
+            codec,
+            time_base,
+            timings: HashMap::new(),
+            decoded: HashMap::new(),
+            due: VecDeque::new(),
+            frames: VecDeque::new(),
+            next_timestamp: 0,
+            epoch: 0,
+            errors: 0,
+        })
+    }
+
+    pub fn kind(&self) -> DecoderKind {
+        DecoderKind::V4l2Stateless
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Feeds one access unit. Timestamps given to the device are a packet
+    /// counter in microseconds (unique even when pts repeat or are unknown).
+    pub fn send(
+        &mut self,
+        access_unit: &[u8],
+        pts_raw: i64,
+        duration_raw: i64,
+    ) -> Result<(), DecoderError> {
+        self.next_timestamp += 1;
+        let timestamp_ns = self.next_timestamp * 1000;
+        let jobs = self
+            .codec
+            .decode_jobs(access_unit, timestamp_ns)
+            .map_err(|e| {
+                self.errors += 1;
+                DecoderError::Bitstream(e)
+            })?;
+        if !jobs.is_empty() {
+            self.timings.insert(
+                timestamp_ns,
+                PacketTiming {
+                    pts_raw,
+                    duration_raw,
+                },
+            );
+        }
+        for job in &jobs {
+            self.session.set_references(&self.codec.references());
+            let request = DecodeRequest {
+                timestamp_ns: job.timestamp_ns,
+                controls: &job.controls,
+                bitstream: &job.bitstream,
+                hold_capture: job.hold_capture,
+            };
+            let mut result = self.session.submit(request);
+            if matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
+                // Pictures may be waiting in the driver: collect and retry once.
+                self.collect(Duration::from_millis(50))?;
+                self.session.set_references(&self.codec.references());
+                let request = DecodeRequest {
+                    timestamp_ns: job.timestamp_ns,
+                    controls: &job.controls,
+                    bitstream: &job.bitstream,
+                    hold_capture: job.hold_capture,
+                };
+                result = self.session.submit(request);
+            }
+            if let Err(e) = result {
+                self.errors += 1;
+                if matches!(e, SessionError::RequestTimeout { .. }) {
+                    self.recover();
+                }
+                return Err(e.into());
+            }
+        }
+        self.due.extend(self.codec.take_output(false));
+        self.collect(Duration::ZERO)?;
+        Ok(())
+    }
+
+    /// The next frame in display order, if one is ready.
+    pub fn receive(&mut self) -> Result<Option<Frame>, DecoderError> {
+        if self.frames.is_empty() && !self.due.is_empty() {
+            self.collect(Duration::from_millis(10))?;
+        }
+        Ok(self.frames.pop_front())
+    }
+
+    /// End of stream: every picture is decoded and due.
+    pub fn send_eof(&mut self) -> Result<(), DecoderError> {
+        let drained = self.session.drain()?;
+        self.store(drained);
+        self.due.extend(self.codec.take_output(true));
+        self.emit();
+        Ok(())
+    }
+
+    /// Forgets everything queued (container seek).
+    pub fn flush(&mut self) {
+        self.epoch += 1;
+        self.recover();
+    }
+
+    fn recover(&mut self) {
+        if let Err(e) = self.session.reset() {
+            warn!("V4L2 session reset failed: {e}");
+        }
+        self.codec.reset();
+        self.timings.clear();
+        self.decoded.clear();
+        self.due.clear();
+        self.frames.clear();
+    }
+
+    fn collect(&mut self, timeout: Duration) -> Result<(), DecoderError> {
+        let result = self.session.poll_completed(timeout);
+        let completed = match result {
+            Ok(c) => c,
+            Err(e) => {
+                self.errors += 1;
+                if matches!(e, SessionError::RequestTimeout { .. }) {
+                    self.recover();
+                }
+                return Err(e.into());
+            }
+        };
+        self.store(completed);
+        self.emit();
+        Ok(())
+    }
+
+    fn store(&mut self, completed: Vec<DecodedFrame>) {
+        for frame in completed {
+            if frame.error {
+                self.errors += 1;
+            }
+            self.decoded.insert(frame.timestamp_ns, frame);
+        }
+    }
+
+    /// Turns due pictures that came back into frames, in order.
+    fn emit(&mut self) {
+        while let Some(&timestamp) = self.due.front() {
+            let Some(decoded) = self.decoded.remove(&timestamp) else {
+                break;
+            };
+            self.due.pop_front();
+            let timing = self.timings.remove(&timestamp);
+            match self.to_frame(decoded, timing) {
+                Some(frame) => self.frames.push_back(frame),
+                None => {
+                    self.errors += 1;
+                    warn!("picture {timestamp} ns: CAPTURE layout not readable on the CPU");
+                }
+            }
+        }
+    }
+
+    fn to_frame(&self, decoded: DecodedFrame, timing: Option<PacketTiming>) -> Option<Frame> {
+        let planes = decoded.cpu_planes()?;
+        let format = decoded.hold.layout().format.cpu?;
+        let timing = timing.unwrap_or(PacketTiming {
+            pts_raw: 0,
+            duration_raw: 0,
+        });
+        let (width, height) = self.codec.visible_size();
+        Some(Frame {
+            pts: self.to_duration(timing.pts_raw),
+            pts_raw: timing.pts_raw,
+            duration: self.to_duration(timing.duration_raw),
+            duration_raw: timing.duration_raw,
+            width,
+            height,
+            format,
+            sample_aspect: (1, 1),
+            decoder: DecoderKind::V4l2Stateless,
+            epoch: self.epoch,
+            storage: FrameStorage::Cpu(Box::new(planes)),
+        })
+    }
+
+    fn to_duration(&self, raw: i64) -> Duration {
+        let (num, den) = self.time_base;
+        if raw <= 0 || num <= 0 || den <= 0 {
+            return Duration::ZERO;
+        }
+        let nanos = (raw as i128) * (num as i128) * 1_000_000_000 / (den as i128);
+        Duration::from_nanos(nanos.min(u64::MAX as i128) as u64)
+    }
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Prepares the V4L2 stateless test bed: Debian's 6.12 kernel from
+# bookworm-backports, the out-of-tree modules it lacks (v4l2-mem2mem, visl,
+# vicodec) and a busybox initramfs, all cached under tests/vm/cache/.
+# Packages are fetched with `apt-get download` and extracted, never installed.
+# Re-running with a complete cache is a fast no-op.
+#
+#   tests/vm/prepare.sh            host-root test bed
+#   tests/vm/prepare.sh --trixie   also the debootstrapped trixie root
+#                                  (GStreamer 1.26: HEVC and AV1 oracles)
+#
+# Environment: REEL_VM_CACHE (cache directory), REEL_VM_SUITE (suite the
+# kernel is taken from, default bookworm-backports).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${REEL_VM_CACHE:-$here/cache}
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+suite=${REEL_VM_SUITE:-bookworm-backports}
+want_trixie=0
+[ "${1:-}" = "--trixie" ] && want_trixie=1
+
+log() { echo "prepare: $*" >&2; }
+die() { echo "prepare: error: $*" >&2; exit 1; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+for tool in apt-get apt-cache dpkg-deb make gcc depmod cpio busybox flock xz zstd; do
+    command -v "$tool" >/dev/null || die "missing '$tool': run packaging/install-deps.sh"
+done
+[ -x /bin/busybox ] && busybox --list | grep -qx poweroff || die "busybox-static is needed"
+
+# One prepare at a time (cargo runs guest tests in parallel).
+exec 9>"$cache/.prepare.lock"
+flock 9
+
+# --- host-root test bed ------------------------------------------------------
+# Kernel and modules are rebuilt when this script changes; the initramfs also
+# when the guest init changes.
+kernel_digest=$(sha256sum "$0" | cut -d' ' -f1)
+digest=$(cat "$0" "$here/guest/init" | sha256sum | cut -d' ' -f1)
+t_all=$(now)
+if [ -f "$cache/kernel.ready" ] && [ "$(cat "$cache/kernel.ready")" = "$kernel_digest" ]; then
+    kver=$(cat "$cache/kver")
+    root="$cache/kernel"
+    mods="$root/lib/modules/$kver"
+else
+    rm -f "$cache/kernel.ready" "$cache/ready"
+
+    # The newest 6.12 kernel of the suite, resolved from apt's own lists so
+    # that this keeps working when the suite moves on.
+    pkgver=$(apt-cache madison linux-source-6.12 2>/dev/null \
+        | awk -F'|' -v s="$suite/" 'index($3, s) { gsub(/ /, "", $2); print $2 }' \
+        | sort -V | tail -1)
+    [ -n "$pkgver" ] || die "no linux-source-6.12 in $suite (is $suite in apt's sources? run packaging/install-deps.sh and apt-get update)"
+    upstream=${pkgver%%-*}
+    abi="$upstream+deb12"
+    kver="$abi-amd64"
+    log "kernel $kver (package version $pkgver from $suite)"
+
+    debs="$cache/debs"
+    mkdir -p "$debs"
+    pkgs=("linux-image-$kver-unsigned" "linux-headers-$kver" "linux-headers-$abi-common"
+          "linux-kbuild-$abi" "linux-source-6.12")
+    t=$(now)
+    missing=()
+    for p in "${pkgs[@]}"; do
+        ls "$debs/${p}_"*"_"*.deb >/dev/null 2>&1 || missing+=("$p=$pkgver")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        # apt-get download writes to the current directory; _apt must be able to.
+        (cd "$debs" && chmod 777 . && apt-get download -q "${missing[@]}") \
+            || die "apt-get download failed"
+    fi
+    log "download: $(du -sm "$debs" | cut -f1) MB in $(elapsed "$t") s"
+
+    # Extraction: one tree holding the image, headers and kbuild as they would
+    # be installed, plus the three driver sources out of the source tarball.
+    t=$(now)
+    root="$cache/kernel"
+    rm -rf "$root" "$cache/src"
+    mkdir -p "$root" "$cache/src"
+    for p in "${pkgs[@]:0:4}"; do
+        dpkg-deb -x "$debs/${p}_"*.deb "$root"
+    done
+    srcdeb=$(ls "$debs"/linux-source-6.12_*.deb)
+    tarball=$(dpkg-deb -c "$srcdeb" | awk '{print $6}' | grep -E 'linux-source-6\.12\.tar\.(xz|zst|bz2)$' | head -1)
+    [ -n "$tarball" ] || die "no source tarball in $srcdeb"
+    dpkg-deb --fsys-tarfile "$srcdeb" | tar -x -C "$cache/src" "$tarball"
+    tar -x -C "$cache/src" -f "$cache/src/$tarball" --strip-components=1 \
+        linux-source-6.12/drivers/media/test-drivers/visl \
+        linux-source-6.12/drivers/media/test-drivers/vicodec \
+        linux-source-6.12/drivers/media/v4l2-core/v4l2-mem2mem.c \
+        linux-source-6.12/include/media/v4l2-mem2mem.h
+    rm -f "$cache/src/$tarball"
+    rm -rf "$cache/src/usr"
+    log "extract: $(elapsed "$t") s"
+
+    # The headers' top Makefile includes the common headers by absolute path.
+    hdr="$root/usr/src/linux-headers-$kver"
+    [ -d "$hdr" ] || die "headers tree $hdr missing"
+    sed -i "s|/usr/src/linux-headers-$abi-common|$root/usr/src/linux-headers-$abi-common|g" "$hdr/Makefile"
+    # Out-of-tree build of the three modules.
+    t=$(now)
+    build="$cache/build"
+    rm -rf "$build"
+    mkdir -p "$build/m2m" "$build/visl" "$build/vicodec"
+    cp "$cache/src/drivers/media/v4l2-core/v4l2-mem2mem.c" "$build/m2m/"
+    cat >"$build/m2m/Makefile" <<'MK'
+obj-m += v4l2-mem2mem.o
+MK
+    cp "$cache/src/drivers/media/test-drivers/visl/"*.[ch] "$build/visl/"
+    # The trace headers expect an in-tree build; point them at this directory.
+    sed -i 's|^#define TRACE_INCLUDE_PATH .*|#define TRACE_INCLUDE_PATH .|' "$build/visl/"visl-trace-*.h
+    cat >"$build/visl/Makefile" <<'MK'
+visl-y := visl-core.o visl-video.o visl-dec.o visl-trace-points.o visl-debugfs.o
+obj-m += visl.o
+ccflags-y += -I$(src) -DCONFIG_VISL_DEBUGFS=1
+MK
+    cp "$cache/src/drivers/media/test-drivers/vicodec/"*.[ch] "$build/vicodec/"
+    cat >"$build/vicodec/Makefile" <<'MK'
+vicodec-objs := vicodec-core.o codec-fwht.o codec-v4l2-fwht.o
+obj-m += vicodec.o
+MK
+    kmake() {
+        make -s -C "$hdr" M="$1" CONFIG_DEBUG_INFO_BTF_MODULES= -j"$(nproc)" "${@:2}" modules \
+            >"$1/build.log" 2>&1 || { cat "$1/build.log" >&2; die "module build in $1 failed"; }
+    }
+    kmake "$build/m2m"
+    kmake "$build/visl" KBUILD_EXTRA_SYMBOLS="$build/m2m/Module.symvers"
+    kmake "$build/vicodec" KBUILD_EXTRA_SYMBOLS="$build/m2m/Module.symvers"
+    mods="$root/lib/modules/$kver"
+    mkdir -p "$mods/updates"
+    cp "$build/m2m/v4l2-mem2mem.ko" "$build/visl/visl.ko" "$build/vicodec/vicodec.ko" "$mods/updates/"
+    log "module build: $(elapsed "$t") s"
+    t=$(now)
+    depmod -b "$root" "$kver"
+    log "depmod: $(elapsed "$t") s"
+    cp "$root/boot/vmlinuz-$kver" "$cache/vmlinuz"
+    echo "$kver" >"$cache/kver"
+    echo "$kernel_digest" >"$cache/kernel.ready"
+fi
+
+if [ ! -f "$cache/ready" ] || [ "$(cat "$cache/ready")" != "$digest" ]; then
+
+    # Initramfs: static busybox, the few modules needed to reach the 9p root
+    # (busybox insmod cannot read .ko.xz), and the init script.
+    t=$(now)
+    ird="$cache/initramfs"
+    rm -rf "$ird"
+    mkdir -p "$ird"/{bin,dev,proc,sys,mnt,lower,upper,newroot,results,lib/modules}
+    cp /bin/busybox "$ird/bin/busybox"
+    ln -s busybox "$ird/bin/sh"
+    install -m 0755 "$here/guest/init" "$ird/init"
+    # What the guest needs before its root is mounted, in load order
+    # (dependencies first, from modules.dep); built-in ones are skipped.
+    order=""
+    add_module() {
+        local name=$1 line path dep
+        line=$(grep -E "(^|/)$name\.ko(\.xz|\.zst)?:" "$mods/modules.dep" || true)
+        if [ -z "$line" ]; then
+            grep -qE "(^|/)$name\.ko$" "$mods/modules.builtin" \
+                || die "module $name neither built in nor shipped"
+            return
+        fi
+        path=${line%%:*}
+        for dep in ${line#*:}; do
+            dep=$(basename "$dep"); add_module "${dep%%.ko*}"
+        done
+        case " $order " in *" $name "*) return ;; esac
+        case "$path" in
+            *.xz) xz -dc "$mods/$path" >"$ird/lib/modules/$name.ko" ;;
+            *.zst) zstd -qdc "$mods/$path" >"$ird/lib/modules/$name.ko" ;;
+            *) cp "$mods/$path" "$ird/lib/modules/$name.ko" ;;
+        esac
+        order="$order $name"
+    }
+    for m in virtio_pci 9pnet_virtio 9p overlay; do
+        add_module "$m"
+    done
+    echo "$order" >"$ird/lib/modules/order"
+    (cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$cache/initramfs.cpio.gz"
+    log "initramfs: $(elapsed "$t") s"
+    echo "$digest" >"$cache/ready"
+    log "host-root test bed ready in $(elapsed "$t_all") s ($(du -sm "$cache" | cut -f1) MB in $cache)"
+fi
+
+# --- trixie root ---------------------------------------------------------------
+if [ "$want_trixie" = 1 ]; then
+    "$here/prepare-trixie.sh" "$cache"
+fi

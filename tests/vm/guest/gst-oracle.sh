@@ -1,0 +1,27 @@
+#!/bin/sh
+# Inside the guest: decodes clips with GStreamer's v4l2sl* elements through
+# visl and saves one visl trace per clip (see visl-trace.sh) as
+# $REEL_RESULTS/NAME.trace, plus GStreamer's messages as NAME.gst.log.
+#
+#   tests/vm/guest/gst-oracle.sh ELEMENT:CLIP:NAME...
+# e.g. v4l2slh264dec:target/test-media/h264_baseline.mp4:h264_baseline
+# Exit status: the number of clips that failed.
+here=$(cd "$(dirname "$0")" && pwd)
+failed=0
+# The registry scan takes seconds on TCG: do it once, outside the traces.
+gst-inspect-1.0 >/dev/null 2>&1
+for spec in "$@"; do
+    element=${spec%%:*}
+    rest=${spec#*:}
+    clip=${rest%:*}
+    name=${rest##*:}
+    start=$(date +%s.%N)
+    VISL_TRACE_NAME="$name.trace" "$here/visl-trace.sh" \
+        timeout 120 gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! "$element" ! fakesink \
+        >"$REEL_RESULTS/$name.gst.log" 2>&1
+    rc=$?
+    end=$(date +%s.%N)
+    echo "$name $element rc=$rc $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')s"
+    [ "$rc" = 0 ] || failed=$((failed + 1))
+done
+exit $failed

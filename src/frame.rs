@@ -199,7 +199,10 @@ mod tests {
                 })
                 .sum()
         };
-        assert_eq!(size(PixelFormat::Yuv420, 250, 131), 250 * 131 + 2 * 125 * 66);
+        assert_eq!(
+            size(PixelFormat::Yuv420, 250, 131),
+            250 * 131 + 2 * 125 * 66
+        );
         assert_eq!(size(PixelFormat::Nv12, 251, 131), 251 * 131 + 252 * 66);
         assert_eq!(size(PixelFormat::Yuv420p10, 320, 240), 320 * 240 * 3);
         assert_eq!(size(PixelFormat::P010, 320, 240), 320 * 240 * 3);

@@ -38,7 +38,7 @@ fn guest_returns_exit_code_output_and_files() {
         Some("payload\n")
     );
     // The guest runs the kernel the test bed prepared, not the host's.
-    let kver = std::fs::read_to_string(vm::project_dir().join("tests/vm/cache/kver"))
+    let kver = std::fs::read_to_string(vm::bed_dir().join("kver"))
         .expect("prepared test bed has cache/kver");
     assert_eq!(
         result
@@ -55,21 +55,26 @@ fn guest_returns_exit_code_output_and_files() {
 
 #[test]
 fn guest_sees_the_checkout_and_runs_host_binaries() {
-    let target = vm::target_dir();
+    let reel = env!("CARGO_BIN_EXE_reel");
     let script = format!(
-        "test -f Cargo.toml && test -d {target} && touch ro-probe 2>/dev/null; \
-         test ! -e {project}/ro-probe-host && echo ok",
-        target = vm::shell_quote(&target.display().to_string()),
-        project = vm::shell_quote(&vm::project_dir().display().to_string()),
+        "test -f Cargo.toml && test -x {reel} || exit 10; \
+         {reel} --help > \"$REEL_RESULTS/help\" || exit 11; \
+         touch guest-write-probe || exit 12; echo ok",
+        reel = vm::shell_quote(reel),
     );
     let result = run(GuestCommand::new(script)
         .modules(Vec::<String>::new())
         .label("checkout"));
     result.assert_success();
     assert_eq!(result.stdout.trim(), "ok");
+    let help = result.read_result("help").unwrap_or_default();
+    assert!(
+        !help.trim().is_empty(),
+        "reel --help printed nothing in the guest"
+    );
     // Writes in the guest land in its tmpfs overlay, never on the host.
     assert!(
-        !vm::project_dir().join("ro-probe").exists(),
+        !vm::project_dir().join("guest-write-probe").exists(),
         "the guest wrote to the host's checkout"
     );
 }
@@ -140,7 +145,7 @@ fn guest_sees_visl_video_and_media_nodes() {
 /// visl's OUTPUT formats, as its source declares them, read from the kernel
 /// source the test bed extracted.
 fn formats_in_visl_source() -> BTreeSet<String> {
-    let cache = vm::project_dir().join("tests/vm/cache");
+    let cache = vm::bed_dir();
     let source =
         std::fs::read_to_string(cache.join("src/drivers/media/test-drivers/visl/visl-video.c"))
             .expect("the test bed keeps visl's source");

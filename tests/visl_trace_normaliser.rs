@@ -223,7 +223,7 @@ fn vp8_and_vp9_intra_frames_have_no_references() {
 #[test]
 fn mpeg2_references_follow_the_picture_type() {
     let frames = frames(&sample("mpeg2"));
-    fn refs<'a>(f: &'a FrameRecord) -> (&'a str, &'a str, &'a str) {
+    fn refs(f: &FrameRecord) -> (&str, &str, &str) {
         let pic = "v4l2_ctrl_mpeg2_picture";
         (
             field(f, pic, "picture_coding_type"),

@@ -168,6 +168,19 @@ pub fn project_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The test bed's cache (`REEL_VM_CACHE`, default `tests/vm/cache`).
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("REEL_VM_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| project_dir().join("tests/vm/cache"))
+}
+
+/// The prepared kernel, modules and initramfs (`kver`, `kernel/`, `src/`
+/// with the visl, vicodec and v4l2-mem2mem sources).
+pub fn bed_dir() -> PathBuf {
+    cache_dir().join("current")
+}
+
 /// The cargo target directory this test binary was built into.
 pub fn target_dir() -> PathBuf {
     // target/<profile>/deps/<test binary>

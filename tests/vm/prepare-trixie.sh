@@ -28,16 +28,37 @@ if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
 fi
 [ -n "$mirror" ] || die "cannot find the Debian mirror in apt's configuration"
 
-packages=kmod,v4l-utils,gstreamer1.0-tools,gstreamer1.0-plugins-base,gstreamer1.0-plugins-good,gstreamer1.0-plugins-bad
+packages=(kmod v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-base
+          gstreamer1.0-plugins-good gstreamer1.0-plugins-bad)
 start=$(date +%s)
-rm -rf "$cache/trixie" "$cache/trixie.tmp" "$cache/trixie.ready"
-log "debootstrap trixie (minbase + GStreamer) from $mirror"
-debootstrap --variant=minbase --include="$packages" \
+tmp="$cache/trixie.tmp"
+# Never leave (or delete through) a proc mount in the half-made root.
+umount "$tmp/proc" 2>/dev/null || true
+trap 'umount "$tmp/proc" 2>/dev/null || true' EXIT
+rm -rf "$cache/trixie" "$tmp" "$cache/trixie.ready"
+log "debootstrap trixie (minbase) from $mirror"
+debootstrap --variant=minbase \
     --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-    trixie "$cache/trixie.tmp" "$mirror" >"$cache/trixie-debootstrap.log" 2>&1 \
+    trixie "$tmp" "$mirror" >"$cache/trixie-debootstrap.log" 2>&1 \
     || { tail -30 "$cache/trixie-debootstrap.log" >&2; die "debootstrap failed (log: $cache/trixie-debootstrap.log)"; }
-rm -rf "$cache/trixie.tmp/var/cache/apt/archives/"*.deb "$cache/trixie.tmp/var/lib/apt/lists/"*_Packages
-mkdir -p "$cache/trixie.tmp/lib/modules" "$cache/trixie.tmp/results"
-mv "$cache/trixie.tmp" "$cache/trixie"
+log "minbase in $(( $(date +%s) - start )) s; installing GStreamer"
+# debootstrap's resolver cannot take GStreamer's alternatives: let the root's
+# own apt do it, without starting any service.
+printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+chmod +x "$tmp/usr/sbin/policy-rc.d"
+mount -t proc proc "$tmp/proc"
+set +e
+{
+    chroot "$tmp" apt-get update -q &&
+    DEBIAN_FRONTEND=noninteractive chroot "$tmp" apt-get install -y -q --no-install-recommends "${packages[@]}"
+} >>"$cache/trixie-debootstrap.log" 2>&1
+status=$?
+set -e
+umount "$tmp/proc"
+[ "$status" = 0 ] || { tail -30 "$cache/trixie-debootstrap.log" >&2; die "apt-get in the trixie root failed (log: $cache/trixie-debootstrap.log)"; }
+chroot "$tmp" apt-get clean
+rm -rf "$tmp/var/lib/apt/lists/"*_Packages
+mkdir -p "$tmp/lib/modules" "$tmp/results"
+mv "$tmp" "$cache/trixie"
 echo "$digest" >"$cache/trixie.ready"
 log "trixie root ready in $(( $(date +%s) - start )) s ($(du -sm "$cache/trixie" | cut -f1) MB)"

@@ -26,27 +26,35 @@ die() { echo "prepare: error: $*" >&2; exit 1; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-for tool in apt-get apt-cache dpkg-deb make gcc depmod cpio busybox flock xz zstd; do
+for tool in apt-get apt-cache dpkg-deb make gcc readelf depmod cpio busybox flock xz zstd qemu-system-x86_64; do
     command -v "$tool" >/dev/null || die "missing '$tool': run packaging/install-deps.sh"
 done
-[ -x /bin/busybox ] && busybox --list | grep -qx poweroff || die "busybox-static is needed"
+# The initramfs needs a statically linked busybox (package busybox-static).
+[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q "program interpreter" || die "a static /bin/busybox is needed (busybox-static)"
 
 # One prepare at a time (cargo runs guest tests in parallel).
 exec 9>"$cache/.prepare.lock"
 flock 9
 
 # --- host-root test bed ------------------------------------------------------
-# Kernel and modules are rebuilt when this script changes; the initramfs also
-# when the guest init changes.
-kernel_digest=$(sha256sum "$0" | cut -d' ' -f1)
+# Each version of the kernel recipe below builds its own bed-<digest>
+# directory, so that checkouts with different versions of this script can
+# share a cache without rebuilding each other's; `current` names the bed of
+# the last successful run. The initramfs is remade when the guest init
+# changes. Downloads are shared.
+kernel_digest=$( (echo "$suite"; sed -n '/^# >>> kernel/,/^# <<< kernel/p' "$0") | sha256sum | cut -d' ' -f1)
 digest=$(cat "$0" "$here/guest/init" | sha256sum | cut -d' ' -f1)
+bed_name="bed-${kernel_digest:0:16}"
+bed="$cache/$bed_name"
+mkdir -p "$bed"
 t_all=$(now)
-if [ -f "$cache/kernel.ready" ] && [ "$(cat "$cache/kernel.ready")" = "$kernel_digest" ]; then
-    kver=$(cat "$cache/kver")
-    root="$cache/kernel"
+# >>> kernel (the kernel cache is rebuilt when this part changes)
+if [ -f "$bed/kernel.ready" ] && [ "$(cat "$bed/kernel.ready")" = "$kernel_digest" ]; then
+    kver=$(cat "$bed/kver")
+    root="$bed/kernel"
     mods="$root/lib/modules/$kver"
 else
-    rm -f "$cache/kernel.ready" "$cache/ready"
+    rm -f "$bed/kernel.ready" "$bed/ready"
 
     # The newest 6.12 kernel of the suite, resolved from apt's own lists so
     # that this keeps working when the suite moves on.
@@ -78,23 +86,23 @@ else
     # Extraction: one tree holding the image, headers and kbuild as they would
     # be installed, plus the three driver sources out of the source tarball.
     t=$(now)
-    root="$cache/kernel"
-    rm -rf "$root" "$cache/src"
-    mkdir -p "$root" "$cache/src"
+    root="$bed/kernel"
+    rm -rf "$root" "$bed/src"
+    mkdir -p "$root" "$bed/src"
     for p in "${pkgs[@]:0:4}"; do
         dpkg-deb -x "$debs/${p}_"*.deb "$root"
     done
     srcdeb=$(ls "$debs"/linux-source-6.12_*.deb)
     tarball=$(dpkg-deb -c "$srcdeb" | awk '{print $6}' | grep -E 'linux-source-6\.12\.tar\.(xz|zst|bz2)$' | head -1)
     [ -n "$tarball" ] || die "no source tarball in $srcdeb"
-    dpkg-deb --fsys-tarfile "$srcdeb" | tar -x -C "$cache/src" "$tarball"
-    tar -x -C "$cache/src" -f "$cache/src/$tarball" --strip-components=1 \
+    dpkg-deb --fsys-tarfile "$srcdeb" | tar -x -C "$bed/src" "$tarball"
+    tar -x -C "$bed/src" -f "$bed/src/$tarball" --strip-components=1 \
         linux-source-6.12/drivers/media/test-drivers/visl \
         linux-source-6.12/drivers/media/test-drivers/vicodec \
         linux-source-6.12/drivers/media/v4l2-core/v4l2-mem2mem.c \
         linux-source-6.12/include/media/v4l2-mem2mem.h
-    rm -f "$cache/src/$tarball"
-    rm -rf "$cache/src/usr"
+    rm -f "$bed/src/$tarball"
+    rm -rf "$bed/src/usr"
     log "extract: $(elapsed "$t") s"
 
     # The headers' top Makefile includes the common headers by absolute path.
@@ -103,14 +111,14 @@ else
     sed -i "s|/usr/src/linux-headers-$abi-common|$root/usr/src/linux-headers-$abi-common|g" "$hdr/Makefile"
     # Out-of-tree build of the three modules.
     t=$(now)
-    build="$cache/build"
+    build="$bed/build"
     rm -rf "$build"
     mkdir -p "$build/m2m" "$build/visl" "$build/vicodec"
-    cp "$cache/src/drivers/media/v4l2-core/v4l2-mem2mem.c" "$build/m2m/"
+    cp "$bed/src/drivers/media/v4l2-core/v4l2-mem2mem.c" "$build/m2m/"
     cat >"$build/m2m/Makefile" <<'MK'
 obj-m += v4l2-mem2mem.o
 MK
-    cp "$cache/src/drivers/media/test-drivers/visl/"*.[ch] "$build/visl/"
+    cp "$bed/src/drivers/media/test-drivers/visl/"*.[ch] "$build/visl/"
     # The trace headers expect an in-tree build; point them at this directory.
     sed -i 's|^#define TRACE_INCLUDE_PATH .*|#define TRACE_INCLUDE_PATH .|' "$build/visl/"visl-trace-*.h
     cat >"$build/visl/Makefile" <<'MK'
@@ -118,7 +126,7 @@ visl-y := visl-core.o visl-video.o visl-dec.o visl-trace-points.o visl-debugfs.o
 obj-m += visl.o
 ccflags-y += -I$(src) -DCONFIG_VISL_DEBUGFS=1
 MK
-    cp "$cache/src/drivers/media/test-drivers/vicodec/"*.[ch] "$build/vicodec/"
+    cp "$bed/src/drivers/media/test-drivers/vicodec/"*.[ch] "$build/vicodec/"
     cat >"$build/vicodec/Makefile" <<'MK'
 vicodec-objs := vicodec-core.o codec-fwht.o codec-v4l2-fwht.o
 obj-m += vicodec.o
@@ -137,17 +145,18 @@ MK
     t=$(now)
     depmod -b "$root" "$kver"
     log "depmod: $(elapsed "$t") s"
-    cp "$root/boot/vmlinuz-$kver" "$cache/vmlinuz"
-    echo "$kver" >"$cache/kver"
-    echo "$kernel_digest" >"$cache/kernel.ready"
+    cp "$root/boot/vmlinuz-$kver" "$bed/vmlinuz"
+    echo "$kver" >"$bed/kver"
+    echo "$kernel_digest" >"$bed/kernel.ready"
 fi
+# <<< kernel
 
-if [ ! -f "$cache/ready" ] || [ "$(cat "$cache/ready")" != "$digest" ]; then
+if [ ! -f "$bed/ready" ] || [ "$(cat "$bed/ready")" != "$digest" ]; then
 
     # Initramfs: static busybox, the few modules needed to reach the 9p root
     # (busybox insmod cannot read .ko.xz), and the init script.
     t=$(now)
-    ird="$cache/initramfs"
+    ird="$bed/initramfs"
     rm -rf "$ird"
     mkdir -p "$ird"/{bin,dev,proc,sys,mnt,lower,upper,newroot,results,lib/modules}
     cp /bin/busybox "$ird/bin/busybox"
@@ -180,10 +189,28 @@ if [ ! -f "$cache/ready" ] || [ "$(cat "$cache/ready")" != "$digest" ]; then
         add_module "$m"
     done
     echo "$order" >"$ird/lib/modules/order"
-    (cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$cache/initramfs.cpio.gz"
+    (cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$bed/initramfs.cpio.gz"
     log "initramfs: $(elapsed "$t") s"
-    echo "$digest" >"$cache/ready"
-    log "host-root test bed ready in $(elapsed "$t_all") s ($(du -sm "$cache" | cut -f1) MB in $cache)"
+    echo "$digest" >"$bed/ready"
+    log "host-root test bed ready in $(elapsed "$t_all") s ($(du -sm "$bed" | cut -f1) MB in $bed)"
+fi
+if [ "$(readlink "$cache/current" 2>/dev/null)" != "$bed_name" ]; then
+    ln -sfn "$bed_name" "$cache/current"
+    # Beds of older recipes.
+    for old in "$cache"/bed-*; do
+        [ "$old" = "$bed" ] || rm -rf "$old"
+    done
+fi
+
+# KVM when the host has a working one (some hosts' /dev/kvm cannot run an
+# ordinary guest), TCG otherwise; decided once by booting the guest.
+if [ ! -f "$cache/accel" ]; then
+    accel=tcg
+    if [ -w /dev/kvm ] && "$here/run.sh" --accel kvm --no-modules --timeout 60 -- true >/dev/null 2>&1; then
+        accel=kvm
+    fi
+    echo "$accel" >"$cache/accel"
+    log "guest accelerator: $accel"
 fi
 
 # --- trixie root ---------------------------------------------------------------

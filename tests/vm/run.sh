@@ -41,7 +41,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-[ -f "$cache/ready" ] || { echo "run.sh: test bed not prepared: run tests/vm/prepare.sh" >&2; exit 1; }
+[ -f "$cache/current/ready" ] || { echo "run.sh: test bed not prepared: run tests/vm/prepare.sh" >&2; exit 1; }
+# The bed this run uses, fixed now in case a prepare switches `current`.
+bed=$(readlink -f "$cache/current")
 if [ -z "$dir" ]; then
     dir=$(mktemp -d "${TMPDIR:-/tmp}/reel-guest.XXXXXX")
 fi
@@ -72,7 +74,7 @@ q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 {
     echo "REEL_ROOT=$(q "$root_path")"
     echo "REEL_PROJECT=$(q "$project")"
-    echo "REEL_MODULES=$(q "$cache/kernel/lib/modules")"
+    echo "REEL_MODULES=$(q "$bed/kernel/lib/modules")"
     echo "REEL_CWD=$(q "$project")"
     env_line=""
     for e in "${envs[@]}"; do env_line="$env_line $(q "$e")"; done
@@ -106,7 +108,7 @@ timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
     "${accel_args[@]}" -smp 2 -m "${REEL_VM_MEMORY:-2048}" \
     -nodefaults -no-user-config -nographic -no-reboot \
     -serial "file:$dir/console.log" -monitor none \
-    -kernel "$cache/vmlinuz" -initrd "$cache/initramfs.cpio.gz" \
+    -kernel "$bed/vmlinuz" -initrd "$bed/initramfs.cpio.gz" \
     -append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init tsc=reliable" \
     -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
     -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \

@@ -281,6 +281,14 @@ pub fn check_capture(clip: &OracleClip) -> Result<(), String> {
                             ));
                         }
                     }
+                    // AV1 key frames' references are left at any value
+                    // and visl does not trace the frame type.
+                    if part == "unknown" && !control.starts_with("v4l2_ctrl_av1") {
+                        problems.push(format!(
+                            "frame {}: {control}.{key} names no earlier frame",
+                            frame.index
+                        ));
+                    }
                     if part.starts_with("invalid slot") {
                         problems.push(format!("frame {}: {control}.{key}: {part}", frame.index));
                     }

@@ -7,9 +7,21 @@
 mod support;
 
 use support::oracle::{self, OracleClip};
+use support::visl_trace::FrameRecord;
 use support::vm::{self, Guest, GuestCommand, Root};
 
-fn check(clip: &OracleClip) {
+/// The values of one field over the controls whose name starts with a prefix.
+fn referenced_frames(frame: &FrameRecord, control_prefix: &str, key: &str) -> Vec<String> {
+    frame
+        .controls
+        .iter()
+        .filter(|(name, _)| name.starts_with(control_prefix))
+        .filter_map(|(_, fields)| fields.get(key).cloned())
+        .collect()
+}
+
+/// The capture has FFmpeg's frame count and the codec's controls per frame.
+fn check(clip: &OracleClip) -> Vec<FrameRecord> {
     let media = vm::test_media().unwrap_or_else(|e| panic!("{e}"));
     let frames = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
     let expected = oracle::ffmpeg_frame_count(clip, &media).unwrap_or_else(|e| panic!("{e}"));
@@ -29,6 +41,7 @@ fn check(clip: &OracleClip) {
             );
         }
     }
+    frames
 }
 
 #[test]
@@ -54,10 +67,39 @@ fn trixie_root_runs_gstreamer_1_26() {
 
 #[test]
 fn hevc_oracle_capture_is_complete() {
-    check(oracle::clip("hevc_main").expect("known clip"));
+    let frames = check(oracle::clip("hevc_main").expect("known clip"));
+    for frame in &frames {
+        // One DPB entry per active reference, each an earlier frame.
+        let active: usize = frame.controls["v4l2_ctrl_hevc_decode_params"]
+            ["num_active_dpb_entries"]
+            .parse()
+            .expect("number");
+        let refs = referenced_frames(frame, "v4l2_hevc_dpb_entry", "timestamp");
+        assert_eq!(refs.len(), active, "frame {}", frame.index);
+        for r in refs {
+            let n: usize = r
+                .strip_prefix("frame ")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("frame {}: DPB entry {r}", frame.index));
+            assert!(n < frame.index, "frame {} refers to {n}", frame.index);
+        }
+    }
+    assert!(frames
+        .iter()
+        .any(|f| !referenced_frames(f, "v4l2_hevc_dpb_entry", "timestamp").is_empty()));
 }
 
 #[test]
 fn av1_oracle_capture_is_complete() {
-    check(oracle::clip("av1").expect("known clip"));
+    let frames = check(oracle::clip("av1").expect("known clip"));
+    // Inter frames name earlier frames in their reference slots.
+    let inter = frames
+        .iter()
+        .filter(|f| f.controls["v4l2_ctrl_av1_frame"]["reference_frame_ts"].contains("frame "))
+        .count();
+    assert!(
+        inter >= frames.len() / 2,
+        "only {inter} of {} frames reference others",
+        frames.len()
+    );
 }

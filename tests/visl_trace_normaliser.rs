@@ -49,6 +49,7 @@ fn renumber(text: &str) -> String {
         .map(|line| {
             for key in [
                 "timestamp = ",
+                "timestamp ",
                 "reference_ts ",
                 "last_frame_ts ",
                 "golden_frame_ts ",
@@ -188,7 +189,7 @@ fn hex_dumps_over_several_lines_become_one_value() {
 
 #[test]
 fn timestamps_become_frame_indices_whatever_the_numbering() {
-    for name in ["h264_main_bframes", "vp8", "vp9", "mpeg2"] {
+    for name in ["h264_main_bframes", "vp8", "vp9", "mpeg2", "hevc_main"] {
         let text = sample(name);
         let renumbered = renumber(&text);
         assert_ne!(text, renumbered);
@@ -319,4 +320,74 @@ fn bad_traces_give_errors_not_panics() {
         visl_trace::normalise(broken),
         Err(TraceError::Malformed { .. })
     ));
+}
+
+#[test]
+fn hevc_dpb_is_cut_to_the_active_entries() {
+    let frames = frames(&sample("hevc_main"));
+    assert_eq!(frames.len(), 3);
+    for frame in &frames {
+        let active: usize = field(
+            frame,
+            "v4l2_ctrl_hevc_decode_params",
+            "num_active_dpb_entries",
+        )
+        .parse()
+        .expect("number");
+        let entries: Vec<&String> = frame
+            .controls
+            .keys()
+            .filter(|k| k.starts_with("v4l2_hevc_dpb_entry["))
+            .collect();
+        assert_eq!(entries.len(), active, "frame {}: {entries:?}", frame.index);
+        for entry in entries {
+            let ts = field(frame, entry, "timestamp");
+            assert!(
+                ts.starts_with("frame "),
+                "frame {}: {entry} = {ts}",
+                frame.index
+            );
+        }
+    }
+    assert_eq!(
+        field(
+            &frames[0],
+            "v4l2_ctrl_hevc_decode_params",
+            "num_active_dpb_entries"
+        ),
+        "0"
+    );
+    assert_ne!(
+        field(
+            &frames[1],
+            "v4l2_ctrl_hevc_decode_params",
+            "num_active_dpb_entries"
+        ),
+        "0"
+    );
+}
+
+#[test]
+fn av1_fields_without_a_space_after_the_colon_parse() {
+    let frames = frames(&sample("av1"));
+    assert_eq!(frames.len(), 3);
+    let feature = field(
+        &frames[0],
+        "v4l2_ctrl_av1_frame",
+        "segmentation.feature_enabled",
+    );
+    assert!(
+        feature.starts_with('{') && feature.ends_with('}'),
+        "{feature}"
+    );
+    assert!(!frames[0].controls["v4l2_ctrl_av1_frame"]
+        .keys()
+        .any(|k| k.contains(':')));
+    // The key frame refers to nothing; the third frame to the first two.
+    assert!(!field(&frames[0], "v4l2_ctrl_av1_frame", "reference_frame_ts").contains("frame "));
+    let refs = field(&frames[2], "v4l2_ctrl_av1_frame", "reference_frame_ts");
+    assert!(
+        refs.contains("frame 0") && refs.contains("frame 1"),
+        "{refs}"
+    );
 }

@@ -1,8 +1,9 @@
 //! GStreamer's v4l2codecs decoders run against visl in the test guest: the
 //! reference trace of the controls a correct stateless client sends for each
 //! test clip. Captures are cached in `target/visl-oracle/` (`NAME.trace` as
-//! traced, `NAME.normalised` rendered by `visl_trace::render`) and redone
-//! when the clip or the capture scripts change.
+//! traced; `NAME.normalised`, rendered by `visl_trace::render` whenever
+//! `oracle_frames` reads it) and redone when the clip or the capture scripts
+//! change.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -154,9 +155,14 @@ pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
 }
 
 /// The oracle of a clip, normalised.
+/// Also (re)writes `NAME.normalised`, the rendered form, for people to read.
 pub fn oracle_frames(clip: &OracleClip) -> Result<Vec<FrameRecord>, String> {
     let trace = oracle_trace(clip).map_err(|e| e.to_string())?;
-    visl_trace::normalise(&trace).map_err(|e| format!("{}: {e}", clip.name))
+    let frames = visl_trace::normalise(&trace).map_err(|e| format!("{}: {e}", clip.name))?;
+    let path = oracle_dir().join(format!("{}.normalised", clip.name));
+    std::fs::write(&path, visl_trace::render(&frames))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(frames)
 }
 
 /// A capture is stale when older than its clip or than the scripts making it.
@@ -220,16 +226,12 @@ pub fn capture(
     }
     for c in clips {
         let trace = result.read_result(&format!("{}.trace", c.name))?;
-        let normalised = visl_trace::normalise(&trace)
-            .map(|frames| visl_trace::render(&frames))
-            .unwrap_or_else(|e| format!("not normalisable: {e}\n"));
-        let write = |name: String, text: &str| {
-            std::fs::write(dest.join(&name), text)
-                .map_err(|e| GuestError::Io(format!("{name}: {e}")))
-        };
-        write(format!("{}.normalised", c.name), &normalised)?;
-        // Last, so that a capture is only ever complete or absent.
-        write(format!("{}.trace", c.name), &trace)?;
+        // Through a rename, so that a capture is only ever complete or absent.
+        let path = dest.join(format!("{}.trace", c.name));
+        let partial = dest.join(format!("{}.trace.partial", c.name));
+        std::fs::write(&partial, &trace)
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))?;
     }
     // The timings of each decode, for the record.
     std::fs::write(dest.join(format!("timings-{root:?}.txt")), &result.stdout)

@@ -14,7 +14,8 @@
 //! entries without the VALID flag, reference list entries beyond the active
 //! count (lists whose entries name a DPB slot are rewritten to name the frame
 //! in it instead), H.264 prediction weights and scaling matrices the PPS and
-//! slice type do not use (left out), VP8/VP9 reference timestamps of intra
+//! slice type do not use (left out), HEVC DPB entries past
+//! `num_active_dpb_entries` and scaling matrices the SPS does not enable, VP8/VP9 reference timestamps of intra
 //! frames, MPEG-2 reference timestamps the picture type does not use.
 
 use std::collections::BTreeMap;
@@ -152,11 +153,13 @@ pub fn parse_events(text: &str) -> Result<Vec<TraceEvent>, TraceError> {
         if trimmed.is_empty() {
             continue;
         }
-        let (key, value) = match trimmed.split_once(char::is_whitespace) {
-            Some((key, value)) => (key, value.trim()),
-            None => (trimmed, ""),
-        };
-        let key = key.trim_end_matches(':').to_string();
+        // "key value", "key: value" and (AV1) "key:{...}".
+        let key_end = trimmed
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "_.[]".contains(c)))
+            .unwrap_or(trimmed.len());
+        let (key, value) = trimmed.split_at(key_end);
+        let key = key.to_string();
+        let value = value.strip_prefix(':').unwrap_or(value).trim();
         let depth = brace_balance(value);
         if depth > 0 {
             open_value = Some((key, value.to_string(), depth));
@@ -299,13 +302,13 @@ pub fn normalise_runs(runs: &[DecodeRun]) -> Vec<FrameRecord> {
     let mut ts_to_frame: BTreeMap<u64, usize> = BTreeMap::new();
     let mut slice = 0usize;
     for (run, &frame) in runs.iter().zip(&frame_of_run) {
-        if records.len() == frame {
+        let first_run = records.len() == frame;
+        if first_run {
             records.push(FrameRecord {
                 index: frame,
                 runs: 0,
                 controls: Controls::new(),
             });
-            ts_to_frame.insert(run.output_ts, frame);
             slice = 0;
         } else {
             slice += 1;
@@ -319,6 +322,11 @@ pub fn normalise_runs(runs: &[DecodeRun]) -> Vec<FrameRecord> {
         };
         for (name, fields) in normalise_run(run, &ts_to_frame) {
             record.controls.insert(format!("{prefix}{name}"), fields);
+        }
+        // Later runs of the frame (slices, a second field) may refer to it;
+        // its first run cannot.
+        if first_run {
+            ts_to_frame.insert(run.output_ts, frame);
         }
     }
     records
@@ -336,6 +344,8 @@ const TIMESTAMP_FIELDS: [&str; 8] = [
     "reference_frame_ts",
 ];
 const UNUSED: &str = "unused";
+/// A timestamp naming no frame decoded before (e.g. AV1 key frames' refs).
+const UNKNOWN: &str = "unknown";
 
 fn map_timestamp(value: &str, ts_to_frame: &BTreeMap<u64, usize>) -> String {
     let parsed = match value.strip_prefix("0x") {
@@ -344,7 +354,7 @@ fn map_timestamp(value: &str, ts_to_frame: &BTreeMap<u64, usize>) -> String {
     };
     match parsed.and_then(|ts| ts_to_frame.get(&ts)) {
         Some(frame) => format!("frame {frame}"),
-        None => format!("unknown ts {value}"),
+        None => UNKNOWN.to_string(),
     }
 }
 
@@ -414,6 +424,18 @@ fn normalise_run(
             || (slice_type == "B" && pps.field("weighted_bipred_idc") == Some("1"))
     });
     let scaling_used = h264_pps.is_some_and(|pps| has_flag(pps, "flags", "SCALING_MATRIX_PRESENT"));
+    // visl traces all 16 HEVC DPB entries; only the active ones mean anything.
+    let hevc_active_dpb = run
+        .events
+        .iter()
+        .find(|e| e.name == "v4l2_ctrl_hevc_decode_params")
+        .and_then(|d| d.field("num_active_dpb_entries")?.parse::<usize>().ok())
+        .unwrap_or(0);
+    let hevc_scaling_used = run
+        .events
+        .iter()
+        .find(|e| e.name == "v4l2_ctrl_hevc_sps")
+        .is_some_and(|sps| has_flag(sps, "flags", "SCALING_LIST_ENABLED"));
 
     let mut out = Vec::new();
     let mut occurrences: BTreeMap<&str, usize> = BTreeMap::new();
@@ -423,6 +445,16 @@ fn normalise_run(
         match (event.name.as_str(), event.index) {
             ("v4l2_ctrl_h264_pred_weights", _) if !weights_used => continue,
             ("v4l2_ctrl_h264_scaling_matrix", _) if !scaling_used => continue,
+            ("v4l2_ctrl_hevc_scaling_matrix", _) if !hevc_scaling_used => continue,
+            ("v4l2_hevc_dpb_entry", None) => {
+                let seen = occurrences.entry(event.name.as_str()).or_insert(0);
+                let slot = *seen;
+                *seen += 1;
+                if slot >= hevc_active_dpb {
+                    continue;
+                }
+                name = format!("{name}[{slot}]");
+            }
             ("v4l2_h264_dpb_entry", Some(_)) => {
                 if !has_flag(event, "flags", "VALID") {
                     continue;
@@ -471,7 +503,7 @@ fn normalise_run(
     // A repeated unindexed event is numbered from its second occurrence; name
     // the first one [0] too when there were several, so keys line up.
     for (event_name, count) in occurrences {
-        if count > 1 {
+        if count > 1 && event_name != "v4l2_hevc_dpb_entry" {
             if let Some(entry) = out.iter_mut().find(|(n, _)| n == event_name) {
                 entry.0 = format!("{event_name}[0]");
             }

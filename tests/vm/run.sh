@@ -103,20 +103,34 @@ while :; do
     sleep 0.2
 done
 
-set +e
-timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
-    "${accel_args[@]}" -smp 2 -m "${REEL_VM_MEMORY:-2048}" \
-    -nodefaults -no-user-config -nographic -no-reboot \
-    -serial "file:$dir/console.log" -monitor none \
-    -kernel "$bed/vmlinuz" -initrd "$bed/initramfs.cpio.gz" \
-    -append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init tsc=reliable" \
-    -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
-    -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-    -fsdev "local,id=results,path=$dir,security_model=none" \
-    -device virtio-9p-pci,fsdev=results,mount_tag=results \
-    </dev/null >"$dir/qemu.log" 2>&1
-status=$?
-set -e
+# QEMU's multi-threaded TCG occasionally aborts while the guest boots (seen:
+# "iotlb_to_section: Assertion ... failed" in QEMU 10.0); a crash before the
+# command started is retried, a crash after it is reported.
+for attempt in 1 2 3; do
+    set +e
+    timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
+        "${accel_args[@]}" -smp 2 -m "${REEL_VM_MEMORY:-2048}" \
+        -nodefaults -no-user-config -nographic -no-reboot \
+        -serial "file:$dir/console.log" -monitor none \
+        -kernel "$bed/vmlinuz" -initrd "$bed/initramfs.cpio.gz" \
+        -append "console=ttyS0 loglevel=4 panic=-1 rdinit=/init tsc=reliable" \
+        -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+        -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+        -fsdev "local,id=results,path=$dir,security_model=none" \
+        -device virtio-9p-pci,fsdev=results,mount_tag=results \
+        </dev/null >"$dir/qemu.log" 2>&1
+    status=$?
+    set -e
+    crashed_in_boot=0
+    if [ "$status" -gt 128 ] && [ "$status" != 137 ] && [ ! -f "$dir/exit_code" ] \
+        && ! grep -q "reel-guest: running" "$dir/console.log" 2>/dev/null; then
+        crashed_in_boot=1
+    fi
+    [ "$crashed_in_boot" = 1 ] && [ "$attempt" -lt 3 ] || break
+    echo "run.sh: QEMU crashed while booting (status $status, attempt $attempt): $(tail -1 "$dir/qemu.log")" >&2
+    cp "$dir/qemu.log" "$dir/qemu-crash-$attempt.log"
+    rm -rf "$dir/out" "$dir/stdout" "$dir/stderr"
+done
 exec 8>&-
 
 if [ "$status" = 124 ] || [ "$status" = 137 ]; then

@@ -84,7 +84,7 @@ fn a_stuck_guest_is_killed_and_reported() {
     let error = Guest::run(
         &GuestCommand::new("sleep 600")
             .modules(Vec::<String>::new())
-            .timeout(Duration::from_secs(25))
+            .timeout(Duration::from_secs(45))
             .label("stuck"),
     )
     .expect_err("a guest sleeping past its time limit must fail");

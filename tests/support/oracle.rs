@@ -39,7 +39,6 @@ const HEVC: &[&str] = &[
     "v4l2_ctrl_hevc_sps",
     "v4l2_ctrl_hevc_pps",
     "v4l2_ctrl_hevc_slice_params",
-    "v4l2_ctrl_hevc_scaling_matrix",
     "v4l2_ctrl_hevc_decode_params",
 ];
 const VP8: &[&str] = &["v4l2_ctrl_vp8_frame", "v4l2_ctrl_vp8_entropy"];

@@ -26,8 +26,9 @@ fn run(command: GuestCommand) -> vm::GuestResult {
 fn guest_returns_exit_code_output_and_files() {
     let result = run(GuestCommand::new(
         "echo to-stdout; echo to-stderr >&2; echo payload > \"$REEL_RESULTS/file.txt\"; \
-         uname -r > \"$REEL_RESULTS/kernel\"; exit 7",
+         uname -r > \"$REEL_RESULTS/kernel\"; echo \"$REEL_PROBE\" > \"$REEL_RESULTS/env\"; exit 7",
     )
+    .env("REEL_PROBE", "two words, 'quoted' $NOT_EXPANDED")
     .modules(Vec::<String>::new())
     .label("exit-code"));
     assert_eq!(result.exit_code, 7, "{}", result.report());
@@ -36,6 +37,10 @@ fn guest_returns_exit_code_output_and_files() {
     assert_eq!(
         result.read_result("file.txt").ok().as_deref(),
         Some("payload\n")
+    );
+    assert_eq!(
+        result.read_result("env").ok().as_deref(),
+        Some("two words, 'quoted' $NOT_EXPANDED\n")
     );
     // The guest runs the kernel the test bed prepared, not the host's.
     let kver = std::fs::read_to_string(vm::bed_dir().join("kver"))

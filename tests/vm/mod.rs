@@ -213,7 +213,9 @@ pub fn test_media() -> Result<PathBuf, GuestError> {
                     String::from_utf8_lossy(&output.stderr)
                 ));
             }
-            Ok(dir)
+            // The guest sees the host's paths: hand it an absolute one.
+            dir.canonicalize()
+                .map_err(|e| format!("{}: {e}", dir.display()))
         })
         .clone()
         .map_err(GuestError::Io)

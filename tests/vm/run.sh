@@ -76,10 +76,15 @@ q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
     echo "REEL_PROJECT=$(q "$project")"
     echo "REEL_MODULES=$(q "$bed/kernel/lib/modules")"
     echo "REEL_CWD=$(q "$project")"
-    env_line=""
-    for e in "${envs[@]}"; do env_line="$env_line $(q "$e")"; done
-    echo "REEL_ENV=$(q "$env_line")"
 } >"$dir/guest.conf"
+# The command's extra environment, sourced by the guest before the script.
+: >"$dir/env"
+for e in "${envs[@]}"; do
+    case "$e" in
+        [A-Za-z_]*=*) echo "export ${e%%=*}=$(q "${e#*=}")" >>"$dir/env" ;;
+        *) echo "run.sh: --env wants NAME=VALUE, got: $e" >&2; exit 2 ;;
+    esac
+done
 
 if [ -z "$accel" ]; then
     accel=$(cat "$cache/accel" 2>/dev/null || echo tcg)

@@ -352,3 +352,18 @@ fn gstreamer_decodes_h264_slice_based_without_start_codes() {
         "{first_mb:?}"
     );
 }
+
+#[test]
+fn a_module_that_cannot_load_fails_the_run_with_the_reason() {
+    let error = Guest::run(
+        &GuestCommand::new("echo should-not-run")
+            .modules(["visl", "no_such_module_reel"])
+            .label("bad-module"),
+    )
+    .expect_err("a missing module must fail the run");
+    let message = error.to_string();
+    assert!(
+        matches!(error, GuestError::Start(_)) && message.contains("modprobe no_such_module_reel"),
+        "{message}"
+    );
+}

@@ -1,0 +1,267 @@
+//! GStreamer's v4l2codecs decoders run against visl in the test guest: the
+//! reference trace of the controls a correct stateless client sends for each
+//! test clip. Captures are cached in `target/visl-oracle/` (`NAME.trace` as
+//! traced; `NAME.normalised`, rendered by `visl_trace::render` whenever
+//! `oracle_frames` reads it) and redone when the clip or the capture scripts
+//! change.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::visl_trace::{self, FrameRecord};
+use super::vm::{self, Guest, GuestCommand, GuestError, Root};
+
+/// One clip of tests/media/generate.sh and how GStreamer decodes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OracleClip {
+    /// File name without extension; names the capture files.
+    pub name: &'static str,
+    pub file: &'static str,
+    pub element: &'static str,
+    /// The root whose GStreamer can decode it (1.22 on the host, 1.26 in trixie).
+    pub root: Root,
+    /// Bitstream filter splitting packets into the frames a stateless decoder
+    /// is given one by one (VP9 superframes, AV1 temporal units).
+    pub frame_split_bsf: Option<&'static str>,
+    /// Controls every frame of the capture must carry.
+    pub per_frame_controls: &'static [&'static str],
+}
+
+const H264: &[&str] = &[
+    "v4l2_ctrl_h264_sps",
+    "v4l2_ctrl_h264_pps",
+    "v4l2_ctrl_h264_slice_params",
+    "v4l2_ctrl_h264_decode_params",
+];
+const HEVC: &[&str] = &[
+    "v4l2_ctrl_hevc_sps",
+    "v4l2_ctrl_hevc_pps",
+    "v4l2_ctrl_hevc_slice_params",
+    "v4l2_ctrl_hevc_decode_params",
+];
+const VP8: &[&str] = &["v4l2_ctrl_vp8_frame", "v4l2_ctrl_vp8_entropy"];
+const VP9: &[&str] = &[
+    "v4l2_ctrl_vp9_frame",
+    "v4l2_ctrl_vp9_compressed_hdr",
+    "v4l2_ctrl_vp9_compressed_coeff",
+    "v4l2_vp9_mv_probs",
+];
+const MPEG2: &[&str] = &[
+    "v4l2_ctrl_mpeg2_sequence",
+    "v4l2_ctrl_mpeg2_picture",
+    "v4l2_ctrl_mpeg2_quantisation",
+];
+const AV1: &[&str] = &[
+    "v4l2_ctrl_av1_sequence",
+    "v4l2_ctrl_av1_frame",
+    "v4l2_ctrl_av1_film_grain",
+    "v4l2_ctrl_av1_tile_group_entry",
+];
+
+const fn h264(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        name,
+        file,
+        element: "v4l2slh264dec",
+        root: Root::Host,
+        frame_split_bsf: None,
+        per_frame_controls: H264,
+    }
+}
+
+/// Every codec clip of tests/media/generate.sh.
+pub const CLIPS: &[OracleClip] = &[
+    h264("h264_baseline", "h264_baseline.mp4"),
+    h264("h264_main_bframes", "h264_main_bframes.mkv"),
+    h264("h264_high", "h264_high.ts"),
+    h264("h264_scaling_matrix", "h264_scaling_matrix.mp4"),
+    h264("h264_weighted", "h264_weighted.mp4"),
+    h264("h264_slices", "h264_slices.mp4"),
+    h264("h264_mbaff", "h264_mbaff.ts"),
+    h264("h264_odd_size", "h264_odd_size.mp4"),
+    h264("h264_resolution_change", "h264_resolution_change.ts"),
+    OracleClip {
+        name: "vp8",
+        file: "vp8.webm",
+        element: "v4l2slvp8dec",
+        root: Root::Host,
+        frame_split_bsf: None,
+        per_frame_controls: VP8,
+    },
+    OracleClip {
+        name: "vp9",
+        file: "vp9.webm",
+        element: "v4l2slvp9dec",
+        root: Root::Host,
+        frame_split_bsf: Some("vp9_superframe_split"),
+        per_frame_controls: VP9,
+    },
+    OracleClip {
+        name: "mpeg2",
+        file: "mpeg2.ts",
+        element: "v4l2slmpeg2dec",
+        root: Root::Host,
+        frame_split_bsf: None,
+        per_frame_controls: MPEG2,
+    },
+    OracleClip {
+        name: "hevc_main",
+        file: "hevc_main.mkv",
+        element: "v4l2slh265dec",
+        root: Root::Trixie,
+        frame_split_bsf: None,
+        per_frame_controls: HEVC,
+    },
+    OracleClip {
+        name: "av1",
+        file: "av1.mkv",
+        element: "v4l2slav1dec",
+        root: Root::Trixie,
+        frame_split_bsf: Some("av1_frame_split"),
+        per_frame_controls: AV1,
+    },
+];
+
+pub fn clip(name: &str) -> Option<&'static OracleClip> {
+    CLIPS.iter().find(|c| c.name == name)
+}
+
+pub fn clips_for(root: Root) -> Vec<&'static OracleClip> {
+    CLIPS.iter().filter(|c| c.root == root).collect()
+}
+
+pub fn oracle_dir() -> PathBuf {
+    vm::target_dir().join("visl-oracle")
+}
+
+/// The oracle trace (raw text) of a clip, captured if missing or stale.
+/// Captures every clip of the same root in one guest run.
+pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
+    let dir = oracle_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| GuestError::Io(format!("{}: {e}", dir.display())))?;
+    // One capture at a time across test binaries and threads.
+    let lock = File::create(dir.join(".lock")).map_err(|e| GuestError::Io(e.to_string()))?;
+    let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| GuestError::Io(format!("locking {}: {e}", dir.display())))?;
+    let media = vm::test_media()?;
+    let path = dir.join(format!("{}.trace", clip.name));
+    if !is_fresh(&path, &media.join(clip.file)) {
+        capture(&clips_for(clip.root), clip.root, &media, &dir)?;
+    }
+    std::fs::read_to_string(&path).map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
+}
+
+/// The oracle of a clip, normalised.
+/// Also (re)writes `NAME.normalised`, the rendered form, for people to read.
+pub fn oracle_frames(clip: &OracleClip) -> Result<Vec<FrameRecord>, String> {
+    let trace = oracle_trace(clip).map_err(|e| e.to_string())?;
+    let frames = visl_trace::normalise(&trace).map_err(|e| format!("{}: {e}", clip.name))?;
+    let path = oracle_dir().join(format!("{}.normalised", clip.name));
+    std::fs::write(&path, visl_trace::render(&frames))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(frames)
+}
+
+/// A capture is stale when older than its clip or than the scripts making it.
+fn is_fresh(capture: &Path, clip: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(captured) = modified(capture) else {
+        return false;
+    };
+    let inputs = [
+        clip.to_path_buf(),
+        vm::guest_script("gst-oracle.sh"),
+        vm::guest_script("visl-trace.sh"),
+    ];
+    inputs
+        .iter()
+        .all(|input| modified(input).is_some_and(|m| m <= captured))
+}
+
+/// Decodes the clips with GStreamer in one guest run and stores the traces.
+pub fn capture(
+    clips: &[&OracleClip],
+    root: Root,
+    media: &Path,
+    dest: &Path,
+) -> Result<(), GuestError> {
+    let specs: Vec<String> = clips
+        .iter()
+        .map(|c| {
+            vm::shell_quote(&format!(
+                "{}:{}:{}",
+                c.element,
+                media.join(c.file).display(),
+                c.name
+            ))
+        })
+        .collect();
+    let script = format!(
+        "{} {}",
+        vm::guest_script("gst-oracle.sh").display(),
+        specs.join(" ")
+    );
+    let result = Guest::run(
+        &GuestCommand::new(script)
+            .root(root)
+            .timeout(Duration::from_secs(120 + 60 * clips.len() as u64))
+            .label(format!("gst-oracle-{root:?}")),
+    )?;
+    if result.exit_code != 0 {
+        let mut logs = String::new();
+        for c in clips {
+            if let Ok(log) = result.read_result(&format!("{}.gst.log", c.name)) {
+                if !log.trim().is_empty() {
+                    logs.push_str(&format!("--- {} (GStreamer)\n{log}\n", c.name));
+                }
+            }
+        }
+        return Err(GuestError::Io(format!(
+            "GStreamer oracle capture failed:\n{}{logs}",
+            result.report()
+        )));
+    }
+    for c in clips {
+        let trace = result.read_result(&format!("{}.trace", c.name))?;
+        // Through a rename, so that a capture is only ever complete or absent.
+        let path = dest.join(format!("{}.trace", c.name));
+        let partial = dest.join(format!("{}.trace.partial", c.name));
+        std::fs::write(&partial, &trace)
+            .and_then(|()| std::fs::rename(&partial, &path))
+            .map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))?;
+    }
+    // The timings of each decode, for the record.
+    std::fs::write(dest.join(format!("timings-{root:?}.txt")), &result.stdout)
+        .map_err(|e| GuestError::Io(e.to_string()))?;
+    Ok(())
+}
+
+/// How many frames a stateless decoder is given for this clip, by FFmpeg:
+/// packets after the clip's frame-splitting bitstream filter.
+pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, String> {
+    let mut ffmpeg = Command::new("ffmpeg");
+    ffmpeg
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(media.join(clip.file))
+        .args(["-map", "0:v:0", "-c", "copy"]);
+    if let Some(bsf) = clip.frame_split_bsf {
+        ffmpeg.args(["-bsf:v", bsf]);
+    }
+    let output = ffmpeg
+        .args(["-f", "framecrc", "-"])
+        .output()
+        .map_err(|e| format!("ffmpeg: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "ffmpeg failed on {}: {}",
+            clip.file,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .count())
+}

@@ -6,40 +6,17 @@
 //! 1: the file is damaged, and a script checking a file must be able to see
 //! that, while a viewer still gets every frame the file holds.
 
+mod media;
+use media::clip;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Generous for a debug build on two shared cores; the clips take well
 /// under a second.
 const TIME_LIMIT: Duration = Duration::from_secs(60);
-
-fn media_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = std::env::var_os("REEL_TEST_MEDIA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/test-media"));
-        std::fs::create_dir_all(&dir).expect("create the test media directory");
-        let status = Command::new("flock")
-            .arg(dir.join(".generate.lock"))
-            .arg(root.join("tests/media/generate.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/media/generate.sh");
-        assert!(status.success(), "tests/media/generate.sh failed: {status}");
-        dir
-    })
-}
-
-fn clip(name: &str) -> PathBuf {
-    let path = media_dir().join(name);
-    assert!(path.is_file(), "{} was not generated", path.display());
-    path
-}
 
 fn scratch(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)

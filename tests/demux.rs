@@ -3,38 +3,15 @@
 //! sets precede every keyframe, and a seek lands on the keyframe ffprobe
 //! lists at or before the target.
 
+mod media;
+use media::{clip, dir as media_dir};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use reel::media::annexb::annexb_nals;
 use reel::media::{duration_to_ts, Codec, Demuxer, MediaError, Packet};
-
-fn media_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = std::env::var_os("REEL_TEST_MEDIA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/test-media"));
-        std::fs::create_dir_all(&dir).expect("create the test media directory");
-        let status = Command::new("flock")
-            .arg(dir.join(".generate.lock"))
-            .arg(root.join("tests/media/generate.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/media/generate.sh");
-        assert!(status.success(), "tests/media/generate.sh failed: {status}");
-        dir
-    })
-}
-
-fn clip(name: &str) -> PathBuf {
-    let path = media_dir().join(name);
-    assert!(path.is_file(), "{} was not generated", path.display());
-    path
-}
 
 fn all_packets(demuxer: &mut Demuxer) -> Vec<Packet> {
     let mut packets = Vec::new();

@@ -2,40 +2,15 @@
 //! generated clip: same header (but `#software`), same rows (timestamps,
 //! sizes, hashes) in the same order.
 
+mod media;
+use media::clip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 use reel::display::framemd5::Framemd5Writer;
 use reel::media::Demuxer;
 use reel::sw::{decode_file, SwOptions};
-
-/// The generated clips (tests/media/generate.sh), made on first use.
-fn media_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = std::env::var_os("REEL_TEST_MEDIA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/test-media"));
-        std::fs::create_dir_all(&dir).expect("create the test media directory");
-        // Test binaries run in parallel: one generates, the others wait.
-        let status = Command::new("flock")
-            .arg(dir.join(".generate.lock"))
-            .arg(root.join("tests/media/generate.sh"))
-            .arg(&dir)
-            .status()
-            .expect("run tests/media/generate.sh");
-        assert!(status.success(), "tests/media/generate.sh failed: {status}");
-        dir
-    })
-}
-
-fn clip(name: &str) -> PathBuf {
-    let path = media_dir().join(name);
-    assert!(path.is_file(), "{} was not generated", path.display());
-    path
-}
 
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("spawn");
@@ -144,10 +119,8 @@ clip_tests! {
     mpeg2_ts => "mpeg2.ts",
 }
 
-/// The splice in this clip makes its second segment start two frames
-/// before the first one ends (2.400 s vs 2.433 s); `ffmpeg`'s vfr sync drops
-/// the frame that falls behind, and reel's framemd5 output does the same
-/// (with a warning), so here too the whole output must match.
+/// Two segments of different sizes joined in one transport stream: the whole
+/// output must match, across the change.
 #[test]
 fn h264_resolution_change_ts() {
     check_clip("h264_resolution_change.ts");

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 /// Every H.264 clip tests/media/generate.sh makes.
 pub const H264_CLIPS: &[&str] = &[
@@ -22,24 +21,12 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_high10_intra.mkv",
 ];
 
-/// The test media directory, generating the clips when any is missing
-/// (once per test binary: parallel tests must not run the script together).
-pub fn media_dir() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(generate_media).clone()
-}
+#[path = "../media/mod.rs"]
+mod media;
 
-fn generate_media() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::env::var_os("REEL_TEST_MEDIA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/test-media"));
-    let status = Command::new(root.join("tests/media/generate.sh"))
-        .arg(&dir)
-        .status()
-        .expect("cannot run tests/media/generate.sh");
-    assert!(status.success(), "tests/media/generate.sh failed");
-    dir
+/// The test media directory, generating the clips on first use.
+pub fn media_dir() -> PathBuf {
+    media::dir().to_path_buf()
 }
 
 /// One syntax element of FFmpeg's trace: bit position, name without array

@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 
 use reel::display::framemd5::Framemd5Writer;
 use reel::media::Demuxer;
-use reel::sw::{decode_file, SwOptions};
+use reel::player::pipeline::{Pipeline, PipelineOptions};
+use reel::sw::SwOptions;
 
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("spawn");
@@ -150,23 +151,22 @@ fn single_thread_matches_ffmpeg() {
 
 /// framemd5 of a file decoded with `for_display`, and the layouts seen.
 fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
-    let mut demuxer = Demuxer::open(path).expect("open");
-    let mut ours = Vec::new();
-    let mut writer = Framemd5Writer::new(&mut ours, demuxer.stream());
-    let mut formats = std::collections::BTreeSet::new();
-    decode_file(
-        &mut demuxer,
-        SwOptions {
+    let mut pipeline = Pipeline::open(
+        path,
+        &PipelineOptions {
             threads: 0,
             for_display: true,
         },
-        |frame| {
-            formats.insert(frame.format.av_name());
-            writer.write_frame(&frame)?;
-            Ok(())
-        },
     )
-    .expect("decode");
+    .expect("open");
+    let mut ours = Vec::new();
+    let mut writer = Framemd5Writer::new(&mut ours, pipeline.stream());
+    let mut formats = std::collections::BTreeSet::new();
+    while let Some(frame) = pipeline.next_frame().expect("decode") {
+        formats.insert(frame.format.av_name());
+        writer.write_frame(&frame).expect("write");
+    }
+    assert_eq!(pipeline.errors, 0, "{:?}", pipeline.error_summary());
     writer.finish().expect("flush");
     (
         String::from_utf8(ours).expect("utf-8"),

@@ -1,14 +1,12 @@
 //! Software decoding with libavcodec into frames the display can show.
 
 mod decoder;
-mod driver;
 mod format;
 mod planes;
 
 use thiserror::Error;
 
 pub use decoder::SwDecoder;
-pub use driver::{decode_file, decode_to_null, DecodeError, DecodeStats};
 pub use planes::AvFramePlanes;
 
 /// The libavcodec decoder that would handle `codec`, if this FFmpeg has one.

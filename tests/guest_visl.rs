@@ -367,3 +367,18 @@ fn a_module_that_cannot_load_fails_the_run_with_the_reason() {
         "{message}"
     );
 }
+
+#[test]
+fn vicodec_loads_next_to_visl() {
+    let result = run(GuestCommand::new("v4l2-ctl --list-devices")
+        .modules(["visl", "vicodec"])
+        .label("vicodec"));
+    result.assert_success();
+    for driver in ["visl", "vicodec"] {
+        assert!(
+            result.stdout.contains(driver),
+            "no {driver} device:\n{}",
+            result.report()
+        );
+    }
+}

@@ -281,6 +281,12 @@ impl Guest {
         for (key, value) in &command.env {
             run.arg("--env").arg(format!("{key}={value}"));
         }
+        // Another root sees the checkout; the target directory and the test
+        // media may live elsewhere (CARGO_TARGET_DIR, REEL_TEST_MEDIA).
+        run.arg("--bind").arg(target_dir());
+        if let Some(media) = std::env::var_os("REEL_TEST_MEDIA") {
+            run.arg("--bind").arg(media);
+        }
         run.env_remove("REEL_VM_SHOW");
 
         let start = Instant::now();

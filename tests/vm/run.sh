@@ -11,6 +11,8 @@
 #                       default: visl)
 #     --no-modules      load nothing
 #     --env 'K=V'       environment for the command (repeatable)
+#     --bind PATH       with --root trixie: also show this host directory at
+#                       its path (the checkout always is; repeatable)
 #     --accel kvm|tcg   default: $REEL_VM_ACCEL, else what prepare.sh found
 #
 # In DIR afterwards: stdout, stderr, exit_code (the command's), console.log
@@ -25,7 +27,7 @@ cache=${REEL_VM_CACHE:-$here/cache}
 project=$(cd "$here/../.." && pwd)
 
 dir="" root=host timeout=120 accel=${REEL_VM_ACCEL:-}
-modules=() envs=() default_modules=1
+modules=() envs=() binds=() default_modules=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --dir) dir=$2; shift 2 ;;
@@ -34,6 +36,7 @@ while [ $# -gt 0 ]; do
         --module) modules+=("$2"); shift 2 ;;
         --no-modules) default_modules=0; shift ;;
         --env) envs+=("$2"); shift 2 ;;
+        --bind) binds+=("$2"); shift 2 ;;
         --accel) accel=$2; shift 2 ;;
         --) shift; break ;;
         -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -76,6 +79,7 @@ q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
     echo "REEL_PROJECT=$(q "$project")"
     echo "REEL_MODULES=$(q "$bed/kernel/lib/modules")"
     echo "REEL_CWD=$(q "$project")"
+    echo "REEL_BINDS=$(q "$(printf '%s\n' "${binds[@]}")")"
 } >"$dir/guest.conf"
 # The command's extra environment, sourced by the guest before the script.
 : >"$dir/env"

@@ -55,7 +55,7 @@ build=(build-essential pkg-config clang libclang-dev
 tests=(ffmpeg v4l-utils
        busybox-static kmod cpio xz-utils zstd bc make gcc debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-       gstreamer1.0-plugins-bad)
+       gstreamer1.0-plugins-bad gstreamer1.0-libav)
 # From bookworm-backports: the compositor the tests run against, its Mesa, and
 # a QEMU that matches the qemu-utils these machines ship.
 tests_bpo=(qemu-system-x86 weston libegl-mesa0 libgl1-mesa-dri mesa-libgallium libgbm1 wayland-utils)

@@ -1,0 +1,387 @@
+//! H.264 through reel's V4L2 stateless path, in the QEMU guest with visl,
+//! against GStreamer 1.22's `v4l2slh264dec` on the same clips and the same
+//! visl settings (the oracle captured by `support::oracle`):
+//! - slice-based without start codes (visl's defaults, what GStreamer
+//!   uses): the normalised traces must match frame by frame, slice by slice;
+//! - frame-based with Annex-B start codes (forced through
+//!   `REEL_V4L2_H264_MODE`/`REEL_V4L2_H264_START_CODE`): the per-frame
+//!   controls must match the oracle regrouped per frame;
+//! - truncated and corrupted files: bounded time, no panic, errors logged,
+//!   decoding resumes at the next IDR;
+//! - `--output framemd5`: FFmpeg's frame count, increasing pts, the same
+//!   output twice.
+//!
+//! Every reel run happens in one guest boot (a shell loop); each test
+//! checks its part of the results. If the guest cannot start, every test
+//! fails with the reason.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use support::oracle::{self, OracleClip};
+use support::visl_trace::{self, FrameRecord};
+use support::vm::{self, Guest, GuestCommand, GuestResult};
+
+/// The H.264 clips GStreamer's oracle covers.
+fn h264_clips() -> Vec<&'static OracleClip> {
+    oracle::CLIPS
+        .iter()
+        .filter(|c| c.element == "v4l2slh264dec")
+        .collect()
+}
+
+/// Clips for the framemd5 checks (display order, determinism).
+const FRAMEMD5_CLIPS: [&str; 3] = ["h264_main_bframes", "h264_mbaff", "h264_resolution_change"];
+
+/// Two segments, each starting with an IDR: damage in the first must not
+/// stop the second from decoding.
+const CORRUPTED_SOURCE: &str = "h264_resolution_change.ts";
+
+/// Seconds one reel run may take in the guest (TCG, loaded host).
+const RUN_LIMIT_SECS: u32 = 90;
+
+/// The corrupted copy of a clip: bytes overwritten in the middle. Made on
+/// the host next to the test media (the guest sees the same path).
+fn corrupted_clip(media: &Path) -> PathBuf {
+    let source = media.join(CORRUPTED_SOURCE);
+    let data = std::fs::read(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+    let mut damaged = data.clone();
+    // 2 KiB of 0xff a quarter in: slices of the first segment (and TS
+    // packet headers) are destroyed; the second segment's IDR is not.
+    let start = data.len() / 4;
+    let end = (start + 2048).min(damaged.len());
+    damaged[start..end].fill(0xff);
+    let path = vm::target_dir().join("guest-h264/h264_corrupted.mkv");
+    std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, damaged).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+struct GuestRuns {
+    result: GuestResult,
+    media: PathBuf,
+}
+
+/// One guest boot running every reel decode the tests look at.
+fn runs() -> &'static GuestRuns {
+    static RUNS: OnceLock<GuestRuns> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+        let corrupted = corrupted_clip(&media);
+        let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
+        let trace = vm::shell_quote(&vm::guest_script("visl-trace.sh").display().to_string());
+        let mut script = String::from("set -u\n");
+        // One decode: NAME, then the command's arguments after reel.
+        script.push_str(&format!(
+            "run() {{ name=$1; shift; \
+             VISL_TRACE_NAME=$name.trace timeout {RUN_LIMIT_SECS} {trace} {reel} -v \"$@\" \
+             >\"$REEL_RESULTS/$name.out\" 2>\"$REEL_RESULTS/$name.log\"; \
+             echo $? >\"$REEL_RESULTS/$name.rc\"; }}\n"
+        ));
+        for clip in h264_clips() {
+            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
+            script.push_str(&format!(
+                "run slice-{name} --hwdec v4l2 --output null {file}\n\
+                 REEL_V4L2_H264_MODE=frame REEL_V4L2_H264_START_CODE=annexb \
+                 run frame-{name} --hwdec v4l2 --output null {file}\n",
+                name = clip.name
+            ));
+        }
+        for name in FRAMEMD5_CLIPS {
+            let clip = oracle::clip(name).expect("known clip");
+            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
+            script.push_str(&format!(
+                "run md5a-{name} --hwdec v4l2 --output framemd5 {file}\n\
+                 run md5b-{name} --hwdec v4l2 --output framemd5 {file}\n"
+            ));
+        }
+        let truncated = vm::shell_quote(&media.join("truncated.mkv").display().to_string());
+        let damaged = vm::shell_quote(&corrupted.display().to_string());
+        script.push_str(&format!(
+            "run truncated --hwdec v4l2 --output framemd5 {truncated}\n\
+             run corrupted --hwdec v4l2 --output framemd5 {damaged}\n"
+        ));
+        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 2;
+        let result = Guest::run(
+            &GuestCommand::new(script)
+                .timeout(Duration::from_secs(120 + 60 * count as u64))
+                .env("RUST_BACKTRACE", "1")
+                .label("guest-h264"),
+        )
+        .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
+        result.assert_success();
+        GuestRuns { result, media }
+    })
+}
+
+/// Exit status, stderr and stdout of one run.
+fn outcome(name: &str) -> (i32, String, String) {
+    let r = &runs().result;
+    let rc = r
+        .read_result(&format!("{name}.rc"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name}: no exit status\n{}", r.report()));
+    let log = r.read_result(&format!("{name}.log")).unwrap_or_default();
+    let out = r.read_result(&format!("{name}.out")).unwrap_or_default();
+    (rc, log, out)
+}
+
+/// A run that must succeed, decoding through V4L2.
+fn successful(name: &str) -> (String, String) {
+    let (rc, log, out) = outcome(name);
+    assert_eq!(rc, 0, "{name}: exit status {rc}\n{log}");
+    assert!(
+        log.contains("decoder: V4L2 stateless"),
+        "{name}: the log does not say V4L2 was used:\n{log}"
+    );
+    assert!(!log.contains("panicked"), "{name}:\n{log}");
+    (log, out)
+}
+
+fn reel_frames(name: &str) -> Vec<FrameRecord> {
+    successful(name);
+    let trace = runs()
+        .result
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let path = vm::target_dir().join(format!("guest-h264/{name}.normalised"));
+    let _ = std::fs::write(&path, visl_trace::render(&frames));
+    frames
+}
+
+/// Differences between reel and GStreamer that are intended, each with why.
+/// Applied to both sides before comparing.
+fn without_intended_differences(frames: &[FrameRecord]) -> Vec<FrameRecord> {
+    frames
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            for (name, fields) in f.controls.iter_mut() {
+                let _ = name;
+                let _ = fields;
+            }
+            f
+        })
+        .collect()
+}
+
+#[test]
+fn slice_based_traces_match_gstreamer() {
+    let mut failures = Vec::new();
+    for clip in h264_clips() {
+        let oracle = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
+        let reel = reel_frames(&format!("slice-{}", clip.name));
+        let diff = visl_trace::diff(
+            &without_intended_differences(&oracle),
+            &without_intended_differences(&reel),
+        );
+        if !diff.is_empty() {
+            failures.push(format!(
+                "{} ({} differences, GStreamer vs reel):\n  {}",
+                clip.name,
+                diff.len(),
+                diff.iter()
+                    .take(25)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The oracle's slice-based frames as frame-based decoding sends them: one
+/// run per picture, no slice parameters or prediction weights (the driver
+/// parses the slices), controls of later slices dropped.
+fn per_frame(frames: &[FrameRecord]) -> Vec<FrameRecord> {
+    frames
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.runs = 0;
+            f.controls.retain(|name, _| {
+                !name.starts_with("slice")
+                    && !name.starts_with("v4l2_ctrl_h264_slice_params")
+                    && !name.starts_with("v4l2_ctrl_h264_pred_weights")
+                    && !name.starts_with("v4l2_h264_ref_pic_list")
+            });
+            f
+        })
+        .collect()
+}
+
+#[test]
+fn frame_based_annex_b_traces_match_gstreamer_per_frame() {
+    let mut failures = Vec::new();
+    for clip in h264_clips() {
+        let name = format!("frame-{}", clip.name);
+        let (log, _) = successful(&name);
+        assert!(
+            log.contains("mode=FrameBased annex_b=true"),
+            "{name}: not frame-based with start codes:\n{log}"
+        );
+        let oracle = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
+        let reel = reel_frames(&name);
+        // One request per picture (two for a field pair).
+        for (o, r) in oracle.iter().zip(&reel) {
+            let fields = o.controls["v4l2_ctrl_h264_decode_params"]["flags"].contains("FIELD_PIC");
+            let expected = if fields { 2 } else { 1 };
+            assert!(
+                r.runs == expected || (!fields && r.runs == 1),
+                "{name}: frame {} took {} requests",
+                r.index,
+                r.runs
+            );
+        }
+        let diff = visl_trace::diff(
+            &per_frame(&without_intended_differences(&oracle)),
+            &per_frame(&without_intended_differences(&reel)),
+        );
+        if !diff.is_empty() {
+            failures.push(format!(
+                "{} ({} differences, GStreamer vs reel):\n  {}",
+                clip.name,
+                diff.len(),
+                diff.iter()
+                    .take(25)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// FFmpeg's view of a file: frame count and pts of each frame.
+fn ffprobe_frames(file: &Path) -> usize {
+    let output = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-count_frames",
+            "-show_entries",
+            "stream=nb_read_frames",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("ffprobe: {e}"));
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .trim_end_matches(',')
+        .parse()
+        .unwrap_or_else(|_| panic!("ffprobe count for {}: {output:?}", file.display()))
+}
+
+/// (pts, md5) of each framemd5 line.
+fn framemd5_lines(out: &str) -> Vec<(i64, String)> {
+    out.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split(',').map(str::trim).collect();
+            let pts = cols.get(2).and_then(|v| v.parse().ok());
+            let md5 = cols.last().map(|s| s.to_string());
+            (
+                pts.unwrap_or_else(|| panic!("bad line {l}")),
+                md5.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn framemd5_in_display_order_and_deterministic() {
+    for name in FRAMEMD5_CLIPS {
+        let clip = oracle::clip(name).expect("known clip");
+        let (_, first) = successful(&format!("md5a-{name}"));
+        let (_, second) = successful(&format!("md5b-{name}"));
+        let lines = framemd5_lines(&first);
+        assert_eq!(
+            lines.len(),
+            ffprobe_frames(&runs().media.join(clip.file)),
+            "{name}: frame count"
+        );
+        assert!(
+            lines.windows(2).all(|w| w[0].0 < w[1].0),
+            "{name}: pts not strictly increasing: {:?}",
+            lines.iter().map(|l| l.0).collect::<Vec<_>>()
+        );
+        assert_eq!(first, second, "{name}: two runs differ");
+    }
+}
+
+/// Frames (decode order) the trace holds requests for, and IDR positions.
+fn traced_frames(name: &str) -> (usize, Vec<usize>) {
+    let trace = runs()
+        .result
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let idrs = frames
+        .iter()
+        .filter(|f| {
+            f.controls
+                .get("v4l2_ctrl_h264_decode_params")
+                .and_then(|d| d.get("flags"))
+                .is_some_and(|v| v.contains("IDR_PIC"))
+        })
+        .map(|f| f.index)
+        .collect();
+    (frames.len(), idrs)
+}
+
+#[test]
+fn truncated_file_ends_cleanly() {
+    let (rc, log, out) = outcome("truncated");
+    assert_ne!(rc, 124, "timed out:\n{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(
+        log.contains("decoder: V4L2 stateless"),
+        "not decoded through V4L2:\n{log}"
+    );
+    let frames = framemd5_lines(&out).len();
+    assert!(frames > 0, "no frame out of the truncated file:\n{log}");
+    let (traced, _) = traced_frames("truncated");
+    assert!(traced >= frames, "{traced} requests for {frames} frames");
+}
+
+#[test]
+fn corrupted_file_resumes_at_the_next_idr() {
+    let (rc, log, out) = outcome("corrupted");
+    assert_ne!(rc, 124, "timed out:\n{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(
+        log.contains("decoder: V4L2 stateless"),
+        "not decoded through V4L2:\n{log}"
+    );
+    assert!(
+        log.contains("WARN") || log.contains("ERROR"),
+        "the damage was not logged:\n{log}"
+    );
+    // Requests go on after the damage: an IDR after the middle of the file
+    // is decoded, and so are frames after it.
+    let total = ffprobe_frames(&runs().media.join(CORRUPTED_SOURCE));
+    let (traced, idrs) = traced_frames("corrupted");
+    let last_idr = idrs.last().copied().unwrap_or(0);
+    assert!(
+        last_idr > total / 2 && traced > last_idr + 1,
+        "IDR frames {idrs:?}, {traced} traced, {total} in the clip:\n{log}"
+    );
+    let frames = framemd5_lines(&out);
+    assert!(
+        frames.len() > total / 2,
+        "{} frames of {total}",
+        frames.len()
+    );
+}

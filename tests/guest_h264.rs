@@ -78,7 +78,7 @@ fn runs() -> &'static GuestRuns {
         // One decode: NAME, then the command's arguments after reel.
         script.push_str(&format!(
             "run() {{ name=$1; shift; \
-             VISL_TRACE_NAME=$name.trace timeout {RUN_LIMIT_SECS} {trace} {reel} -v \"$@\" \
+             VISL_TRACE_NAME=$name.trace timeout {RUN_LIMIT_SECS} {trace} {reel} \"$@\" -v \
              >\"$REEL_RESULTS/$name.out\" 2>\"$REEL_RESULTS/$name.log\"; \
              echo $? >\"$REEL_RESULTS/$name.rc\"; }}\n"
         ));

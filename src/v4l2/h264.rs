@@ -254,6 +254,8 @@ pub struct H264Codec {
     /// Visible size of each picture not yet shown (sizes change with the SPS).
     sizes: HashMap<u64, (u32, u32)>,
     visible: (u32, u32),
+    /// A first field whose second field should follow into its buffer.
+    open_field: Option<u64>,
 }
 
 impl H264Codec {
@@ -266,6 +268,7 @@ impl H264Codec {
             batch_references: Vec::new(),
             sizes: HashMap::new(),
             visible: (0, 0),
+            open_field: None,
         }
     }
 
@@ -273,8 +276,25 @@ impl H264Codec {
         self.mode
     }
 
+    /// Whether the driver must keep the picture's CAPTURE buffer after its
+    /// last request: a first field, whose second field decodes into the
+    /// same buffer (same timestamp). An unpaired field is released by the
+    /// driver when a request with another timestamp comes, or by FLUSH.
+    fn holds_for_second_field(&mut self, job: &h264::DecodeJob) -> bool {
+        if !job.structure.is_field() {
+            self.open_field = None;
+            return false;
+        }
+        if self.open_field == Some(job.timestamp_ns) {
+            self.open_field = None;
+            return false;
+        }
+        self.open_field = Some(job.timestamp_ns);
+        true
+    }
+
     /// The requests of one picture.
-    fn requests(&self, job: &h264::DecodeJob) -> Vec<DecodeJob> {
+    fn requests(&self, job: &h264::DecodeJob, hold_after: bool) -> Vec<DecodeJob> {
         let mut picture = vec![
             ExtControl::compound(b::V4L2_CID_STATELESS_H264_SPS, job.sps),
             ExtControl::compound(b::V4L2_CID_STATELESS_H264_PPS, job.pps),
@@ -295,7 +315,7 @@ impl H264Codec {
                 timestamp_ns: job.timestamp_ns,
                 controls: picture,
                 bitstream: job.bitstream(self.mode.start_codes),
-                hold_capture: false,
+                hold_capture: hold_after,
                 sequence,
             }],
             DecodeMode::SliceBased => {
@@ -321,7 +341,7 @@ impl H264Codec {
                             timestamp_ns: job.timestamp_ns,
                             controls,
                             bitstream,
-                            hold_capture: i != last,
+                            hold_capture: i != last || hold_after,
                             sequence: if i == 0 { sequence.clone() } else { None },
                         }
                     })
@@ -375,7 +395,8 @@ impl StatelessCodec for H264Codec {
                     .filter(|e| e.flags & b::V4L2_H264_DPB_ENTRY_FLAG_VALID != 0)
                     .map(|e| e.reference_ts),
             );
-            requests.extend(self.requests(job));
+            let hold_after = self.holds_for_second_field(job);
+            requests.extend(self.requests(job, hold_after));
             self.due.extend(job.output.iter().copied());
         }
         // The DPB after this unit, plus what its pictures referred to.
@@ -416,6 +437,7 @@ impl StatelessCodec for H264Codec {
         self.due.clear();
         self.batch_references.clear();
         self.sizes.clear();
+        self.open_field = None;
     }
 }
 

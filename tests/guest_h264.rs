@@ -37,6 +37,9 @@ fn h264_clips() -> Vec<&'static OracleClip> {
 /// Clips for the framemd5 checks (display order, determinism).
 const FRAMEMD5_CLIPS: [&str; 3] = ["h264_main_bframes", "h264_mbaff", "h264_resolution_change"];
 
+/// Where the seek test starts h264_main_bframes (30 fps, 30 frames).
+const SEEK_SECONDS: f64 = 0.5;
+
 /// Two segments, each starting with an IDR: damage in the first must not
 /// stop the second from decoding.
 const CORRUPTED_SOURCE: &str = "h264_resolution_change.ts";
@@ -99,6 +102,11 @@ fn runs() -> &'static GuestRuns {
                  run md5b-{name} --hwdec v4l2 --output framemd5 {file}\n"
             ));
         }
+        let bframes = oracle::clip("h264_main_bframes").expect("known clip");
+        let bframes = vm::shell_quote(&media.join(bframes.file).display().to_string());
+        script.push_str(&format!(
+            "run seek --hwdec v4l2 --start {SEEK_SECONDS} --output framemd5 {bframes}\n"
+        ));
         let truncated = vm::shell_quote(&media.join("truncated.mkv").display().to_string());
         let damaged = vm::shell_quote(&corrupted.display().to_string());
         script.push_str(&format!(
@@ -117,7 +125,7 @@ fn runs() -> &'static GuestRuns {
              run vp9-v4l2 --hwdec v4l2 --output null {vp9}\n\
              run probe probe {baseline}\n"
         ));
-        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 8;
+        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 9;
         let result = Guest::run(
             &GuestCommand::new(script)
                 .timeout(Duration::from_secs(120 + 60 * count as u64))
@@ -459,4 +467,31 @@ fn without_a_decoder_auto_falls_back_and_v4l2_fails() {
 
 fn discovery_finds_a_decoder() -> bool {
     !reel::v4l2::discovery::discover().decoders.is_empty()
+}
+
+/// The framemd5 time base (`#tb 0: num/den`).
+fn framemd5_time_base(out: &str) -> (i64, i64) {
+    out.lines()
+        .find_map(|l| l.strip_prefix("#tb 0: "))
+        .and_then(|tb| tb.trim().split_once('/'))
+        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
+        .unwrap_or_else(|| panic!("no time base in:\n{out}"))
+}
+
+#[test]
+fn seeking_starts_at_the_frame_shown_at_the_target() {
+    // The whole clip (checked against FFmpeg's count above) gives the pts;
+    // starting at SEEK_SECONDS must give exactly those from the frame
+    // showing at that time on (the decoder restarts at the keyframe before
+    // it and the frames before the target are dropped).
+    let (_, full) = successful("md5a-h264_main_bframes");
+    let (log, seek) = successful("seek");
+    let (num, den) = framemd5_time_base(&full);
+    let full = framemd5_lines(&full);
+    let first = full.first().map(|l| l.0).expect("frames");
+    let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;
+    let expected: Vec<i64> = full.iter().map(|l| l.0).filter(|&p| p >= target).collect();
+    let got: Vec<i64> = framemd5_lines(&seek).iter().map(|l| l.0).collect();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected, "{log}");
 }

@@ -47,20 +47,37 @@ const CORRUPTED_SOURCE: &str = "h264_resolution_change.ts";
 /// Seconds one reel run may take in the guest (TCG, loaded host).
 const RUN_LIMIT_SECS: u32 = 90;
 
-/// The corrupted copy of a clip: bytes overwritten in the middle. Made on
-/// the host next to the test media (the guest sees the same path).
+/// The corrupted copy of a clip: in 24 transport packets a quarter in, the
+/// H.264 bytes are overwritten with noise; packet headers, adaptation fields
+/// and PES headers are kept, so that the demuxer passes the damaged NAL
+/// units on rather than dropping them. Made on the host next to the test
+/// media (the guest sees the same path).
 fn corrupted_clip(media: &Path) -> PathBuf {
+    const TS_PACKET: usize = 188;
+    /// Room for a PES header (with PTS and DTS) at the start of a PES.
+    const PES_HEADER: usize = 20;
     let source = media.join(CORRUPTED_SOURCE);
-    let data = std::fs::read(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
-    let mut damaged = data.clone();
-    // 2 KiB of 0xff a quarter in: slices of the first segment (and TS
-    // packet headers) are destroyed; the second segment's IDR is not.
-    let start = data.len() / 4;
-    let end = (start + 2048).min(damaged.len());
-    damaged[start..end].fill(0xff);
+    let mut data = std::fs::read(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+    let first = data.len() / 4 / TS_PACKET;
+    let mut noise = 0x2545_f491_u32;
+    for packet in data.chunks_mut(TS_PACKET).skip(first).take(24) {
+        assert_eq!(packet[0], 0x47, "not a transport packet boundary");
+        let pes_start = packet[1] & 0x40 != 0;
+        let adaptation = packet[3] & 0x20 != 0;
+        if adaptation {
+            continue;
+        }
+        let from = if pes_start { 4 + PES_HEADER } else { 4 };
+        for byte in &mut packet[from..] {
+            noise ^= noise << 13;
+            noise ^= noise >> 17;
+            noise ^= noise << 5;
+            *byte = noise as u8;
+        }
+    }
     let path = vm::target_dir().join("guest-h264/h264_corrupted.ts");
     std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(&path, damaged).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
 }
 

@@ -512,3 +512,108 @@ fn seeking_starts_at_the_frame_shown_at_the_target() {
     assert!(!expected.is_empty());
     assert_eq!(got, expected, "{log}");
 }
+
+/// On the host, from a real clip (4 slices per picture, as made by
+/// tests/media/generate.sh): the requests H264Codec makes in each mode.
+#[test]
+fn requests_follow_the_decode_mode_and_start_code() {
+    use reel::v4l2::decoder::StatelessCodec;
+    use reel::v4l2::h264::{DecodeMode, H264Codec, H264Mode};
+    use v4l2r::bindings as b;
+
+    const SLICES: usize = 4;
+    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let clip = media.join("h264_slices.mp4");
+    let pictures = ffprobe_frames(&clip);
+    for decode_mode in [DecodeMode::SliceBased, DecodeMode::FrameBased] {
+        for start_codes in [false, true] {
+            let what = format!("{decode_mode:?}, start codes {start_codes}");
+            let mut codec = H264Codec::new(
+                H264Mode {
+                    decode_mode,
+                    start_codes,
+                },
+                "/dev/video-test".into(),
+            );
+            let mut demuxer = reel::media::Demuxer::open(&clip).unwrap_or_else(|e| panic!("{e}"));
+            let mut requests = Vec::new();
+            let mut timestamp = 0;
+            while let Some(packet) = demuxer.next_packet().unwrap_or_else(|e| panic!("{e}")) {
+                timestamp += 1000;
+                requests.extend(
+                    codec
+                        .decode_jobs(&packet.data, timestamp)
+                        .unwrap_or_else(|e| panic!("{what}: {e}")),
+                );
+            }
+            let per_picture = match decode_mode {
+                DecodeMode::SliceBased => SLICES,
+                DecodeMode::FrameBased => 1,
+            };
+            assert_eq!(requests.len(), pictures * per_picture, "{what}");
+            for (i, request) in requests.iter().enumerate() {
+                let last_of_picture = i % per_picture == per_picture - 1;
+                assert_eq!(
+                    request.hold_capture, !last_of_picture,
+                    "{what}: request {i}"
+                );
+                let ids: Vec<u32> = request.controls.iter().map(|c| c.id).collect();
+                for id in [
+                    b::V4L2_CID_STATELESS_H264_SPS,
+                    b::V4L2_CID_STATELESS_H264_PPS,
+                    b::V4L2_CID_STATELESS_H264_DECODE_PARAMS,
+                ] {
+                    assert!(ids.contains(&id), "{what}: request {i} lacks {id:#x}");
+                }
+                assert_eq!(
+                    ids.contains(&b::V4L2_CID_STATELESS_H264_SLICE_PARAMS),
+                    decode_mode == DecodeMode::SliceBased,
+                    "{what}: request {i}"
+                );
+                // Slices of one picture share its timestamp; pictures differ.
+                let picture_start = i - i % per_picture;
+                assert_eq!(
+                    request.timestamp_ns, requests[picture_start].timestamp_ns,
+                    "{what}: request {i}"
+                );
+                // Bitstream: NAL units of slices (types 1 and 5), each after a
+                // 3-byte start code when asked; without, one NAL unit.
+                let nal_starts: Vec<usize> = if start_codes {
+                    request
+                        .bitstream
+                        .windows(3)
+                        .enumerate()
+                        .filter(|(_, w)| *w == [0, 0, 1])
+                        .map(|(at, _)| at + 3)
+                        .collect()
+                } else {
+                    vec![0]
+                };
+                if start_codes {
+                    assert_eq!(&request.bitstream[..3], &[0, 0, 1], "{what}: request {i}");
+                    let slices = if decode_mode == DecodeMode::SliceBased {
+                        1
+                    } else {
+                        SLICES
+                    };
+                    assert_eq!(nal_starts.len(), slices, "{what}: request {i}");
+                }
+                for at in nal_starts {
+                    let nal_type = request.bitstream[at] & 0x1f;
+                    assert!(
+                        matches!(nal_type, 1 | 5),
+                        "{what}: request {i}: NAL type {nal_type}"
+                    );
+                }
+            }
+            let mut stamps: Vec<u64> = requests.iter().map(|r| r.timestamp_ns).collect();
+            stamps.dedup();
+            assert_eq!(stamps.len(), pictures, "{what}");
+            assert!(
+                requests[0].sequence.is_some(),
+                "{what}: first request starts a sequence"
+            );
+            assert!(requests[1..].iter().all(|r| r.sequence.is_none()), "{what}");
+        }
+    }
+}

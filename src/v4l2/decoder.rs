@@ -195,12 +195,10 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         if !matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
             return result;
         }
-        // Pictures may be waiting in the driver: collect and retry once.
-        self.collect(Duration::from_millis(50))
-            .map_err(|e| match e {
-                DecoderError::Session(e) => e,
-                _ => SessionError::NoCaptureBuffer { count: 0 },
-            })?;
+        // Pictures may be waiting in the driver: collect them and retry once.
+        let completed = self.session.poll_completed(Duration::from_millis(50))?;
+        self.store(completed);
+        self.emit();
         self.session.set_references(&self.codec.references());
         self.session.submit(DecodeRequest {
             timestamp_ns: job.timestamp_ns,

@@ -81,6 +81,20 @@ fn corrupted_clip(media: &Path) -> PathBuf {
     path
 }
 
+/// An H.264 clip below visl's smallest size (64x64), made with FFmpeg.
+fn too_small_clip() -> PathBuf {
+    let path = vm::target_dir().join("guest-h264/h264_48x48.mp4");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc=size=48x48:rate=30:duration=0.2")
+        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        .arg(&path)
+        .status()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(status.success(), "ffmpeg could not make {}", path.display());
+    path
+}
+
 struct GuestRuns {
     result: GuestResult,
     media: PathBuf,
@@ -134,15 +148,18 @@ fn runs() -> &'static GuestRuns {
         // node, a node that is no decoder; and what `reel probe` says.
         let baseline = vm::shell_quote(&media.join("h264_baseline.mp4").display().to_string());
         let vp9 = vm::shell_quote(&media.join("vp9.webm").display().to_string());
+        let small = vm::shell_quote(&too_small_clip().display().to_string());
         script.push_str(&format!(
             "run auto --output null {baseline}\n\
              run software --hwdec no --output null {baseline}\n\
              run device --hwdec v4l2 --device /dev/video0 --output null {baseline}\n\
              run not-a-decoder --hwdec v4l2 --device /dev/zero --output null {baseline}\n\
              run vp9-v4l2 --hwdec v4l2 --output null {vp9}\n\
+             run small-auto --output null {small}\n\
+             run small-v4l2 --hwdec v4l2 --output null {small}\n\
              run probe probe {baseline}\n"
         ));
-        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 9;
+        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 11;
         let result = Guest::run(
             &GuestCommand::new(script)
                 .timeout(Duration::from_secs(120 + 60 * count as u64))
@@ -429,6 +446,26 @@ fn the_decoder_is_chosen_as_asked() {
     let (rc, log, _) = outcome("vp9-v4l2");
     assert_ne!(rc, 0, "{log}");
     assert!(log.contains("no V4L2 path for"), "{log}");
+    // Below visl's smallest size: auto says why (naming the device and the
+    // size) and decodes in software; --hwdec=v4l2 fails with that reason.
+    let reason = "/dev/video0: 48x48 is outside the decoder's sizes";
+    let (rc, log, _) = outcome("small-auto");
+    assert_eq!(rc, 0, "{log}");
+    assert_eq!(
+        log.matches("decoder: software, not V4L2:").count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        log.contains(reason) && log.contains("decoder=software"),
+        "{log}"
+    );
+    let (rc, log, _) = outcome("small-v4l2");
+    assert_ne!(rc, 0, "{log}");
+    assert!(
+        log.contains("--hwdec=v4l2") && log.contains(reason),
+        "{log}"
+    );
     // probe: the discovery report and the choice for the file.
     let (rc, log, out) = outcome("probe");
     assert_eq!(rc, 0, "{log}\n{out}");

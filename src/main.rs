@@ -5,6 +5,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use reel::cli::{Cli, Command, Hwdec, LogArgs, Output, PlayArgs};
+use reel::player::decoder_choice::DecoderChoice;
 use reel::player::{self, headless, PlayerOptions};
 
 fn main() -> ExitCode {
@@ -52,11 +53,12 @@ fn init_logging(args: &LogArgs) {
 /// Plays the files; returns the errors of files that could not be played
 /// (playback went on with the others).
 fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
-    if args.hwdec == Hwdec::V4l2 {
-        anyhow::bail!("--hwdec=v4l2: no V4L2 stateless decoding in this build yet");
-    }
-    if args.device.is_some() {
-        anyhow::bail!("--device: no V4L2 stateless decoding in this build yet");
+    let decoder = DecoderChoice {
+        hwdec: args.hwdec,
+        device: args.device.clone(),
+    };
+    if decoder.hwdec == Hwdec::No && decoder.device.is_some() {
+        anyhow::bail!("--device names a V4L2 decoder, but --hwdec=no forbids V4L2");
     }
     match args.output {
         Output::Wayland => player::run(PlayerOptions {
@@ -69,6 +71,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
             control: args.control,
             stats: args.stats,
             threads: args.threads,
+            decoder,
         }),
         Output::Framemd5 | Output::Null => {
             let sink = if args.output == Output::Framemd5 {
@@ -80,7 +83,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
             let mut failures = Vec::new();
             for (i, file) in args.files.iter().enumerate() {
                 let start = if i == 0 { args.start } else { None };
-                match headless::run_file(file, start, args.threads, sink, &mut out) {
+                match headless::run_file(file, start, args.threads, &decoder, sink, &mut out) {
                     Ok(report) if report.errors > 0 => failures.push(player::about_file(
                         file,
                         &report.error_summary.unwrap_or_default(),

@@ -12,7 +12,9 @@ use anyhow::Result;
 use crate::display::formats::{choose_dmabuf, modifier_name, AdvertisedFormats};
 use crate::display::{Display, WindowOptions};
 use crate::media::{Codec, Demuxer};
-use crate::v4l2::topology;
+use crate::player::decoder_choice::{self, DecoderChoice, Plan};
+use crate::v4l2::discovery;
+use crate::v4l2::h264::H264Mode;
 
 /// Prints the report on stdout. Returns problems that did not stop it.
 pub fn run(file: Option<&Path>) -> Result<Vec<String>> {
@@ -70,11 +72,29 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
                 .as_deref()
                 .unwrap_or("unknown pixel format")
         );
-        let decoder = crate::sw::decoder_name(stream.codec).unwrap_or_else(|| "none".into());
-        let _ = writeln!(
-            out,
-            "  decoder: software ({decoder}); no V4L2 decoder is used for it yet"
-        );
+        let _ = match decoder_choice::plan(stream, &DecoderChoice::default()) {
+            Plan::V4l2(info) => {
+                let mode = H264Mode::from_env(&info)
+                    .map(|m| {
+                        format!(
+                            "{:?}, Annex-B start codes: {}",
+                            m.decode_mode, m.start_codes
+                        )
+                    })
+                    .unwrap_or_else(|e| e);
+                writeln!(
+                    out,
+                    "  decoder: V4L2 stateless {} ({}; {mode})",
+                    info.video_node.display(),
+                    info.driver
+                )
+            }
+            Plan::Software(reason) => {
+                let decoder =
+                    crate::sw::decoder_name(stream.codec).unwrap_or_else(|| "none".into());
+                writeln!(out, "  decoder: software ({decoder}), not V4L2: {reason}")
+            }
+        };
         if let Some(formats) = advertised {
             let layout = crate::sw::display_format_for(stream);
             let path = match layout.and_then(|f| choose_dmabuf(f, formats)) {
@@ -93,44 +113,11 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
 
 fn v4l2_section(out: &mut String, problems: &mut Vec<String>) {
     let _ = writeln!(out, "V4L2 stateless decoders:");
-    let mut media_nodes: Vec<_> = std::fs::read_dir("/dev")
-        .map(|dir| {
-            dir.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("media"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    media_nodes.sort();
-    let mut decoders = 0;
-    for node in &media_nodes {
-        match topology::read_topology(node) {
-            Ok(topology) => {
-                for decoder in topology.decoders() {
-                    decoders += 1;
-                    let (major, minor) = decoder.devnode;
-                    let video = topology::devnode_path(major, minor)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_else(|| format!("char {major}:{minor}"));
-                    let _ = writeln!(
-                        out,
-                        "  {video}: {} (driver {}, entity {}, {})",
-                        topology.model,
-                        topology.driver,
-                        decoder.entity,
-                        node.display()
-                    );
-                }
-            }
-            Err(e) => problems.push(e.to_string()),
-        }
+    let found = discovery::discover();
+    for line in found.to_string().lines() {
+        let _ = writeln!(out, "  {line}");
     }
-    if decoders == 0 {
-        let _ = writeln!(out, "  none found ({} media devices)", media_nodes.len());
-    }
+    problems.extend(found.problems.iter().map(ToString::to_string));
 }
 
 fn formats_section(out: &mut String, formats: &AdvertisedFormats) {

@@ -1018,6 +1018,7 @@ impl reel::v4l2::decoder::StatelessCodec for TestCodec {
             controls: frame_controls(self.frame_num, 30),
             bitstream: au.slices.concat(),
             hold_capture: false,
+            sequence: None,
         }])
     }
     fn references(&self) -> Vec<u64> {

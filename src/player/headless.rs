@@ -10,6 +10,7 @@ use tracing::info;
 
 use crate::display::framemd5::Framemd5Writer;
 
+use super::decoder_choice::DecoderChoice;
 use super::pipeline::{Pipeline, PipelineOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,7 @@ pub fn run_file(
     path: &Path,
     start: Option<Duration>,
     threads: usize,
+    decoder: &DecoderChoice,
     sink: Sink,
     out: &mut impl Write,
 ) -> Result<HeadlessReport> {
@@ -41,6 +43,7 @@ pub fn run_file(
         &PipelineOptions {
             for_display: false,
             threads,
+            decoder: decoder.clone(),
         },
     )?;
     if let Some(position) = start {

@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod commands;
 pub mod control;
+pub mod decoder_choice;
 pub mod headless;
 pub mod pipeline;
 pub mod source;
@@ -50,6 +51,7 @@ pub struct PlayerOptions {
     pub control: Option<PathBuf>,
     pub stats: bool,
     pub threads: usize,
+    pub decoder: decoder_choice::DecoderChoice,
 }
 
 /// The frame on screen.
@@ -224,6 +226,7 @@ impl Player {
             let options = PipelineOptions {
                 for_display: true,
                 threads: self.options.threads,
+                decoder: self.options.decoder.clone(),
             };
             match Pipeline::open(&path, &options) {
                 Ok(pipeline) => {

@@ -5,12 +5,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tracing::{debug, info, warn};
 
 use crate::frame::{DecoderKind, Frame};
 use crate::media::{Demuxer, Packet, VideoStreamInfo};
 use crate::sw::{SwDecoder, SwError, SwOptions};
+
+use super::decoder_choice::{self, DecoderChoice};
 
 /// A decoder's complaint about one packet or frame. Recoverable faults
 /// (corrupt data) are counted and decoding goes on at the next keyframe;
@@ -66,6 +68,7 @@ pub struct PipelineOptions {
     /// rather than to a checksum or nowhere (kept in the decoder's layout).
     pub for_display: bool,
     pub threads: usize,
+    pub decoder: DecoderChoice,
 }
 
 pub struct Pipeline {
@@ -88,25 +91,25 @@ impl Pipeline {
     pub fn open(path: &Path, options: &PipelineOptions) -> Result<Self> {
         let demuxer = Demuxer::open(path)?;
         let stream = demuxer.stream();
-        let decoder = SwDecoder::new(
+        let decoder = decoder_choice::open(
             stream,
+            &options.decoder,
             SwOptions {
                 threads: options.threads,
                 for_display: options.for_display,
             },
-        )
-        .with_context(|| format!("cannot decode {}", stream.codec))?;
+        )?;
         info!(
             file = %path.display(),
             codec = %stream.codec,
             width = stream.width,
             height = stream.height,
-            decoder = %DecoderKind::Software,
+            decoder = %decoder.kind(),
             "opened"
         );
         Ok(Self {
             demuxer,
-            decoder: Box::new(decoder),
+            decoder,
             epoch: 0,
             drop_before: None,
             last_dropped: None,

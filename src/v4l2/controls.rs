@@ -5,6 +5,7 @@
 
 use std::ffi::c_void;
 use std::fmt;
+use std::sync::Arc;
 
 use v4l2r::bindings::{self, v4l2_ext_control};
 
@@ -24,14 +25,18 @@ impl<T: Copy + Send + Sync + 'static> CompoundPayload for T {
     }
 }
 
+/// Cloning shares a compound payload (the slices of one picture carry the
+/// same parameter sets).
+#[derive(Clone)]
 pub enum ControlPayload {
     /// A 32-bit (integer, menu, boolean) control.
     Value(i32),
     Value64(i64),
     /// A compound control: one struct (or an array of them).
-    Compound(Box<dyn CompoundPayload>),
+    Compound(Arc<dyn CompoundPayload>),
 }
 
+#[derive(Clone)]
 pub struct ExtControl {
     pub id: u32,
     pub payload: ControlPayload,
@@ -50,7 +55,7 @@ impl ExtControl {
     pub fn compound<T: Copy + Send + Sync + 'static>(id: u32, data: T) -> Self {
         Self {
             id,
-            payload: ControlPayload::Compound(Box::new(data)),
+            payload: ControlPayload::Compound(Arc::new(data)),
         }
     }
 

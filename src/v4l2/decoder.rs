@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::controls::ExtControl;
 use super::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
@@ -21,6 +21,20 @@ pub struct DecodeJob {
     pub bitstream: Vec<u8>,
     /// More jobs of this picture follow.
     pub hold_capture: bool,
+    /// Set on the first job of a new sequence (stream start, resolution
+    /// change): earlier pictures are drained and the queues set up again
+    /// if the session does not fit it.
+    pub sequence: Option<SequenceChange>,
+}
+
+/// What a new sequence needs from the session.
+#[derive(Clone, Debug)]
+pub struct SequenceChange {
+    pub coded_width: u32,
+    pub coded_height: u32,
+    pub capture_buffers: u32,
+    /// Sequence controls to set before the CAPTURE format is chosen.
+    pub controls: Vec<ExtControl>,
 }
 
 /// What the V4L2 decoder needs from a codec layer.
@@ -41,6 +55,11 @@ pub trait StatelessCodec: Send {
     fn take_output(&mut self, end_of_stream: bool) -> Vec<u64>;
     /// Visible picture size (the cropping of the current sequence).
     fn visible_size(&self) -> (u32, u32);
+    /// Visible size of one picture, asked once when it is output (a
+    /// resolution change leaves earlier pictures at their own size).
+    fn visible_size_of(&mut self, _timestamp_ns: u64) -> (u32, u32) {
+        self.visible_size()
+    }
     /// Forgets all state (seek, or recovery after a device error).
     fn reset(&mut self);
 }
@@ -64,6 +83,10 @@ struct PacketTiming {
 
 pub struct V4l2Decoder<C: StatelessCodec> {
     session: Session,
+    /// What the session was set up with (updated by a new sequence).
+    config: SessionConfig,
+    /// The picture whose CAPTURE buffer the driver holds for more slices.
+    holding_for: Option<u64>,
     codec: C,
     /// (numerator, denominator) of the stream's time base.
     time_base: (i64, i64),
@@ -84,10 +107,12 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         time_base: (i64, i64),
     ) -> Result<Self, DecoderError> {
         let path = config.video_node.clone();
-        let session = Session::open(config)?;
+        let session = Session::open(config.clone())?;
         info!("decoding through V4L2 stateless decoder {}", path.display());
         Ok(Self {
             session,
+            config,
+            holding_for: None,
             codec,
             time_base,
             timings: HashMap::new(),
@@ -125,7 +150,9 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
                 self.errors += 1;
                 DecoderError::Bitstream(e)
             })?;
-        if !jobs.is_empty() {
+        // A second field in its own packet decodes under its first field's
+        // timestamp: only a picture of this packet needs its timing.
+        if jobs.iter().any(|j| j.timestamp_ns == timestamp_ns) {
             self.timings.insert(
                 timestamp_ns,
                 PacketTiming {
@@ -135,36 +162,106 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
             );
         }
         for job in &jobs {
-            self.session.set_references(&self.codec.references());
-            let request = DecodeRequest {
-                timestamp_ns: job.timestamp_ns,
-                controls: &job.controls,
-                bitstream: &job.bitstream,
-                hold_capture: job.hold_capture,
-            };
-            let mut result = self.session.submit(request);
-            if matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
-                // Pictures may be waiting in the driver: collect and retry once.
-                self.collect(Duration::from_millis(50))?;
-                self.session.set_references(&self.codec.references());
-                let request = DecodeRequest {
-                    timestamp_ns: job.timestamp_ns,
-                    controls: &job.controls,
-                    bitstream: &job.bitstream,
-                    hold_capture: job.hold_capture,
-                };
-                result = self.session.submit(request);
+            if let Some(change) = &job.sequence {
+                self.start_sequence(change)?;
             }
-            if let Err(e) = result {
+            if let Err(e) = self.submit(job) {
                 self.errors += 1;
                 if matches!(e, SessionError::RequestTimeout { .. }) {
                     self.recover();
+                } else if self.holding_for.is_some() {
+                    // The picture's earlier slices hold a CAPTURE buffer:
+                    // FLUSH gives it back with what was decoded.
+                    self.release_held();
                 }
                 return Err(e.into());
             }
+            self.holding_for = job.hold_capture.then_some(job.timestamp_ns);
         }
         self.due.extend(self.codec.take_output(false));
         self.collect(Duration::ZERO)?;
+        Ok(())
+    }
+
+    fn submit(&mut self, job: &DecodeJob) -> Result<(), SessionError> {
+        self.session.set_references(&self.codec.references());
+        let request = DecodeRequest {
+            timestamp_ns: job.timestamp_ns,
+            controls: &job.controls,
+            bitstream: &job.bitstream,
+            hold_capture: job.hold_capture,
+        };
+        let result = self.session.submit(request);
+        if !matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
+            return result;
+        }
+        // Pictures may be waiting in the driver: collect them and retry once.
+        let completed = self.session.poll_completed(Duration::from_millis(50))?;
+        self.store(completed);
+        self.emit();
+        self.session.set_references(&self.codec.references());
+        self.session.submit(DecodeRequest {
+            timestamp_ns: job.timestamp_ns,
+            controls: &job.controls,
+            bitstream: &job.bitstream,
+            hold_capture: job.hold_capture,
+        })
+    }
+
+    fn release_held(&mut self) {
+        self.holding_for = None;
+        match self.session.drain() {
+            Ok(frames) => self.store(frames),
+            Err(e) => {
+                warn!("releasing the held CAPTURE buffer failed: {e}");
+                self.recover();
+            }
+        }
+    }
+
+    /// A new sequence: earlier pictures are drained and put out; the queues
+    /// are set up again when the coded size or buffer count no longer fit.
+    fn start_sequence(&mut self, change: &SequenceChange) -> Result<(), DecoderError> {
+        let fits = self.config.width == change.coded_width
+            && self.config.height == change.coded_height
+            && self.session.capture_buffer_count() >= change.capture_buffers as usize;
+        if fits {
+            return Ok(());
+        }
+        info!(
+            width = change.coded_width,
+            height = change.coded_height,
+            buffers = change.capture_buffers,
+            "new sequence: draining and setting the V4L2 queues up again"
+        );
+        self.holding_for = None;
+        let drained = self.session.drain()?;
+        self.store(drained);
+        self.due.extend(self.codec.take_output(false));
+        self.emit();
+        // Pictures of the old sequence never due for output are dropped.
+        let due = &self.due;
+        self.decoded.retain(|ts, _| due.contains(ts));
+
+        self.config.width = change.coded_width;
+        self.config.height = change.coded_height;
+        self.config.capture_buffers = change.capture_buffers;
+        self.config
+            .initial_controls
+            .retain(|c| !change.controls.iter().any(|n| n.id == c.id));
+        self.config
+            .initial_controls
+            .extend(change.controls.iter().cloned());
+        match self.session.reconfigure(&self.config) {
+            Ok(()) => {}
+            // Frames still alive keep their buffers: a new session gets new
+            // ones, the old buffers go when the last frame does.
+            Err(SessionError::BuffersInUse { count }) => {
+                debug!("{count} frames still hold buffers: opening a new session");
+                self.session = Session::open(self.config.clone())?;
+            }
+            Err(e) => return Err(e.into()),
+        }
         Ok(())
     }
 
@@ -178,6 +275,7 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
 
     /// End of stream: every picture is decoded and due.
     pub fn send_eof(&mut self) -> Result<(), DecoderError> {
+        self.holding_for = None;
         let drained = self.session.drain()?;
         self.store(drained);
         self.due.extend(self.codec.take_output(true));
@@ -196,6 +294,7 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
             warn!("V4L2 session reset failed: {e}");
         }
         self.codec.reset();
+        self.holding_for = None;
         self.timings.clear();
         self.decoded.clear();
         self.due.clear();
@@ -236,8 +335,16 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
             };
             self.due.pop_front();
             let timing = self.timings.remove(&timestamp);
-            match self.to_frame(decoded, timing) {
-                Some(frame) => self.frames.push_back(frame),
+            let size = self.codec.visible_size_of(timestamp);
+            match self.to_frame(decoded, timing, size) {
+                Some(frame) => {
+                    debug!(
+                        timestamp_ns = timestamp,
+                        pts = frame.pts_raw,
+                        "V4L2 frame out"
+                    );
+                    self.frames.push_back(frame)
+                }
                 None => {
                     self.errors += 1;
                     warn!("picture {timestamp} ns: CAPTURE layout not readable on the CPU");
@@ -246,14 +353,18 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         }
     }
 
-    fn to_frame(&self, decoded: DecodedFrame, timing: Option<PacketTiming>) -> Option<Frame> {
+    fn to_frame(
+        &self,
+        decoded: DecodedFrame,
+        timing: Option<PacketTiming>,
+        (width, height): (u32, u32),
+    ) -> Option<Frame> {
         let planes = decoded.cpu_planes()?;
         let format = decoded.hold.layout().format.cpu?;
         let timing = timing.unwrap_or(PacketTiming {
             pts_raw: 0,
             duration_raw: 0,
         });
-        let (width, height) = self.codec.visible_size();
         Some(Frame {
             pts: self.to_duration(timing.pts_raw),
             pts_raw: timing.pts_raw,

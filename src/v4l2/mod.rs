@@ -4,6 +4,7 @@ pub mod controls;
 pub mod decoder;
 pub mod discovery;
 pub mod formats;
+pub mod h264;
 pub mod requests;
 pub mod session;
 pub mod topology;

@@ -86,6 +86,7 @@ impl SessionError {
 }
 
 /// How to set a session up.
+#[derive(Clone)]
 pub struct SessionConfig {
     pub video_node: PathBuf,
     pub media_node: PathBuf,

@@ -1,0 +1,656 @@
+//! H.264 through reel's V4L2 stateless path, in the QEMU guest with visl,
+//! against GStreamer 1.22's `v4l2slh264dec` on the same clips and the same
+//! visl settings (the oracle captured by `support::oracle`):
+//! - slice-based without start codes (visl's defaults, what GStreamer
+//!   uses): the normalised traces must match frame by frame, slice by slice;
+//! - frame-based with Annex-B start codes (forced through
+//!   `REEL_V4L2_H264_MODE`/`REEL_V4L2_H264_START_CODE`): the per-frame
+//!   controls must match the oracle regrouped per frame;
+//! - truncated and corrupted files: bounded time, no panic, errors logged,
+//!   decoding resumes at the next IDR;
+//! - `--output framemd5`: FFmpeg's frame count, increasing pts, the same
+//!   output twice.
+//!
+//! Every reel run happens in one guest boot (a shell loop); each test
+//! checks its part of the results. If the guest cannot start, every test
+//! fails with the reason.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use support::oracle::{self, OracleClip};
+use support::visl_trace::{self, FrameRecord};
+use support::vm::{self, Guest, GuestCommand, GuestResult};
+
+/// The H.264 clips GStreamer's oracle covers.
+fn h264_clips() -> Vec<&'static OracleClip> {
+    oracle::CLIPS
+        .iter()
+        .filter(|c| c.element == "v4l2slh264dec")
+        .collect()
+}
+
+/// Clips for the framemd5 checks (display order, determinism).
+const FRAMEMD5_CLIPS: [&str; 3] = ["h264_main_bframes", "h264_mbaff", "h264_resolution_change"];
+
+/// Where the seek test starts h264_main_bframes (30 fps, 30 frames).
+const SEEK_SECONDS: f64 = 0.5;
+
+/// Two segments, each starting with an IDR: damage in the first must not
+/// stop the second from decoding.
+const CORRUPTED_SOURCE: &str = "h264_resolution_change.ts";
+
+/// Seconds one reel run may take in the guest (TCG, loaded host).
+const RUN_LIMIT_SECS: u32 = 90;
+
+/// The corrupted copy of a clip: in 24 transport packets a quarter in, the
+/// H.264 bytes are overwritten with noise; packet headers, adaptation fields
+/// and PES headers are kept, so that the demuxer passes the damaged NAL
+/// units on rather than dropping them. Made on the host next to the test
+/// media (the guest sees the same path).
+fn corrupted_clip(media: &Path) -> PathBuf {
+    const TS_PACKET: usize = 188;
+    /// Room for a PES header (with PTS and DTS) at the start of a PES.
+    const PES_HEADER: usize = 20;
+    let source = media.join(CORRUPTED_SOURCE);
+    let mut data = std::fs::read(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+    let first = data.len() / 4 / TS_PACKET;
+    let mut noise = 0x2545_f491_u32;
+    for packet in data.chunks_mut(TS_PACKET).skip(first).take(24) {
+        assert_eq!(packet[0], 0x47, "not a transport packet boundary");
+        let pes_start = packet[1] & 0x40 != 0;
+        let adaptation = packet[3] & 0x20 != 0;
+        if adaptation {
+            continue;
+        }
+        let from = if pes_start { 4 + PES_HEADER } else { 4 };
+        for byte in &mut packet[from..] {
+            noise ^= noise << 13;
+            noise ^= noise >> 17;
+            noise ^= noise << 5;
+            *byte = noise as u8;
+        }
+    }
+    let path = vm::target_dir().join("guest-h264/h264_corrupted.ts");
+    std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+/// An H.264 clip below visl's smallest size (64x64), made with FFmpeg.
+fn too_small_clip() -> PathBuf {
+    let path = vm::target_dir().join("guest-h264/h264_48x48.mp4");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc=size=48x48:rate=30:duration=0.2")
+        .args(["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        .arg(&path)
+        .status()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(status.success(), "ffmpeg could not make {}", path.display());
+    path
+}
+
+struct GuestRuns {
+    result: GuestResult,
+    media: PathBuf,
+}
+
+/// One guest boot running every reel decode the tests look at.
+fn runs() -> &'static GuestRuns {
+    static RUNS: OnceLock<GuestRuns> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+        let corrupted = corrupted_clip(&media);
+        let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
+        let trace = vm::shell_quote(&vm::guest_script("visl-trace.sh").display().to_string());
+        let mut script = String::from("set -u\n");
+        // One decode: NAME, then the command's arguments after reel.
+        script.push_str(&format!(
+            "run() {{ name=$1; shift; \
+             VISL_TRACE_NAME=$name.trace timeout {RUN_LIMIT_SECS} {trace} {reel} \"$@\" -v \
+             >\"$REEL_RESULTS/$name.out\" 2>\"$REEL_RESULTS/$name.log\"; \
+             echo $? >\"$REEL_RESULTS/$name.rc\"; }}\n"
+        ));
+        for clip in h264_clips() {
+            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
+            script.push_str(&format!(
+                "run slice-{name} --hwdec v4l2 --output null {file}\n\
+                 REEL_V4L2_H264_MODE=frame REEL_V4L2_H264_START_CODE=annexb \
+                 run frame-{name} --hwdec v4l2 --output null {file}\n",
+                name = clip.name
+            ));
+        }
+        for name in FRAMEMD5_CLIPS {
+            let clip = oracle::clip(name).expect("known clip");
+            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
+            script.push_str(&format!(
+                "run md5a-{name} --hwdec v4l2 --output framemd5 {file}\n\
+                 run md5b-{name} --hwdec v4l2 --output framemd5 {file}\n"
+            ));
+        }
+        let bframes = oracle::clip("h264_main_bframes").expect("known clip");
+        let bframes = vm::shell_quote(&media.join(bframes.file).display().to_string());
+        script.push_str(&format!(
+            "run seek --hwdec v4l2 --start {SEEK_SECONDS} --output framemd5 {bframes}\n"
+        ));
+        let truncated = vm::shell_quote(&media.join("truncated.mkv").display().to_string());
+        let damaged = vm::shell_quote(&corrupted.display().to_string());
+        script.push_str(&format!(
+            "run truncated --hwdec v4l2 --output framemd5 {truncated}\n\
+             run corrupted --hwdec v4l2 --output framemd5 {damaged}\n"
+        ));
+        // Choosing the decoder: by default (auto), forced software, a named
+        // node, a node that is no decoder; and what `reel probe` says.
+        let baseline = vm::shell_quote(&media.join("h264_baseline.mp4").display().to_string());
+        let vp9 = vm::shell_quote(&media.join("vp9.webm").display().to_string());
+        let small = vm::shell_quote(&too_small_clip().display().to_string());
+        script.push_str(&format!(
+            "run auto --output null {baseline}\n\
+             run software --hwdec no --output null {baseline}\n\
+             run device --hwdec v4l2 --device /dev/video0 --output null {baseline}\n\
+             run not-a-decoder --hwdec v4l2 --device /dev/zero --output null {baseline}\n\
+             run vp9-v4l2 --hwdec v4l2 --output null {vp9}\n\
+             run small-auto --output null {small}\n\
+             run small-v4l2 --hwdec v4l2 --output null {small}\n\
+             run probe probe {baseline}\n"
+        ));
+        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 11;
+        let result = Guest::run(
+            &GuestCommand::new(script)
+                .timeout(Duration::from_secs(120 + 60 * count as u64))
+                .env("RUST_BACKTRACE", "1")
+                .label("guest-h264"),
+        )
+        .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
+        result.assert_success();
+        GuestRuns { result, media }
+    })
+}
+
+/// Exit status, stderr and stdout of one run.
+fn outcome(name: &str) -> (i32, String, String) {
+    let r = &runs().result;
+    let rc = r
+        .read_result(&format!("{name}.rc"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name}: no exit status\n{}", r.report()));
+    let log = r.read_result(&format!("{name}.log")).unwrap_or_default();
+    let out = r.read_result(&format!("{name}.out")).unwrap_or_default();
+    (rc, log, out)
+}
+
+/// A run that must succeed, decoding through V4L2.
+fn successful(name: &str) -> (String, String) {
+    let (rc, log, out) = outcome(name);
+    assert_eq!(rc, 0, "{name}: exit status {rc}\n{log}");
+    assert!(
+        log.contains("decoder: V4L2 stateless"),
+        "{name}: the log does not say V4L2 was used:\n{log}"
+    );
+    assert!(!log.contains("panicked"), "{name}:\n{log}");
+    (log, out)
+}
+
+fn reel_frames(name: &str) -> Vec<FrameRecord> {
+    successful(name);
+    let trace = runs()
+        .result
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let path = vm::target_dir().join(format!("guest-h264/{name}.normalised"));
+    let _ = std::fs::write(&path, visl_trace::render(&frames));
+    frames
+}
+
+#[test]
+fn slice_based_traces_match_gstreamer() {
+    let mut failures = Vec::new();
+    for clip in h264_clips() {
+        let oracle = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
+        let reel = reel_frames(&format!("slice-{}", clip.name));
+        // No difference is intended: slot choices, unused list entries and
+        // unused weights/matrices are already hidden by the normaliser, and
+        // reel sets the PFRAME/BFRAME flags as GStreamer does.
+        let diff = visl_trace::diff(&oracle, &reel);
+        if !diff.is_empty() {
+            failures.push(format!(
+                "{} ({} differences, GStreamer vs reel):\n  {}",
+                clip.name,
+                diff.len(),
+                diff.iter()
+                    .take(25)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The oracle's slice-based frames as frame-based decoding sends them: one
+/// run per picture, no slice parameters or prediction weights (the driver
+/// parses the slices), controls of later slices dropped.
+fn per_frame(frames: &[FrameRecord]) -> Vec<FrameRecord> {
+    frames
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.runs = 0;
+            f.controls.retain(|name, _| {
+                !name.starts_with("slice")
+                    && !name.starts_with("v4l2_ctrl_h264_slice_params")
+                    && !name.starts_with("v4l2_ctrl_h264_pred_weights")
+                    && !name.starts_with("v4l2_h264_ref_pic_list")
+            });
+            f
+        })
+        .collect()
+}
+
+#[test]
+fn frame_based_annex_b_traces_match_gstreamer_per_frame() {
+    let mut failures = Vec::new();
+    for clip in h264_clips() {
+        let name = format!("frame-{}", clip.name);
+        let (log, _) = successful(&name);
+        assert!(
+            log.contains("mode=FrameBased annex_b=true"),
+            "{name}: not frame-based with start codes:\n{log}"
+        );
+        let oracle = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
+        let reel = reel_frames(&name);
+        // One request per picture (two for a field pair).
+        for (o, r) in oracle.iter().zip(&reel) {
+            let fields = o.controls["v4l2_ctrl_h264_decode_params"]["flags"].contains("FIELD_PIC");
+            let expected = if fields { 2 } else { 1 };
+            assert!(
+                r.runs == expected,
+                "{name}: frame {} took {} requests",
+                r.index,
+                r.runs
+            );
+        }
+        let diff = visl_trace::diff(&per_frame(&oracle), &per_frame(&reel));
+        if !diff.is_empty() {
+            failures.push(format!(
+                "{} ({} differences, GStreamer vs reel):\n  {}",
+                clip.name,
+                diff.len(),
+                diff.iter()
+                    .take(25)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// FFmpeg's view of a file: frame count and pts of each frame.
+fn ffprobe_frames(file: &Path) -> usize {
+    let output = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-count_frames",
+            "-show_entries",
+            "stream=nb_read_frames",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("ffprobe: {e}"));
+    // MPEG-TS files also list the stream under their program: one count
+    // per line, the same.
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| l.trim().trim_end_matches(','))
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .parse()
+        .unwrap_or_else(|_| panic!("ffprobe count for {}: {output:?}", file.display()))
+}
+
+/// (pts, md5) of each framemd5 line.
+fn framemd5_lines(out: &str) -> Vec<(i64, String)> {
+    out.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split(',').map(str::trim).collect();
+            let pts = cols.get(2).and_then(|v| v.parse().ok());
+            let md5 = cols.last().map(|s| s.to_string());
+            (
+                pts.unwrap_or_else(|| panic!("bad line {l}")),
+                md5.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn framemd5_in_display_order_and_deterministic() {
+    for name in FRAMEMD5_CLIPS {
+        let clip = oracle::clip(name).expect("known clip");
+        let (_, first) = successful(&format!("md5a-{name}"));
+        let (_, second) = successful(&format!("md5b-{name}"));
+        let lines = framemd5_lines(&first);
+        assert_eq!(
+            lines.len(),
+            ffprobe_frames(&runs().media.join(clip.file)),
+            "{name}: frame count"
+        );
+        assert!(
+            lines.windows(2).all(|w| w[0].0 < w[1].0),
+            "{name}: pts not strictly increasing: {:?}",
+            lines.iter().map(|l| l.0).collect::<Vec<_>>()
+        );
+        assert_eq!(first, second, "{name}: two runs differ");
+    }
+}
+
+/// Frames (decode order) the trace holds requests for, and IDR positions.
+fn traced_frames(name: &str) -> (usize, Vec<usize>) {
+    let trace = runs()
+        .result
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let idrs = frames
+        .iter()
+        .filter(|f| {
+            f.controls
+                .get("v4l2_ctrl_h264_decode_params")
+                .and_then(|d| d.get("flags"))
+                .is_some_and(|v| v.contains("IDR_PIC"))
+        })
+        .map(|f| f.index)
+        .collect();
+    (frames.len(), idrs)
+}
+
+#[test]
+fn truncated_file_ends_cleanly() {
+    let (rc, log, out) = outcome("truncated");
+    assert_ne!(rc, 124, "timed out:\n{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(
+        log.contains("decoder: V4L2 stateless"),
+        "not decoded through V4L2:\n{log}"
+    );
+    let frames = framemd5_lines(&out).len();
+    assert!(frames > 0, "no frame out of the truncated file:\n{log}");
+    let (traced, _) = traced_frames("truncated");
+    assert!(traced >= frames, "{traced} requests for {frames} frames");
+}
+
+#[test]
+fn corrupted_file_resumes_at_the_next_idr() {
+    let (rc, log, out) = outcome("corrupted");
+    assert_ne!(rc, 124, "timed out:\n{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(
+        log.contains("decoder: V4L2 stateless"),
+        "not decoded through V4L2:\n{log}"
+    );
+    assert!(
+        log.contains("WARN") || log.contains("ERROR"),
+        "the damage was not logged:\n{log}"
+    );
+    // Requests go on after the damage (in the first segment): the second
+    // segment's IDR and every frame after it (its half of the clip) are
+    // decoded.
+    let total = ffprobe_frames(&runs().media.join(CORRUPTED_SOURCE));
+    let (traced, idrs) = traced_frames("corrupted");
+    let last_idr = idrs.last().copied().unwrap_or(0);
+    assert!(
+        idrs.len() >= 2 && traced - last_idr == total / 2,
+        "IDR frames {idrs:?}, {traced} traced, {total} in the clip:\n{log}"
+    );
+    let frames = framemd5_lines(&out);
+    assert!(
+        frames.len() > total / 2,
+        "{} frames of {total}",
+        frames.len()
+    );
+}
+
+#[test]
+fn the_decoder_is_chosen_as_asked() {
+    // auto: visl handles H.264, so V4L2 is used.
+    successful("auto");
+    successful("device");
+    let (rc, log, _) = outcome("software");
+    assert_eq!(rc, 0, "{log}");
+    assert!(
+        !log.contains("decoder: V4L2 stateless") && log.contains("decoder=software"),
+        "--hwdec=no must decode in software:\n{log}"
+    );
+    // A node that is no decoder: the error names it; no fallback.
+    let (rc, log, _) = outcome("not-a-decoder");
+    assert_ne!(rc, 0, "{log}");
+    assert!(log.contains("/dev/zero"), "{log}");
+    assert!(log.contains("--hwdec=v4l2"), "{log}");
+    // No V4L2 path for VP9 yet: --hwdec=v4l2 fails saying so.
+    let (rc, log, _) = outcome("vp9-v4l2");
+    assert_ne!(rc, 0, "{log}");
+    assert!(log.contains("no V4L2 path for"), "{log}");
+    // Below visl's smallest size: auto says why (naming the device and the
+    // size) and decodes in software; --hwdec=v4l2 fails with that reason.
+    let reason = "/dev/video0: 48x48 is outside the decoder's sizes";
+    let (rc, log, _) = outcome("small-auto");
+    assert_eq!(rc, 0, "{log}");
+    assert_eq!(
+        log.matches("decoder: software, not V4L2:").count(),
+        1,
+        "{log}"
+    );
+    assert!(
+        log.contains(reason) && log.contains("decoder=software"),
+        "{log}"
+    );
+    let (rc, log, _) = outcome("small-v4l2");
+    assert_ne!(rc, 0, "{log}");
+    assert!(
+        log.contains("--hwdec=v4l2") && log.contains(reason),
+        "{log}"
+    );
+    // probe: the discovery report and the choice for the file.
+    let (rc, log, out) = outcome("probe");
+    assert_eq!(rc, 0, "{log}\n{out}");
+    for expected in [
+        "/dev/video0: driver visl",
+        "coded formats:",
+        "S264",
+        "h264 decode mode: 0=Slice-Based, 1=Frame-Based",
+        "decoder: V4L2 stateless /dev/video0 (visl; SliceBased, Annex-B start codes: false)",
+    ] {
+        assert!(out.contains(expected), "probe lacks {expected:?}:\n{out}");
+    }
+}
+
+/// On the host (no V4L2 decoder at all): auto falls back to software with
+/// one line saying why; --hwdec=v4l2 fails with that reason.
+#[test]
+fn without_a_decoder_auto_falls_back_and_v4l2_fails() {
+    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let clip = media.join("h264_baseline.mp4");
+    let reel = env!("CARGO_BIN_EXE_reel");
+    let run = |args: &[&str]| {
+        Command::new(reel)
+            .arg("-v")
+            .args(args)
+            .arg(&clip)
+            .output()
+            .unwrap_or_else(|e| panic!("reel: {e}"))
+    };
+    // A host may have a real decoder; this test is about the fallback.
+    if discovery_finds_a_decoder() {
+        panic!("this host has a V4L2 stateless decoder: run this test where there is none");
+    }
+    let auto = run(&["--output", "null"]);
+    let log = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{log}");
+    assert_eq!(
+        log.matches("decoder: software, not V4L2: no V4L2 stateless decoder found")
+            .count(),
+        1,
+        "{log}"
+    );
+    let forced = run(&["--hwdec", "v4l2", "--output", "null"]);
+    let log = String::from_utf8_lossy(&forced.stderr);
+    assert!(!forced.status.success(), "{log}");
+    assert!(
+        log.contains(
+            "--hwdec=v4l2: no V4L2 decoding for this file: no V4L2 stateless decoder found"
+        ),
+        "{log}"
+    );
+}
+
+fn discovery_finds_a_decoder() -> bool {
+    !reel::v4l2::discovery::discover().decoders.is_empty()
+}
+
+/// The framemd5 time base (`#tb 0: num/den`).
+fn framemd5_time_base(out: &str) -> (i64, i64) {
+    out.lines()
+        .find_map(|l| l.strip_prefix("#tb 0: "))
+        .and_then(|tb| tb.trim().split_once('/'))
+        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
+        .unwrap_or_else(|| panic!("no time base in:\n{out}"))
+}
+
+#[test]
+fn seeking_starts_at_the_frame_shown_at_the_target() {
+    // The whole clip (checked against FFmpeg's count above) gives the pts;
+    // starting at SEEK_SECONDS must give exactly those from the frame
+    // showing at that time on (the decoder restarts at the keyframe before
+    // it and the frames before the target are dropped).
+    let (_, full) = successful("md5a-h264_main_bframes");
+    let (log, seek) = successful("seek");
+    let (num, den) = framemd5_time_base(&full);
+    let full = framemd5_lines(&full);
+    let first = full.first().map(|l| l.0).expect("frames");
+    let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;
+    let expected: Vec<i64> = full.iter().map(|l| l.0).filter(|&p| p >= target).collect();
+    let got: Vec<i64> = framemd5_lines(&seek).iter().map(|l| l.0).collect();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected, "{log}");
+}
+
+/// On the host, from a real clip (4 slices per picture, as made by
+/// tests/media/generate.sh): the requests H264Codec makes in each mode.
+#[test]
+fn requests_follow_the_decode_mode_and_start_code() {
+    use reel::v4l2::decoder::StatelessCodec;
+    use reel::v4l2::h264::{DecodeMode, H264Codec, H264Mode};
+    use v4l2r::bindings as b;
+
+    const SLICES: usize = 4;
+    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let clip = media.join("h264_slices.mp4");
+    let pictures = ffprobe_frames(&clip);
+    for decode_mode in [DecodeMode::SliceBased, DecodeMode::FrameBased] {
+        for start_codes in [false, true] {
+            let what = format!("{decode_mode:?}, start codes {start_codes}");
+            let mut codec = H264Codec::new(
+                H264Mode {
+                    decode_mode,
+                    start_codes,
+                },
+                "/dev/video-test".into(),
+            );
+            let mut demuxer = reel::media::Demuxer::open(&clip).unwrap_or_else(|e| panic!("{e}"));
+            let mut requests = Vec::new();
+            let mut timestamp = 0;
+            while let Some(packet) = demuxer.next_packet().unwrap_or_else(|e| panic!("{e}")) {
+                timestamp += 1000;
+                requests.extend(
+                    codec
+                        .decode_jobs(&packet.data, timestamp)
+                        .unwrap_or_else(|e| panic!("{what}: {e}")),
+                );
+            }
+            let per_picture = match decode_mode {
+                DecodeMode::SliceBased => SLICES,
+                DecodeMode::FrameBased => 1,
+            };
+            assert_eq!(requests.len(), pictures * per_picture, "{what}");
+            for (i, request) in requests.iter().enumerate() {
+                let last_of_picture = i % per_picture == per_picture - 1;
+                assert_eq!(
+                    request.hold_capture, !last_of_picture,
+                    "{what}: request {i}"
+                );
+                let ids: Vec<u32> = request.controls.iter().map(|c| c.id).collect();
+                for id in [
+                    b::V4L2_CID_STATELESS_H264_SPS,
+                    b::V4L2_CID_STATELESS_H264_PPS,
+                    b::V4L2_CID_STATELESS_H264_DECODE_PARAMS,
+                ] {
+                    assert!(ids.contains(&id), "{what}: request {i} lacks {id:#x}");
+                }
+                assert_eq!(
+                    ids.contains(&b::V4L2_CID_STATELESS_H264_SLICE_PARAMS),
+                    decode_mode == DecodeMode::SliceBased,
+                    "{what}: request {i}"
+                );
+                // Slices of one picture share its timestamp; pictures differ.
+                let picture_start = i - i % per_picture;
+                assert_eq!(
+                    request.timestamp_ns, requests[picture_start].timestamp_ns,
+                    "{what}: request {i}"
+                );
+                // Bitstream: NAL units of slices (types 1 and 5), each after a
+                // 3-byte start code when asked; without, one NAL unit.
+                let nal_starts: Vec<usize> = if start_codes {
+                    request
+                        .bitstream
+                        .windows(3)
+                        .enumerate()
+                        .filter(|(_, w)| *w == [0, 0, 1])
+                        .map(|(at, _)| at + 3)
+                        .collect()
+                } else {
+                    vec![0]
+                };
+                if start_codes {
+                    assert_eq!(&request.bitstream[..3], &[0, 0, 1], "{what}: request {i}");
+                    let slices = if decode_mode == DecodeMode::SliceBased {
+                        1
+                    } else {
+                        SLICES
+                    };
+                    assert_eq!(nal_starts.len(), slices, "{what}: request {i}");
+                }
+                for at in nal_starts {
+                    let nal_type = request.bitstream[at] & 0x1f;
+                    assert!(
+                        matches!(nal_type, 1 | 5),
+                        "{what}: request {i}: NAL type {nal_type}"
+                    );
+                }
+            }
+            let mut stamps: Vec<u64> = requests.iter().map(|r| r.timestamp_ns).collect();
+            stamps.dedup();
+            assert_eq!(stamps.len(), pictures, "{what}");
+            assert!(
+                requests[0].sequence.is_some(),
+                "{what}: first request starts a sequence"
+            );
+            assert!(requests[1..].iter().all(|r| r.sequence.is_none()), "{what}");
+        }
+    }
+}

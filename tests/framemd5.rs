@@ -8,8 +8,10 @@ use media::clip;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use reel::cli::Hwdec;
 use reel::display::framemd5::Framemd5Writer;
 use reel::media::Demuxer;
+use reel::player::decoder_choice::DecoderChoice;
 use reel::player::pipeline::{Pipeline, PipelineOptions};
 use reel::sw::SwOptions;
 
@@ -156,6 +158,11 @@ fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
         &PipelineOptions {
             threads: 0,
             for_display: true,
+            // The software path's display conversions are what is compared.
+            decoder: DecoderChoice {
+                hwdec: Hwdec::No,
+                device: None,
+            },
         },
     )
     .expect("open");

@@ -123,16 +123,7 @@ impl Display {
 
     /// Reads whatever the compositor sent (never blocks) and handles it.
     pub fn dispatch(&mut self) -> Result<(), DisplayError> {
-        self.flush()?;
-        if let Some(guard) = self.queue.prepare_read() {
-            match guard.read() {
-                Ok(_) => {}
-                Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.queue.dispatch_pending(&mut self.state)?;
-        self.flush()
+        self.dispatch_timeout(Duration::ZERO)
     }
 
     /// Waits up to `timeout` for something from the compositor, then

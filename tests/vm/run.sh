@@ -23,7 +23,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${REEL_VM_CACHE:-$here/cache}
+# Resolved: the guest sees the host root, where a symlinked cache would
+# point outside the path it mounts.
+cache=$(readlink -f "${REEL_VM_CACHE:-$here/cache}")
 project=$(cd "$here/../.." && pwd)
 
 dir="" root=host timeout=120 accel=${REEL_VM_ACCEL:-}

@@ -485,3 +485,28 @@ fn no_compositor_is_a_clear_error() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_bad_file_in_a_playlist_is_reported_and_skipped() {
+    let weston = Weston::start(640, 480);
+    let bad = media::clip("garbage.bin");
+    let good = media::clip("h264_baseline.mp4");
+    let mut reel = Reel::spawn(&weston, &["--stats"], &[&bad, &good]);
+    let status = reel.wait_exit();
+    let log = reel.log();
+    // The good file played in full; the bad one is the exit status's reason.
+    assert_eq!(status.code(), Some(1), "{log}");
+    let stats = stats_line(&log);
+    assert_eq!(
+        stats["presented"] + stats["dropped_late"],
+        frame_count(&good),
+        "{log}"
+    );
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("reel: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{log}");
+    assert!(errors[0].contains("garbage.bin"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}

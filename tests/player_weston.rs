@@ -510,3 +510,22 @@ fn a_bad_file_in_a_playlist_is_reported_and_skipped() {
     assert!(errors[0].contains("garbage.bin"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }
+
+#[test]
+fn sigterm_ends_playback_cleanly() {
+    let weston = Weston::start(640, 480);
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample.mp4");
+    let mut reel = Reel::spawn(&weston, &["--stats", "--loop"], &[&sample]);
+    reel.wait_for("playback", |s| s["state"] == "playing" && position(s) > 0.2);
+    let sent = Command::new("kill")
+        .args(["-TERM", &reel.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success());
+    let status = reel.wait_exit();
+    let log = reel.log();
+    assert!(status.success(), "{status}\n{log}");
+    // It went through its normal exit: statistics printed, control socket removed.
+    assert!(stats_line(&log)["presented"] > 0);
+    assert!(!reel.control.exists(), "control socket left behind");
+}

@@ -30,8 +30,27 @@
 //!   buffer we allocate ourselves was never given an explicit modifier, so
 //!   importing it as implicit is allowed), or into wl_shm.
 //!
-//! The caller logs [`Negotiation`] (it implements `Display`) at info level
-//! once per change; [`renegotiate`] says when a feedback change matters.
+//! The caller logs the result ([`Negotiation::log`], at info level) once
+//! per change; [`renegotiate`] says when a feedback change matters.
+//!
+//! ```
+//! use reel::display::negotiate::{negotiate, CompositorFormats, CompositorTranche, DecoderFormat, Negotiation};
+//! use reel::v4l2::formats::fourcc;
+//!
+//! // ENUM_FMT gave NV12 and P010 (bytesperline from TRY_FMT).
+//! let decoder: Vec<DecoderFormat> = [fourcc(b"NV12"), fourcc(b"P010")]
+//!     .into_iter()
+//!     .filter_map(|f| DecoderFormat::from_v4l2(f, 1920))
+//!     .collect();
+//! let compositor = CompositorFormats::Tranches(vec![CompositorTranche {
+//!     target_device: None,
+//!     scanout: true,
+//!     pairs: vec![(fourcc(b"P010"), 0), (fourcc(b"NV12"), 0)],
+//! }]);
+//! let choice = negotiate(&decoder, &compositor, 10);
+//! assert_eq!(choice.v4l2_fourcc(), Some(fourcc(b"P010")));
+//! assert!(matches!(choice, Negotiation::ZeroCopy { scanout: true, .. }));
+//! ```
 
 use std::fmt;
 
@@ -137,6 +156,18 @@ impl CompositorFormats {
             })
             .collect::<Result<Vec<_>, FeedbackError>>()?;
         Ok(Self::Tranches(tranches))
+    }
+
+    /// What a display knows: its v4+ feedback when the compositor sent
+    /// some, else its v3 `modifier` events.
+    pub fn from_feedback_or_v3(
+        feedback: Option<&Feedback>,
+        v3: &AdvertisedFormats,
+    ) -> Result<Self, FeedbackError> {
+        match feedback {
+            Some(f) => Self::from_feedback(f),
+            None => Ok(Self::V3(v3.clone())),
+        }
     }
 
     /// The tranches in preference order (v3: one, not scanout).
@@ -261,6 +292,12 @@ pub enum Negotiation {
 }
 
 impl Negotiation {
+    /// Logs the choice at info level (call once per change: the copy path's
+    /// reason is logged there).
+    pub fn log(&self) {
+        tracing::info!("dmabuf negotiation: {self}");
+    }
+
     pub fn is_zero_copy(&self) -> bool {
         matches!(self, Self::ZeroCopy { .. })
     }

@@ -498,6 +498,38 @@ fn v4_feedback_events_resolve_to_ordered_tranches() {
 }
 
 #[test]
+fn v4_feedback_is_used_over_v3_events_when_present() {
+    let mut v3 = AdvertisedFormats::new();
+    v3.add(YU12, MOD_LINEAR);
+    let mut b = FeedbackBuilder::default();
+    b.format_table(&table_bytes(&[(NV12, MOD_LINEAR)]))
+        .expect("whole entries");
+    b.tranche_flags(true);
+    b.tranche_formats(&0u16.to_ne_bytes())
+        .expect("whole indices");
+    b.tranche_done();
+    let fb = b.done().expect("valid feedback");
+    let both = CompositorFormats::from_feedback_or_v3(Some(&fb), &v3).expect("valid");
+    assert_eq!(
+        both.tranches(),
+        vec![CompositorTranche {
+            target_device: None,
+            scanout: true,
+            pairs: vec![(NV12, MOD_LINEAR)],
+        }]
+    );
+    let only_v3 = CompositorFormats::from_feedback_or_v3(None, &v3).expect("valid");
+    assert_eq!(
+        only_v3.tranches(),
+        vec![CompositorTranche {
+            target_device: None,
+            scanout: false,
+            pairs: vec![(YU12, MOD_LINEAR)],
+        }]
+    );
+}
+
+#[test]
 fn decoder_formats_come_from_the_v4l2_table() {
     assert_eq!(dec(b"NV12").drm_pair(), Some((NV12, MOD_LINEAR)));
     assert_eq!(dec(b"ST12").drm_pair(), Some((NV12, MOD_ALLWINNER_TILED)));

@@ -13,6 +13,7 @@ pub mod framemd5;
 mod keys;
 mod layout;
 mod memory;
+pub mod negotiate;
 pub mod pool;
 mod protocol;
 mod shm_convert;

@@ -1,0 +1,824 @@
+//! Negotiation over synthetic feedback tables and decoder lists. Expected
+//! results come from the rules (kernel buffer-exchange guide, drm-format
+//! caps), worked out by hand per case; the property test checks the rules
+//! themselves against brute-force searches over generated inputs.
+
+use super::*;
+use crate::display::formats::{FeedbackBuilder, MOD_INVALID, MOD_LINEAR};
+use crate::v4l2::formats::{mod_broadcom_sand128, CAPTURE_FORMATS, MOD_ALLWINNER_TILED};
+
+const NV12: u32 = fourcc(b"NV12");
+const YU12: u32 = fourcc(b"YU12");
+const P010: u32 = fourcc(b"P010");
+const NV15: u32 = fourcc(b"NV15");
+const P030: u32 = fourcc(b"P030");
+const XR24: u32 = fourcc(b"XR24");
+/// An AMD-style tiled modifier: explicit, not LINEAR.
+const AMD_TILED: u64 = 0x0200_0000_0000_0001;
+
+fn dec(v4l2: &[u8; 4]) -> DecoderFormat {
+    DecoderFormat::from_v4l2(fourcc(v4l2), 96).expect("format in the V4L2 table")
+}
+
+/// A decoder whose buffers have a driver-private (implicit) layout.
+fn implicit_dec(v4l2: &[u8; 4], drm: u32, bit_depth: u32) -> DecoderFormat {
+    DecoderFormat {
+        v4l2_fourcc: fourcc(v4l2),
+        drm_fourcc: Some(drm),
+        modifier: Some(MOD_INVALID),
+        shareable: true,
+        bit_depth,
+        cpu_layout: None,
+    }
+}
+
+fn tranche(scanout: bool, pairs: &[(u32, u64)]) -> CompositorTranche {
+    CompositorTranche {
+        target_device: Some(0xe280),
+        scanout,
+        pairs: pairs.to_vec(),
+    }
+}
+
+fn comp(tranches: Vec<CompositorTranche>) -> CompositorFormats {
+    CompositorFormats::Tranches(tranches)
+}
+
+fn zero_copy(
+    v4l2: &[u8; 4],
+    drm: u32,
+    modifier: u64,
+    tranche: usize,
+    scanout: bool,
+) -> Negotiation {
+    Negotiation::ZeroCopy {
+        v4l2_fourcc: fourcc(v4l2),
+        drm_fourcc: drm,
+        modifier,
+        tranche,
+        scanout,
+    }
+}
+
+fn linear_target(drm_fourcc: u32, tranche: usize, bit_depth: u32) -> CopyTarget {
+    CopyTarget::Dmabuf {
+        drm_fourcc,
+        modifier: MOD_LINEAR,
+        tranche,
+        bit_depth,
+    }
+}
+
+#[test]
+fn the_scanout_tranche_wins_over_the_decoders_order() {
+    let c = comp(vec![
+        tranche(true, &[(NV12, MOD_LINEAR)]),
+        tranche(false, &[(YU12, MOD_LINEAR), (NV12, MOD_LINEAR)]),
+    ]);
+    let got = negotiate(&[dec(b"YU12"), dec(b"NV12")], &c, 8);
+    assert_eq!(got, zero_copy(b"NV12", NV12, MOD_LINEAR, 0, true));
+}
+
+#[test]
+fn tranches_are_tried_in_the_order_sent() {
+    // No scanout flag anywhere: the first tranche is still the preferred one.
+    let c = comp(vec![
+        tranche(false, &[(YU12, MOD_LINEAR)]),
+        tranche(false, &[(NV12, MOD_LINEAR)]),
+    ]);
+    let got = negotiate(&[dec(b"NV12"), dec(b"YU12")], &c, 8);
+    assert_eq!(got, zero_copy(b"YU12", YU12, MOD_LINEAR, 0, false));
+    // A scanout tranche sent second is not promoted: the compositor's order rules.
+    let c = comp(vec![
+        tranche(false, &[(YU12, MOD_LINEAR)]),
+        tranche(true, &[(NV12, MOD_LINEAR)]),
+    ]);
+    assert_eq!(
+        negotiate(&[dec(b"NV12"), dec(b"YU12")], &c, 8),
+        zero_copy(b"YU12", YU12, MOD_LINEAR, 0, false)
+    );
+}
+
+#[test]
+fn inside_a_tranche_the_decoders_order_decides() {
+    let c = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_LINEAR), (YU12, MOD_LINEAR)],
+    )]);
+    assert_eq!(
+        negotiate(&[dec(b"YU12"), dec(b"NV12")], &c, 8),
+        zero_copy(b"YU12", YU12, MOD_LINEAR, 0, false)
+    );
+    // NV12 and NV12M are the same DRM pair: the driver's first one is set.
+    assert_eq!(
+        negotiate(&[dec(b"NM12"), dec(b"NV12")], &c, 8),
+        zero_copy(b"NM12", NV12, MOD_LINEAR, 0, false)
+    );
+}
+
+#[test]
+fn a_tiled_decoder_and_a_linear_only_compositor_do_not_match() {
+    let c = comp(vec![tranche(false, &[(NV12, MOD_LINEAR)])]);
+    let got = negotiate(&[dec(b"ST12")], &c, 8);
+    assert_eq!(
+        got,
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"ST12")),
+            target: linear_target(NV12, 0, 8),
+            reason: CopyReason::ModifierMismatch {
+                drm_fourcc: NV12,
+                decoder: MOD_ALLWINNER_TILED
+            },
+        }
+    );
+    // The same tiled layout listed by the compositor is shared as it is.
+    let c = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_LINEAR), (NV12, MOD_ALLWINNER_TILED)],
+    )]);
+    assert_eq!(
+        negotiate(&[dec(b"ST12")], &c, 8),
+        zero_copy(b"ST12", NV12, MOD_ALLWINNER_TILED, 0, false)
+    );
+}
+
+#[test]
+fn sand128_matches_only_its_own_column_height() {
+    let nc12 = capture_format(fourcc(b"NC12")).expect("NC12 in the table");
+    let d = DecoderFormat::from_capture(nc12, 96);
+    let c = comp(vec![tranche(true, &[(NV12, mod_broadcom_sand128(96))])]);
+    assert_eq!(
+        negotiate(&[d], &c, 8),
+        zero_copy(b"NC12", NV12, mod_broadcom_sand128(96), 0, true)
+    );
+    let c = comp(vec![tranche(true, &[(NV12, mod_broadcom_sand128(64))])]);
+    assert!(matches!(
+        negotiate(&[d], &c, 8),
+        Negotiation::Copy {
+            reason: CopyReason::ModifierMismatch { .. },
+            ..
+        }
+    ));
+}
+
+#[test]
+fn implicit_on_both_sides_is_shared() {
+    let d = implicit_dec(b"XN12", NV12, 8);
+    let c = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_LINEAR), (NV12, MOD_INVALID)],
+    )]);
+    assert_eq!(
+        negotiate(&[d], &c, 8),
+        zero_copy(b"XN12", NV12, MOD_INVALID, 0, false)
+    );
+}
+
+#[test]
+fn implicit_and_explicit_are_never_mixed() {
+    // Explicit LINEAR decoder, compositor lists the fourcc only as implicit.
+    let c = comp(vec![tranche(false, &[(NV12, MOD_INVALID)])]);
+    let got = negotiate(&[dec(b"NV12")], &c, 8);
+    assert_eq!(
+        got,
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"NV12")),
+            // Our own CPU buffer never had an explicit modifier: implicit import is fine.
+            target: CopyTarget::Dmabuf {
+                drm_fourcc: NV12,
+                modifier: MOD_INVALID,
+                tranche: 0,
+                bit_depth: 8
+            },
+            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: NV12 },
+        }
+    );
+    // Implicit decoder, compositor lists only explicit modifiers.
+    let c = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_LINEAR), (NV12, AMD_TILED)],
+    )]);
+    let d = implicit_dec(b"XN12", NV12, 8);
+    assert_eq!(
+        negotiate(&[d], &c, 8),
+        Negotiation::Copy {
+            decoder_format: Some(d),
+            target: linear_target(NV12, 0, 8),
+            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: NV12 },
+        }
+    );
+}
+
+#[test]
+fn a_ten_bit_stream_stays_ten_bit() {
+    // The 8-bit pair comes from the scanout tranche, the 10-bit one later:
+    // depth is kept even at the cost of the preferred tranche.
+    let c = comp(vec![
+        tranche(true, &[(NV12, MOD_LINEAR)]),
+        tranche(false, &[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]),
+    ]);
+    assert_eq!(
+        negotiate(&[dec(b"NV12"), dec(b"P010")], &c, 10),
+        zero_copy(b"P010", P010, MOD_LINEAR, 1, false)
+    );
+    // An 8-bit stream takes the 8-bit format even when the driver lists P010 first.
+    assert_eq!(
+        negotiate(&[dec(b"P010"), dec(b"NV12")], &c, 8),
+        zero_copy(b"NV12", NV12, MOD_LINEAR, 0, true)
+    );
+    // ...but a deeper format is fine when it is all that matches.
+    let c10 = comp(vec![tranche(false, &[(P010, MOD_LINEAR)])]);
+    assert_eq!(
+        negotiate(&[dec(b"NV12"), dec(b"P010")], &c10, 8),
+        zero_copy(b"P010", P010, MOD_LINEAR, 0, false)
+    );
+}
+
+#[test]
+fn an_nv12_only_compositor_sends_ten_bit_through_the_copy_path() {
+    let c = comp(vec![tranche(false, &[(NV12, MOD_LINEAR)])]);
+    let got = negotiate(&[dec(b"NV12"), dec(b"P010")], &c, 10);
+    assert_eq!(
+        got,
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"P010")),
+            target: linear_target(NV12, 0, 8),
+            reason: CopyReason::CompositorBitDepth {
+                stream: 10,
+                shared_max: 8
+            },
+        }
+    );
+    let text = got.to_string();
+    assert!(text.contains("10-bit output shown at 8 bits"), "{text}");
+    assert!(text.contains("P010 -> NV12:LINEAR"), "{text}");
+}
+
+#[test]
+fn packed_ten_bit_without_compositor_support_is_copied_to_p010() {
+    let c = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)],
+    )]);
+    assert_eq!(
+        negotiate(&[dec(b"NV15")], &c, 10),
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"NV15")),
+            target: linear_target(P010, 0, 10),
+            reason: CopyReason::FormatNotAdvertised,
+        }
+    );
+    let with_nv15 = comp(vec![tranche(false, &[(NV15, MOD_LINEAR)])]);
+    assert_eq!(
+        negotiate(&[dec(b"NV15")], &with_nv15, 10),
+        zero_copy(b"NV15", NV15, MOD_LINEAR, 0, false)
+    );
+}
+
+#[test]
+fn an_eight_bit_decoder_for_a_ten_bit_stream_is_copied_with_a_reason() {
+    let c = comp(vec![tranche(false, &[(NV12, MOD_LINEAR)])]);
+    let got = negotiate(&[dec(b"NV12")], &c, 10);
+    assert_eq!(
+        got,
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"NV12")),
+            target: linear_target(NV12, 0, 8),
+            reason: CopyReason::DecoderBitDepth {
+                stream: 10,
+                decoder_max: 8
+            },
+        }
+    );
+    assert!(got.to_string().contains("decoder offers at most 8-bit"));
+}
+
+#[test]
+fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
+    // Compositor takes only RGB: nothing to share, nothing YUV to copy into.
+    let rgb = comp(vec![tranche(false, &[(XR24, MOD_LINEAR)])]);
+    assert_eq!(
+        negotiate(&[dec(b"NV12")], &rgb, 8),
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"NV12")),
+            target: CopyTarget::Shm,
+            reason: CopyReason::FormatNotAdvertised,
+        }
+    );
+    // No dmabuf feedback at all.
+    assert_eq!(
+        negotiate(&[dec(b"YU12")], &comp(vec![]), 8),
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"YU12")),
+            target: CopyTarget::Shm,
+            reason: CopyReason::FormatNotAdvertised,
+        }
+    );
+    // A decoder that listed nothing reel knows.
+    assert_eq!(
+        negotiate(&[], &rgb, 8),
+        Negotiation::Copy {
+            decoder_format: None,
+            target: CopyTarget::Shm,
+            reason: CopyReason::NoDecoderFormats,
+        }
+    );
+    // YU12 decoder, NV12-only compositor: copy (convert) into NV12.
+    let nv12 = comp(vec![
+        tranche(false, &[(NV12, AMD_TILED)]),
+        tranche(false, &[(NV12, MOD_LINEAR)]),
+    ]);
+    assert_eq!(
+        negotiate(&[dec(b"YU12")], &nv12, 8),
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"YU12")),
+            target: linear_target(NV12, 1, 8),
+            reason: CopyReason::FormatNotAdvertised,
+        }
+    );
+}
+
+#[test]
+fn formats_without_a_modifier_are_never_shared() {
+    let c = comp(vec![tranche(
+        true,
+        &[(NV12, MOD_LINEAR), (NV12, MOD_INVALID)],
+    )]);
+    let got = negotiate(&[dec(b"MM21"), dec(b"HM12")], &c, 8);
+    assert_eq!(
+        got,
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"MM21")),
+            target: linear_target(NV12, 0, 8),
+            reason: CopyReason::NotShareable {
+                formats: vec![fourcc(b"MM21"), fourcc(b"HM12")]
+            },
+        }
+    );
+    assert!(got.to_string().contains("MM21, HM12"));
+    // A linear alternative is shared even when listed after MM21, and the
+    // copy path prefers a layout the CPU can read.
+    assert_eq!(
+        negotiate(&[dec(b"MM21"), dec(b"NV12")], &c, 8),
+        zero_copy(b"NV12", NV12, MOD_LINEAR, 0, true)
+    );
+    let rgb = comp(vec![tranche(false, &[(XR24, MOD_LINEAR)])]);
+    assert!(matches!(
+        negotiate(&[dec(b"MM21"), dec(b"NV12")], &rgb, 8),
+        Negotiation::Copy { decoder_format: Some(d), .. } if d.v4l2_fourcc == fourcc(b"NV12")
+    ));
+}
+
+#[test]
+fn feedback_changes_renegotiate_only_when_the_choice_changes() {
+    let decoder = [dec(b"NV12"), dec(b"ST12")];
+    let windowed = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_LINEAR), (YU12, MOD_LINEAR)],
+    )]);
+    let first = negotiate(&decoder, &windowed, 8);
+    assert_eq!(first, zero_copy(b"NV12", NV12, MOD_LINEAR, 0, false));
+    assert_eq!(renegotiate(&first, &decoder, &windowed, 8), None);
+
+    // Same pairs resent in another order and tranche split: still the choice.
+    let resent = comp(vec![tranche(
+        false,
+        &[(YU12, MOD_LINEAR), (NV12, MOD_LINEAR)],
+    )]);
+    assert_eq!(renegotiate(&first, &decoder, &resent, 8), None);
+
+    // Fullscreen: a scanout tranche with the tiled layout comes first.
+    let fullscreen = comp(vec![
+        tranche(true, &[(NV12, MOD_ALLWINNER_TILED)]),
+        tranche(false, &[(NV12, MOD_LINEAR), (YU12, MOD_LINEAR)]),
+    ]);
+    let second = renegotiate(&first, &decoder, &fullscreen, 8).expect("scanout tranche is better");
+    assert_eq!(
+        second,
+        zero_copy(b"ST12", NV12, MOD_ALLWINNER_TILED, 0, true)
+    );
+    assert!(!first.same_buffers(&second));
+
+    // Scanout of the same LINEAR pair: new tranche facts, same buffers.
+    let fullscreen_linear = comp(vec![
+        tranche(true, &[(NV12, MOD_LINEAR)]),
+        tranche(false, &[(NV12, MOD_LINEAR)]),
+    ]);
+    let third = renegotiate(&first, &decoder, &fullscreen_linear, 8).expect("now scanout");
+    assert_eq!(third, zero_copy(b"NV12", NV12, MOD_LINEAR, 0, true));
+    assert!(first.same_buffers(&third));
+
+    // Back to a window on an output that takes no NV12: copy path.
+    let other_output = comp(vec![tranche(false, &[(YU12, MOD_LINEAR)])]);
+    let fourth = renegotiate(&third, &[dec(b"ST12")], &other_output, 8).expect("lost the pair");
+    assert!(!fourth.is_zero_copy());
+    assert_eq!(fourth.v4l2_fourcc(), Some(fourcc(b"ST12")));
+}
+
+#[test]
+fn v3_modifier_events_are_one_tranche() {
+    let mut a = AdvertisedFormats::new();
+    a.add_v3_modifier(NV12, 0, 0);
+    a.add_v3_modifier(P010, 0x00ff_ffff, 0xffff_ffff);
+    let c = CompositorFormats::V3(a);
+    assert_eq!(
+        negotiate(&[dec(b"NV12")], &c, 8),
+        zero_copy(b"NV12", NV12, MOD_LINEAR, 0, false)
+    );
+    // P010 only as implicit: the explicit LINEAR P010 decoder cannot share it.
+    assert!(matches!(
+        negotiate(&[dec(b"P010")], &c, 10),
+        Negotiation::Copy {
+            target: CopyTarget::Dmabuf {
+                drm_fourcc: P010,
+                modifier: MOD_INVALID,
+                ..
+            },
+            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: P010 },
+            ..
+        }
+    ));
+}
+
+fn table_bytes(entries: &[(u32, u64)]) -> Vec<u8> {
+    entries
+        .iter()
+        .flat_map(|&(f, m)| {
+            let mut e = f.to_ne_bytes().to_vec();
+            e.extend_from_slice(&[0; 4]);
+            e.extend_from_slice(&m.to_ne_bytes());
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn v4_feedback_events_resolve_to_ordered_tranches() {
+    let dev = 0xe280u64.to_ne_bytes();
+    let mut b = FeedbackBuilder::default();
+    b.format_table(&table_bytes(&[
+        (NV12, MOD_LINEAR),
+        (NV12, MOD_ALLWINNER_TILED),
+        (P010, MOD_LINEAR),
+    ]))
+    .expect("whole entries");
+    b.main_device(&dev);
+    b.tranche_target_device(&dev);
+    b.tranche_flags(true);
+    b.tranche_formats(&1u16.to_ne_bytes())
+        .expect("whole indices");
+    b.tranche_done();
+    b.tranche_target_device(&dev);
+    b.tranche_formats(&[0u16.to_ne_bytes(), 2u16.to_ne_bytes()].concat())
+        .expect("whole indices");
+    b.tranche_done();
+    let fb = b.done().expect("valid feedback");
+    let c = CompositorFormats::from_feedback(&fb).expect("indices in range");
+    assert_eq!(
+        c.tranches(),
+        vec![
+            tranche(true, &[(NV12, MOD_ALLWINNER_TILED)]),
+            tranche(false, &[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]),
+        ]
+    );
+    assert_eq!(
+        negotiate(&[dec(b"NV12"), dec(b"ST12")], &c, 8),
+        zero_copy(b"ST12", NV12, MOD_ALLWINNER_TILED, 0, true)
+    );
+
+    let mut bad = fb.clone();
+    bad.tranches[0].indices.push(7);
+    assert_eq!(
+        CompositorFormats::from_feedback(&bad),
+        Err(FeedbackError::IndexOutOfRange {
+            index: 7,
+            table_len: 3
+        })
+    );
+}
+
+#[test]
+fn v4_feedback_is_used_over_v3_events_when_present() {
+    let mut v3 = AdvertisedFormats::new();
+    v3.add(YU12, MOD_LINEAR);
+    let mut b = FeedbackBuilder::default();
+    b.format_table(&table_bytes(&[(NV12, MOD_LINEAR)]))
+        .expect("whole entries");
+    b.tranche_flags(true);
+    b.tranche_formats(&0u16.to_ne_bytes())
+        .expect("whole indices");
+    b.tranche_done();
+    let fb = b.done().expect("valid feedback");
+    let both = CompositorFormats::from_feedback_or_v3(Some(&fb), &v3).expect("valid");
+    assert_eq!(
+        both.tranches(),
+        vec![CompositorTranche {
+            target_device: None,
+            scanout: true,
+            pairs: vec![(NV12, MOD_LINEAR)],
+        }]
+    );
+    let only_v3 = CompositorFormats::from_feedback_or_v3(None, &v3).expect("valid");
+    assert_eq!(
+        only_v3.tranches(),
+        vec![CompositorTranche {
+            target_device: None,
+            scanout: false,
+            pairs: vec![(YU12, MOD_LINEAR)],
+        }]
+    );
+}
+
+#[test]
+fn decoder_formats_come_from_the_v4l2_table() {
+    assert_eq!(dec(b"NV12").drm_pair(), Some((NV12, MOD_LINEAR)));
+    assert_eq!(dec(b"ST12").drm_pair(), Some((NV12, MOD_ALLWINNER_TILED)));
+    assert_eq!(
+        dec(b"NC30").drm_pair(),
+        Some((P030, mod_broadcom_sand128(96)))
+    );
+    assert_eq!(dec(b"MM21").drm_pair(), None);
+    assert_eq!(dec(b"P010").bit_depth, 10);
+    assert_eq!(DecoderFormat::from_v4l2(fourcc(b"ZZZZ"), 64), None);
+}
+
+/// xorshift64*: deterministic inputs without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
+
+fn generate(rng: &mut Rng) -> (Vec<DecoderFormat>, CompositorFormats, u32) {
+    let mut pool: Vec<DecoderFormat> = CAPTURE_FORMATS
+        .iter()
+        .map(|f| DecoderFormat::from_capture(f, if rng.below(2) == 0 { 64 } else { 96 }))
+        .collect();
+    pool.push(implicit_dec(b"XN12", NV12, 8));
+    pool.push(implicit_dec(b"XP10", P010, 10));
+    let mut decoder = Vec::new();
+    for _ in 0..rng.below(5) {
+        let d = rng.pick(&pool);
+        if !decoder
+            .iter()
+            .any(|x: &DecoderFormat| x.v4l2_fourcc == d.v4l2_fourcc)
+        {
+            decoder.push(d);
+        }
+    }
+    let fourccs = [NV12, YU12, P010, NV15, P030, XR24];
+    let modifiers = [
+        MOD_LINEAR,
+        MOD_INVALID,
+        MOD_ALLWINNER_TILED,
+        mod_broadcom_sand128(64),
+        mod_broadcom_sand128(96),
+        AMD_TILED,
+    ];
+    let random_pairs = |rng: &mut Rng| -> Vec<(u32, u64)> {
+        let mut pairs = Vec::new();
+        for _ in 0..rng.below(7) {
+            let p = (rng.pick(&fourccs), rng.pick(&modifiers));
+            if !pairs.contains(&p) {
+                pairs.push(p);
+            }
+        }
+        pairs
+    };
+    let compositor = if rng.below(4) == 0 {
+        let mut a = AdvertisedFormats::new();
+        for (f, m) in random_pairs(rng) {
+            a.add(f, m);
+        }
+        CompositorFormats::V3(a)
+    } else {
+        let tranches = (0..rng.below(4))
+            .map(|_| CompositorTranche {
+                target_device: None,
+                scanout: rng.below(2) == 0,
+                pairs: random_pairs(rng),
+            })
+            .collect();
+        CompositorFormats::Tranches(tranches)
+    };
+    (decoder, compositor, rng.pick(&[8, 10]))
+}
+
+/// Checks the rules on one input against brute-force searches.
+fn check(
+    decoder: &[DecoderFormat],
+    compositor: &CompositorFormats,
+    depth: u32,
+    seen: &mut Vec<String>,
+) {
+    let tranches = compositor.tranches();
+    let got = negotiate(decoder, compositor, depth);
+    let ctx =
+        || format!("decoder {decoder:?}\ncompositor {tranches:?}\ndepth {depth}\ngot {got:?}");
+    // A decoder format that may be shown directly: shareable, not shallower.
+    let eligible = |d: &DecoderFormat| d.bit_depth >= depth && d.drm_pair().is_some();
+    let first_tranche_with_eligible = tranches.iter().position(|t| {
+        decoder
+            .iter()
+            .filter(|d| eligible(d))
+            .any(|d| d.drm_pair().is_some_and(|p| t.pairs.contains(&p)))
+    });
+    assert_eq!(
+        renegotiate(&got, decoder, compositor, depth),
+        None,
+        "{}",
+        ctx()
+    );
+
+    match &got {
+        Negotiation::ZeroCopy {
+            v4l2_fourcc,
+            drm_fourcc,
+            modifier,
+            tranche,
+            scanout,
+        } => {
+            seen.push("zero-copy".into());
+            let d = decoder
+                .iter()
+                .find(|d| d.v4l2_fourcc == *v4l2_fourcc)
+                .unwrap_or_else(|| panic!("chosen format not offered\n{}", ctx()));
+            // Both sides list the exact pair.
+            assert!(d.shareable, "{}", ctx());
+            assert_eq!(d.drm_pair(), Some((*drm_fourcc, *modifier)), "{}", ctx());
+            let t = &tranches[*tranche];
+            assert!(t.pairs.contains(&(*drm_fourcc, *modifier)), "{}", ctx());
+            assert_eq!(t.scanout, *scanout, "{}", ctx());
+            // Implicit only with implicit (the pair equality above implies it;
+            // say it as the rule does).
+            assert_eq!(
+                d.modifier == Some(MOD_INVALID),
+                *modifier == MOD_INVALID,
+                "{}",
+                ctx()
+            );
+            // Never shallower than the stream; the best tranche.
+            assert!(d.bit_depth >= depth, "{}", ctx());
+            assert_eq!(first_tranche_with_eligible, Some(*tranche), "{}", ctx());
+            // Exact depth preferred inside the tranche.
+            let exact_available = decoder.iter().any(|x| {
+                x.bit_depth == depth && x.drm_pair().is_some_and(|p| t.pairs.contains(&p))
+            });
+            if exact_available {
+                assert_eq!(d.bit_depth, depth, "{}", ctx());
+            }
+        }
+        Negotiation::Copy {
+            decoder_format,
+            target,
+            reason,
+        } => {
+            seen.push(format!("copy {:?}", std::mem::discriminant(reason)));
+            assert_eq!(
+                first_tranche_with_eligible,
+                None,
+                "copy although a pair exists\n{}",
+                ctx()
+            );
+            match decoder_format {
+                None => assert!(decoder.is_empty(), "{}", ctx()),
+                Some(d) => {
+                    assert!(decoder.contains(d), "{}", ctx());
+                    if decoder.iter().any(|x| x.bit_depth >= depth) {
+                        assert!(d.bit_depth >= depth, "depth dropped avoidably\n{}", ctx());
+                    }
+                }
+            }
+            let copyable = |f: u32| {
+                tranches.iter().any(|t| {
+                    t.pairs.contains(&(f, MOD_LINEAR)) || t.pairs.contains(&(f, MOD_INVALID))
+                })
+            };
+            match target {
+                CopyTarget::Dmabuf {
+                    drm_fourcc,
+                    modifier,
+                    tranche,
+                    bit_depth,
+                } => {
+                    seen.push(format!("copy to {}", fourcc_str(*drm_fourcc)));
+                    assert!([MOD_LINEAR, MOD_INVALID].contains(modifier), "{}", ctx());
+                    assert!(
+                        tranches[*tranche].pairs.contains(&(*drm_fourcc, *modifier)),
+                        "{}",
+                        ctx()
+                    );
+                    let src_depth = decoder_format.map_or(8, |d| d.bit_depth);
+                    if src_depth >= 10 && copyable(P010) {
+                        assert!(
+                            *bit_depth >= 10,
+                            "copy target shallower than needed\n{}",
+                            ctx()
+                        );
+                    }
+                }
+                CopyTarget::Shm => {
+                    seen.push("copy to shm".into());
+                    // With no decoder format there is nothing to copy; shm is a placeholder.
+                    if let Some(d) = decoder_format {
+                        assert!(!copyable(NV12) && !copyable(YU12), "{}", ctx());
+                        assert!(d.bit_depth < 10 || !copyable(P010), "{}", ctx());
+                    }
+                }
+            }
+            // The reason is true of the input.
+            let pairs: Vec<(u32, u64)> = tranches.iter().flat_map(|t| t.pairs.clone()).collect();
+            match reason {
+                CopyReason::NoDecoderFormats => assert!(decoder.is_empty()),
+                CopyReason::DecoderBitDepth { .. } => {
+                    assert!(decoder.iter().all(|d| d.bit_depth < depth), "{}", ctx())
+                }
+                CopyReason::NotShareable { formats } => {
+                    for f in formats {
+                        assert!(decoder.iter().any(|d| d.v4l2_fourcc == *f && !d.shareable));
+                    }
+                }
+                CopyReason::CompositorBitDepth { shared_max, .. } => {
+                    assert!(*shared_max < depth);
+                    assert!(decoder
+                        .iter()
+                        .any(|d| d.drm_pair().is_some_and(|p| pairs.contains(&p))));
+                }
+                CopyReason::ImplicitExplicitMix { drm_fourcc } => {
+                    let implicit_decoder = decoder.iter().any(|d| {
+                        d.drm_pair()
+                            .is_some_and(|p| p.0 == *drm_fourcc && p.1 == MOD_INVALID)
+                    });
+                    let explicit_decoder = decoder.iter().any(|d| {
+                        d.drm_pair()
+                            .is_some_and(|p| p.0 == *drm_fourcc && p.1 != MOD_INVALID)
+                    });
+                    let implicit_comp = pairs.contains(&(*drm_fourcc, MOD_INVALID));
+                    let explicit_comp = pairs
+                        .iter()
+                        .any(|p| p.0 == *drm_fourcc && p.1 != MOD_INVALID);
+                    assert!(
+                        (implicit_decoder && explicit_comp) || (explicit_decoder && implicit_comp),
+                        "{}",
+                        ctx()
+                    );
+                }
+                CopyReason::ModifierMismatch {
+                    drm_fourcc,
+                    decoder: m,
+                } => {
+                    assert!(pairs.iter().any(|p| p.0 == *drm_fourcc), "{}", ctx());
+                    assert!(!pairs.contains(&(*drm_fourcc, *m)), "{}", ctx());
+                }
+                CopyReason::FormatNotAdvertised => {
+                    for d in decoder.iter().filter(|d| eligible(d)) {
+                        let (f, _) = d.drm_pair().expect("eligible");
+                        assert!(!pairs.iter().any(|p| p.0 == f), "{}", ctx());
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn generated_inputs_keep_every_rule() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut seen = Vec::new();
+    for _ in 0..20_000 {
+        let (decoder, compositor, depth) = generate(&mut rng);
+        check(&decoder, &compositor, depth, &mut seen);
+    }
+    // The generator reaches every outcome, so the checks above ran on each.
+    seen.sort();
+    seen.dedup();
+    for needed in [
+        "zero-copy",
+        "copy to shm",
+        "copy to NV12",
+        "copy to YU12",
+        "copy to P010",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == needed),
+            "never saw {needed}: {seen:?}"
+        );
+    }
+    // zero-copy, 3 targets + shm, and the seven reasons.
+    let reasons = seen
+        .iter()
+        .filter(|s| s.starts_with("copy Discriminant"))
+        .count();
+    assert_eq!(reasons, 7, "{seen:?}");
+}

@@ -4,6 +4,7 @@
 //! for the zero-copy path.
 
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking};
 use v4l2r::memory::MemoryType;
@@ -50,6 +51,9 @@ impl OutputBuffer {
 /// dmabuf fds (exported once, kept for the compositor).
 pub struct CaptureBuffer {
     pub index: u32,
+    /// Which allocation this buffer belongs to: unique in the process, so
+    /// (generation, index) names the same memory for as long as it exists.
+    pub generation: u64,
     planes: Vec<MappedPlane>,
     dmabufs: Vec<OwnedFd>,
 }
@@ -145,6 +149,9 @@ pub fn allocate_output<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
         .collect()
 }
 
+/// The last CAPTURE allocation's generation (0: none yet).
+static CAPTURE_GENERATION: AtomicU64 = AtomicU64::new(0);
+
 /// Allocates, maps and exports the CAPTURE buffers.
 pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     video: &F,
@@ -152,6 +159,7 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     count: u32,
 ) -> Result<Vec<CaptureBuffer>, SessionError> {
     let granted = request_buffers(video, queue, count)?;
+    let generation = CAPTURE_GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     (0..granted)
         .map(|index| {
             let buffer = query(video, queue, index)?;
@@ -170,6 +178,7 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(CaptureBuffer {
                 index,
+                generation,
                 planes,
                 dmabufs,
             })

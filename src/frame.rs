@@ -1,7 +1,6 @@
 //! A decoded picture on its way to the screen: the one type that decoders
 //! (`sw/`, later `v4l2/`) hand to the presentation side (`display/`).
 
-use std::any::Any;
 use std::fmt;
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
@@ -154,13 +153,6 @@ pub struct DmabufFrame {
     /// CPU access to the same picture, when the layout is linear (hashing,
     /// and the copy path when the compositor cannot import the dmabuf).
     pub cpu: Option<Box<dyn CpuPlanes>>,
-}
-
-impl DmabufFrame {
-    /// The hold token as an opaque value, for keeping the buffer alive.
-    pub fn hold(&self) -> Arc<dyn Any + Send + Sync> {
-        Arc::new(self.source.clone())
-    }
 }
 
 /// Where a picture's pixels are.

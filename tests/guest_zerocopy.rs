@@ -25,6 +25,9 @@ use std::time::Duration;
 use support::vm::{self, Guest, GuestCommand, GuestResult};
 
 const CLIP: &str = "h264_baseline.mp4";
+/// 250x130 visible in 256x144 coded: the crop test.
+const ODD_CLIP: &str = "h264_odd_size.mp4";
+const ODD_SIZE: (u32, u32) = (250, 130);
 /// weston's output: the clip's size, so the kiosk shell puts the surface at 0,0.
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
@@ -39,14 +42,20 @@ const TOLERANCE: i32 = 16;
 fn script(media: &Path) -> String {
     let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
     let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
+    let odd = vm::shell_quote(&media.join(ODD_CLIP).display().to_string());
     format!(
         r#"set -u
 R=$REEL_RESULTS
 export GST_REGISTRY=/dev/shm/gst-registry.bin
-timeout 120 gst-launch-1.0 -q filesrc location={clip} ! parsebin ! v4l2slh264dec \
-  ! videoconvert ! video/x-raw,format=RGB ! pngenc snapshot=true ! filesink location=$R/oracle.png \
-  >$R/gst.log 2>&1
-echo $? >$R/gst.rc
+# The oracle: GStreamer's first picture of CLIP through visl, as a PNG.
+oracle() {{
+  timeout 120 gst-launch-1.0 -q filesrc location="$2" ! parsebin ! v4l2slh264dec \
+    ! videoconvert ! video/x-raw,format=RGB ! pngenc snapshot=true ! filesink location=$R/$1.png \
+    >$R/$1.log 2>&1
+  echo $? >$R/$1.rc
+}}
+oracle oracle {clip}
+oracle oracle-odd {odd}
 export XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
 chmod 700 $XDG_RUNTIME_DIR
 weston --backend=headless --renderer=gl --shell=kiosk --debug --idle-time=0 \
@@ -62,7 +71,7 @@ done
 # is taken, then SIGTERM (reel prints its stats and exits 0).
 play() {{
   name=$1; shift
-  {reel} --stats --loop --hwdec v4l2 -vv "$@" {clip} >$R/$name.out 2>$R/$name.log &
+  {reel} --stats --loop --hwdec v4l2 -vv "$@" >$R/$name.out 2>$R/$name.log &
   pid=$!
   i=0
   until grep -q 'frame presented' $R/$name.log; do
@@ -79,8 +88,9 @@ play() {{
   wait $pid
   echo $? >$R/$name.rc
 }}
-play zerocopy
-play copy --copy
+play zerocopy {clip}
+play copy --copy {clip}
+play odd {odd}
 kill $WESTON
 "#
     )
@@ -181,15 +191,15 @@ fn screenshot(name: &str) -> Rgb {
     decode_png(&png)
 }
 
-fn oracle() -> Rgb {
-    let rc = read("gst.rc");
+fn oracle(name: &str) -> Rgb {
+    let rc = read(&format!("{name}.rc"));
     assert_eq!(
         rc.trim(),
         "0",
         "GStreamer oracle failed:\n{}",
-        read("gst.log")
+        read(&format!("{name}.log"))
     );
-    decode_png(&result_path("oracle.png"))
+    decode_png(&result_path(&format!("{name}.png")))
 }
 
 /// The colour at the centre of each bar, on `BAR_ROW`.
@@ -207,7 +217,7 @@ fn bar_colours(picture: &Rgb) -> Vec<[i32; 3]> {
 }
 
 fn assert_shows_visl_bars(name: &str) {
-    let oracle = bar_colours(&oracle());
+    let oracle = bar_colours(&oracle("oracle"));
     let distinct: BTreeSet<_> = oracle.iter().map(|c| c.map(|v| v / 32)).collect();
     assert!(
         distinct.len() >= 6,
@@ -307,4 +317,58 @@ fn forced_copy_path_copies_every_frame() {
     assert_eq!(stat(&s, "zero_copy_buffers"), 0, "{s:?}");
     assert_eq!(stat(&s, "copy_frames"), presented, "{s:?}");
     assert!(stat(&s, "buffers_allocated") > 0, "{s:?}");
+}
+
+/// Columns of `row` where the colour changes, from `from` on.
+fn edges(picture: &Rgb, row: u32, from: u32, to: u32) -> Vec<u32> {
+    (from + 1..to)
+        .filter(|&x| {
+            let (a, b) = (picture.pixel(x - 1, row), picture.pixel(x, row));
+            (0..3).any(|c| (a[c] - b[c]).abs() > 48)
+        })
+        .collect()
+}
+
+#[test]
+fn crop_is_applied_by_the_viewport() {
+    let (w, h) = ODD_SIZE;
+    let oracle = oracle("oracle-odd");
+    assert_eq!(
+        (oracle.width, oracle.height),
+        ODD_SIZE,
+        "GStreamer's crop of {ODD_CLIP}"
+    );
+    let s = stats("odd");
+    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
+    assert!(stat(&s, "zero_copy_frames") > 0, "{s:?}");
+    let shot = screenshot("odd");
+    // The kiosk shell makes the window the output's size; reel fits the
+    // visible 250x130 into it (320x166, centred). Presenting the coded
+    // 256x144 uncropped would make it 320x180 with the bars 1-7 columns
+    // further left.
+    let scale = |v: u32| v * WIDTH / w;
+    let shown_height = scale(h);
+    let y0 = (HEIGHT - shown_height) / 2;
+    let black = |p: [i32; 3]| p.iter().all(|&v| v < 24);
+    let column = scale(w * 11 / 16); // the red bar, no text at its top
+    assert!(
+        black(shot.pixel(column, y0 - 4))
+            && !black(shot.pixel(column, y0 + 4))
+            && !black(shot.pixel(column, y0 + shown_height - 4))
+            && black(shot.pixel(column, y0 + shown_height + 4)),
+        "the picture does not span rows {y0}..{} (visible {w}x{h} fitted to {WIDTH} wide)",
+        y0 + shown_height
+    );
+    // Bar edges right of visl's text, on a row near the bottom.
+    let row = h - 4;
+    let want: Vec<u32> = edges(&oracle, row, 100, w).into_iter().map(scale).collect();
+    let got = edges(&shot, y0 + row * shown_height / h, scale(100), WIDTH);
+    assert!(want.len() >= 3, "the oracle has no bars: edges {want:?}");
+    for edge in &want {
+        assert!(
+            got.iter().any(|g| g.abs_diff(*edge) <= 2),
+            "bar edge expected at column {edge} (GStreamer's cropped frame scaled), \
+             screen edges {got:?}, expected {want:?}"
+        );
+    }
 }

@@ -28,6 +28,8 @@ const CLIP: &str = "h264_baseline.mp4";
 /// 250x130 visible in 256x144 coded: the crop test.
 const ODD_CLIP: &str = "h264_odd_size.mp4";
 const ODD_SIZE: (u32, u32) = (250, 130);
+/// Two sequences of different sizes: the CAPTURE queue is reallocated.
+const RESCHANGE_CLIP: &str = "h264_resolution_change.ts";
 /// weston's output: the clip's size, so the kiosk shell puts the surface at 0,0.
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
@@ -43,6 +45,7 @@ fn script(media: &Path) -> String {
     let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
     let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
     let odd = vm::shell_quote(&media.join(ODD_CLIP).display().to_string());
+    let reschange = vm::shell_quote(&media.join(RESCHANGE_CLIP).display().to_string());
     format!(
         r#"set -u
 R=$REEL_RESULTS
@@ -91,6 +94,7 @@ play() {{
 play zerocopy {clip}
 play copy --copy {clip}
 play odd {odd}
+play reschange {reschange}
 kill $WESTON
 "#
     )
@@ -371,4 +375,28 @@ fn crop_is_applied_by_the_viewport() {
              screen edges {got:?}, expected {want:?}"
         );
     }
+}
+
+#[test]
+fn reallocated_queue_gets_new_wl_buffers() {
+    let s = stats("reschange");
+    let presented = stat(&s, "presented");
+    assert_eq!(stat(&s, "zero_copy_frames"), presented, "{s:?}");
+    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
+    let log = read("reschange.log");
+    let imported = buffer_ids(&log, "decoder dmabuf imported");
+    let distinct: BTreeSet<_> = imported.iter().collect();
+    assert_eq!(imported.len(), distinct.len(), "a buffer imported twice");
+    let generations: BTreeSet<_> = imported
+        .iter()
+        .filter_map(|id| id.split("generation: ").nth(1)?.split(',').next())
+        .collect();
+    assert!(
+        generations.len() >= 2,
+        "no second CAPTURE allocation seen: {generations:?}"
+    );
+    assert!(
+        log.contains("older wl_buffers destroyed"),
+        "the old allocation's wl_buffers were never destroyed"
+    );
 }

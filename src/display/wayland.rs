@@ -303,7 +303,15 @@ impl Display {
         frame: &Frame,
         dmabuf: &DmabufFrame,
     ) -> Result<bool, DisplayError> {
-        for old in self.state.imported.start_generation(dmabuf.id.generation) {
+        let retired = self.state.imported.start_generation(dmabuf.id.generation);
+        if !retired.is_empty() {
+            debug!(
+                count = retired.len(),
+                generation = dmabuf.id.generation,
+                "decoder reallocated its buffers: older wl_buffers destroyed"
+            );
+        }
+        for old in retired {
             old.destroy();
         }
         if self.state.imported.is_held(dmabuf.id) {

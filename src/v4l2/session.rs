@@ -1049,6 +1049,16 @@ fn configure(
         output.len(),
         capture.len()
     );
+    if capture.len() < config.capture_buffers as usize {
+        // Fewer than the DPB plus the frames held downstream: decoding can
+        // stall on "no free CAPTURE buffer" (growing with CREATE_BUFS is
+        // not done yet).
+        warn!(
+            granted = capture.len(),
+            wanted = config.capture_buffers,
+            "the driver granted fewer CAPTURE buffers than needed"
+        );
+    }
     if output.is_empty() || capture.is_empty() {
         return Err(SessionError::Buffers {
             queue: if output.is_empty() {

@@ -81,6 +81,11 @@ pub struct PlayArgs {
     #[arg(long)]
     pub shm: bool,
 
+    /// Copy decoded frames even when the compositor could show the
+    /// decoder's own buffers (zero-copy).
+    #[arg(long)]
+    pub copy: bool,
+
     /// Listen for commands on this Unix socket (see README: Remote control).
     #[arg(long, value_name = "PATH")]
     pub control: Option<PathBuf>,

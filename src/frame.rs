@@ -2,6 +2,8 @@
 //! (`sw/`, later `v4l2/`) hand to the presentation side (`display/`).
 
 use std::fmt;
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Pixel layouts reel knows how to hash, copy and present. Sample sizes
@@ -109,11 +111,68 @@ pub trait CpuPlanes: Send {
     fn stride(&self, plane: usize) -> usize;
 }
 
+/// The dmabuf fds of a decoder's picture buffer, one per memory plane.
+pub trait DmabufSource: Send + Sync {
+    fn fd(&self, memory_plane: usize) -> Option<BorrowedFd<'_>>;
+}
+
+/// Which decoder buffer a dmabuf frame lives in: the same identity means the
+/// same memory, so the display imports it once. `generation` changes when
+/// the decoder reallocates its buffers (never reused within a process).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferId {
+    pub generation: u64,
+    pub index: u32,
+}
+
+/// One colour plane of a dmabuf frame (as zwp_linux_buffer_params_v1.add
+/// takes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmabufPlane {
+    /// Index into `DmabufSource::fd`.
+    pub memory_plane: usize,
+    pub offset: u32,
+    pub stride: u32,
+}
+
+/// A picture in a decoder's dmabuf, presentable without a copy.
+pub struct DmabufFrame {
+    /// DRM fourcc and modifier of the buffer.
+    pub fourcc: u32,
+    pub modifier: u64,
+    /// Allocated size of the buffer; the frame's `width` x `height` is the
+    /// visible rectangle at its top-left corner.
+    pub coded_width: u32,
+    pub coded_height: u32,
+    pub planes: Vec<DmabufPlane>,
+    pub id: BufferId,
+    /// The fds; holding this `Arc` keeps the buffer away from the decoder
+    /// (it is the decoder's hold token). The display keeps a clone until the
+    /// compositor releases the buffer.
+    pub source: Arc<dyn DmabufSource>,
+    /// CPU access to the same picture, when the layout is linear (hashing,
+    /// and the copy path when the compositor cannot import the dmabuf).
+    pub cpu: Option<Box<dyn CpuPlanes>>,
+}
+
 /// Where a picture's pixels are.
 pub enum FrameStorage {
     /// In CPU memory (software decode): the display copies it once into a
     /// buffer the compositor can read.
     Cpu(Box<dyn CpuPlanes>),
+    /// In a decoder's dmabuf (V4L2): presented as is when the compositor
+    /// takes its (fourcc, modifier), else copied through `cpu`.
+    Dmabuf(DmabufFrame),
+}
+
+impl FrameStorage {
+    /// CPU access to the pixels, if any.
+    pub fn cpu_planes(&self) -> Option<&dyn CpuPlanes> {
+        match self {
+            Self::Cpu(planes) => Some(planes.as_ref()),
+            Self::Dmabuf(d) => d.cpu.as_deref(),
+        }
+    }
 }
 
 /// Which decoder produced a frame, for logs and statistics.
@@ -158,18 +217,18 @@ pub struct Frame {
 impl Frame {
     /// The frame's pixels packed with no row padding, plane after plane, as
     /// libavcodec's rawvideo encoder lays them out (what framemd5 hashes).
+    /// Frames with no CPU mapping (tiled dmabufs) give no rows.
     pub fn for_each_packed_row(&self, mut f: impl FnMut(&[u8])) {
-        match &self.storage {
-            FrameStorage::Cpu(planes) => {
-                for p in 0..self.format.plane_count() {
-                    let (row_bytes, rows) = self.format.plane_extent(p, self.width, self.height);
-                    let data = planes.plane(p);
-                    let stride = planes.stride(p);
-                    for r in 0..rows {
-                        let start = r * stride;
-                        f(&data[start..start + row_bytes]);
-                    }
-                }
+        let Some(planes) = self.storage.cpu_planes() else {
+            return;
+        };
+        for p in 0..self.format.plane_count() {
+            let (row_bytes, rows) = self.format.plane_extent(p, self.width, self.height);
+            let data = planes.plane(p);
+            let stride = planes.stride(p);
+            for r in 0..rows {
+                let start = r * stride;
+                f(&data[start..start + row_bytes]);
             }
         }
     }

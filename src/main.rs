@@ -68,6 +68,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
             start: args.start,
             paused: args.paused,
             force_shm: args.shm,
+            force_copy: args.copy,
             control: args.control,
             stats: args.stats,
             threads: args.threads,

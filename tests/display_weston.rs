@@ -150,6 +150,7 @@ fn options(title: &str) -> WindowOptions {
         app_id: "reel.test".into(),
         fullscreen: false,
         force_shm: false,
+        force_copy: false,
     }
 }
 
@@ -304,6 +305,7 @@ fn forced_shm_shows_the_right_colours() {
         &weston,
         WindowOptions {
             force_shm: true,
+            force_copy: false,
             ..options("shm")
         },
     );
@@ -435,6 +437,7 @@ fn many_frames_respect_release(force_shm: bool) {
         &weston,
         WindowOptions {
             force_shm,
+            force_copy: false,
             ..options("release")
         },
     );
@@ -948,6 +951,7 @@ fn short_frame_is_an_error(force_shm: bool) {
         &weston,
         WindowOptions {
             force_shm,
+            force_copy: false,
             ..options("short")
         },
     );

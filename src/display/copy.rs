@@ -4,7 +4,7 @@
 use drm_fourcc::DrmFourcc;
 
 use super::layout::BufferLayout;
-use crate::frame::{CpuPlanes, Frame, FrameStorage, PixelFormat};
+use crate::frame::{CpuPlanes, Frame, PixelFormat};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum CopyError {
@@ -16,6 +16,8 @@ pub enum CopyError {
     ShortPlane { plane: usize },
     #[error("destination buffer is smaller than its layout")]
     ShortDestination,
+    #[error("the frame's pixels cannot be read by the CPU (tiled dmabuf)")]
+    NoCpuMapping,
 }
 
 /// Row `row` of `plane` (`len` bytes), or an error if the decoder handed us
@@ -46,8 +48,7 @@ pub fn copy_frame(frame: &Frame, layout: &BufferLayout, dst: &mut [u8]) -> Resul
     if dst.len() < layout.size {
         return Err(CopyError::ShortDestination);
     }
-    let FrameStorage::Cpu(planes) = &frame.storage;
-    let planes = planes.as_ref();
+    let planes = frame.storage.cpu_planes().ok_or(CopyError::NoCpuMapping)?;
     match (frame.format, layout.fourcc) {
         (f, to) if f.drm_fourcc() == Some(to) => copy_same(planes, layout, dst),
         (PixelFormat::Yuv420p10, DrmFourcc::P010) => repack_p010(planes, frame, layout, dst),

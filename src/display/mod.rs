@@ -1,15 +1,18 @@
 //! Presentation: the Wayland window, buffers, and the headless sinks (framemd5, null).
 //!
-//! [`Display`] is a Wayland client (smithay-client-toolkit) that shows CPU
-//! frames through `zwp_linux_dmabuf_v1` when the compositor accepts the
-//! frame's format as a linear (or implicit-modifier) buffer, else through
-//! `wl_shm` as XRGB8888. It does not own an event loop: the player polls
+//! [`Display`] is a Wayland client (smithay-client-toolkit). A decoder's
+//! dmabuf frame is attached as it is (zero-copy, `imported.rs`: one
+//! wl_buffer per decoder buffer) when the compositor advertises its fourcc
+//! and modifier; other frames are copied through `zwp_linux_dmabuf_v1` when
+//! the compositor accepts the frame's format as a linear (or
+//! implicit-modifier) buffer, else through `wl_shm` as XRGB8888. It does not own an event loop: the player polls
 //! [`Display::as_fd`] and calls [`Display::dispatch`].
 
 mod aspect;
 mod copy;
 pub mod formats;
 pub mod framemd5;
+mod imported;
 mod keys;
 mod layout;
 mod memory;
@@ -43,6 +46,8 @@ pub struct WindowOptions {
     pub fullscreen: bool,
     /// Never use dmabuf: convert every frame to XRGB8888 into wl_shm.
     pub force_shm: bool,
+    /// Never present a decoder's dmabuf as it is: copy every frame.
+    pub force_copy: bool,
 }
 
 /// Something the user or the compositor did, for the player to act on.
@@ -61,11 +66,16 @@ pub enum DisplayEvent {
 /// Counters of what `present` did, for tests, logs and `--stats`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PresentStats {
-    /// Frames attached as zwp_linux_dmabuf_v1 buffers.
+    /// Frames presented in the decoder's own dmabuf, with no copy.
+    pub frames_zero_copy: u64,
+    /// Frames copied into a memfd and attached as zwp_linux_dmabuf_v1 buffers.
     pub frames_dmabuf: u64,
     /// Frames converted to XRGB8888 and attached as wl_shm buffers.
     pub frames_shm: u64,
-    /// wl_buffers created (both paths, all pool generations).
+    /// wl_buffers imported from decoder dmabufs (one per decoder buffer).
+    pub buffers_zero_copy: u64,
+    /// wl_buffers created for the copy paths (memfd dmabuf and wl_shm, all
+    /// pool generations).
     pub buffers_allocated: u64,
     /// wl_buffer.release events received for our buffers.
     pub buffers_released: u64,

@@ -3,7 +3,7 @@
 //! what libavcodec assumes for untagged SD content too).
 
 use super::copy::{src_row, CopyError};
-use crate::frame::{Frame, FrameStorage, PixelFormat};
+use crate::frame::{Frame, PixelFormat};
 
 /// BT.601 limited-range YCbCr -> R'G'B' coefficients in 16.16 fixed point
 /// (1.164383, 1.596027, 0.391762, 0.812968, 2.017232).
@@ -69,8 +69,7 @@ pub fn frame_to_xrgb(frame: &Frame, dst: &mut [u8], dst_stride: usize) -> Result
     if dst_stride < w * 4 || dst.len() < dst_stride * h {
         return Err(CopyError::ShortDestination);
     }
-    let FrameStorage::Cpu(planes) = &frame.storage;
-    let planes = planes.as_ref();
+    let planes = frame.storage.cpu_planes().ok_or(CopyError::NoCpuMapping)?;
     let format = frame.format;
     let depth = format.bit_depth();
     let mid = 128u16 << (depth - 8);

@@ -22,6 +22,7 @@ use wayland_protocols::wp::viewporter::client::{
 
 use super::aspect::surface_size;
 use super::formats::{AdvertisedFormats, Feedback, FeedbackBuilder};
+use super::imported::{ImportRelease, ImportedBuffers};
 use super::pool::{BufferPool, Released};
 use super::protocol::{DmabufGlobal, FeedbackData, NoEvents};
 use super::wayland::{clamp_i32, FrameBuffer};
@@ -64,8 +65,16 @@ pub(super) struct State {
     /// `Some(None)` failed.
     pub(super) import_result: Option<Option<WlBuffer>>,
     pub(super) force_shm: bool,
+    /// Never present decoder dmabufs as they are (`--copy`).
+    pub(super) force_copy: bool,
     /// Why dmabuf is not used, once we know (logged once).
     pub(super) shm_reason: Option<String>,
+    /// Why a decoder dmabuf frame is copied, once we know (logged once).
+    pub(super) copy_reason: Option<String>,
+    /// wl_buffers imported from decoder dmabufs (zero-copy path).
+    pub(super) imported: ImportedBuffers<WlBuffer>,
+    /// The viewport source rectangle last set (`None`: the whole buffer).
+    pub(super) source_rect: Option<(u32, u32)>,
 }
 
 impl State {
@@ -133,7 +142,11 @@ impl State {
             stats: PresentStats::default(),
             import_result: None,
             force_shm: opts.force_shm,
+            force_copy: opts.force_copy,
             shm_reason: None,
+            copy_reason: None,
+            imported: ImportedBuffers::new(),
+            source_rect: None,
         })
     }
 
@@ -160,9 +173,16 @@ impl State {
                 self.stats.buffers_released += 1;
                 old.wl_buffer.destroy();
             }
-            Released::Unknown => {
-                debug!(buffer = %buffer.id(), "release of a buffer not in the pool")
-            }
+            Released::Unknown => match self.imported.release(buffer) {
+                ImportRelease::Kept => self.stats.buffers_released += 1,
+                ImportRelease::Destroy(old) => {
+                    self.stats.buffers_released += 1;
+                    old.destroy();
+                }
+                ImportRelease::Unknown => {
+                    debug!(buffer = %buffer.id(), "release of a buffer not in the pool")
+                }
+            },
         }
     }
 }

@@ -15,7 +15,9 @@ use wayland_client::backend::WaylandError;
 use wayland_client::globals::registry_queue_init;
 use wayland_client::protocol::{wl_buffer::WlBuffer, wl_shm};
 use wayland_client::{Connection, EventQueue, Proxy, QueueHandle};
-use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1;
+use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1::{
+    self, ZwpLinuxBufferParamsV1,
+};
 
 use super::aspect::display_size;
 use super::copy::copy_frame;
@@ -29,7 +31,7 @@ use super::protocol::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::shm_convert::frame_to_xrgb;
 use super::state::State;
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
-use crate::frame::Frame;
+use crate::frame::{DmabufFrame, Frame, FrameStorage};
 
 /// How long the compositor may take to answer a dmabuf import.
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -207,7 +209,7 @@ impl Display {
 
     pub fn stats(&self) -> PresentStats {
         let mut stats = self.state.stats;
-        stats.held_now = self.state.pool.held();
+        stats.held_now = self.state.pool.held() + self.state.imported.held();
         stats.frames_dropped = stats.dropped_no_buffer + stats.dropped_not_ready;
         stats
     }
@@ -252,8 +254,180 @@ impl Display {
         if frame.width == 0 || frame.height == 0 {
             return Err(bad_frame(frame, "zero size"));
         }
+        if let FrameStorage::Dmabuf(dmabuf) = &frame.storage {
+            if self.zero_copy_accepted(dmabuf) && self.present_zero_copy(frame, dmabuf)? {
+                return Ok(());
+            }
+        }
+        if self.state.source_rect.take().is_some() {
+            if let Some(viewport) = &self.state.viewport {
+                viewport.set_source(-1.0, -1.0, -1.0, -1.0);
+            }
+        }
         let path = self.choose_path(frame);
         self.present_via(frame, path)
+    }
+
+    /// Whether a decoder's dmabuf is presented as it is. This is the seam
+    /// where format negotiation plugs in: today the decoder's CAPTURE
+    /// (fourcc, modifier) is used when the compositor advertises exactly it.
+    fn zero_copy_accepted(&mut self, dmabuf: &DmabufFrame) -> bool {
+        let reason = if self.state.force_copy {
+            "forced by option".to_owned()
+        } else if self.state.dmabuf.is_none() {
+            "the compositor has no zwp_linux_dmabuf_v1".to_owned()
+        } else if !self
+            .state
+            .advertised
+            .contains(dmabuf.fourcc, dmabuf.modifier)
+        {
+            format!(
+                "the compositor does not advertise {} with modifier {}",
+                fourcc_name(dmabuf.fourcc),
+                modifier_name(dmabuf.modifier)
+            )
+        } else {
+            return true;
+        };
+        if self.state.copy_reason.as_deref() != Some(reason.as_str()) {
+            info!("copying decoded frames instead of presenting their dmabufs: {reason}");
+            self.state.copy_reason = Some(reason);
+        }
+        false
+    }
+
+    /// Attaches the decoder's own buffer (imported once per buffer).
+    /// `Ok(false)`: the compositor refused the import; copy instead.
+    fn present_zero_copy(
+        &mut self,
+        frame: &Frame,
+        dmabuf: &DmabufFrame,
+    ) -> Result<bool, DisplayError> {
+        let retired = self.state.imported.start_generation(dmabuf.id.generation);
+        if !retired.is_empty() {
+            debug!(
+                count = retired.len(),
+                generation = dmabuf.id.generation,
+                "decoder reallocated its buffers: older wl_buffers destroyed"
+            );
+        }
+        for old in retired {
+            old.destroy();
+        }
+        if self.state.imported.is_held(dmabuf.id) {
+            // The decoder cannot reuse a buffer we hold: this is a bug.
+            debug_assert!(false, "decoder buffer {:?} is still held", dmabuf.id);
+            self.state.stats.dropped_no_buffer += 1;
+            warn!(id = ?dmabuf.id, "frame dropped: its buffer is still held by the compositor");
+            return Ok(true);
+        }
+        let wl_buffer = match self.state.imported.get(dmabuf.id) {
+            Some(buffer) => buffer.clone(),
+            None => match self.import_decoder_buffer(frame, dmabuf)? {
+                Some(buffer) => {
+                    self.state.imported.insert(dmabuf.id, buffer.clone());
+                    self.state.stats.buffers_zero_copy += 1;
+                    buffer
+                }
+                None => {
+                    self.state.stats.dmabuf_failures += 1;
+                    self.state.force_copy = true;
+                    warn!(format = %fourcc_name(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
+                          "the compositor refused the decoder's dmabuf: copying from now on");
+                    return Ok(false);
+                }
+            },
+        };
+        self.set_source_rect(frame, dmabuf);
+        self.commit_buffer(frame, &wl_buffer);
+        self.state
+            .imported
+            .mark_held(dmabuf.id, dmabuf.source.clone());
+        self.state.stats.frames_zero_copy += 1;
+        debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_name(dmabuf.fourcc),
+               modifier = %modifier_name(dmabuf.modifier), buffer = ?dmabuf.id, "frame presented");
+        self.flush()?;
+        Ok(true)
+    }
+
+    /// Crops the decoder's buffer (coded size) to the visible rectangle.
+    fn set_source_rect(&mut self, frame: &Frame, dmabuf: &DmabufFrame) {
+        let visible = (frame.width, frame.height);
+        let whole = visible == (dmabuf.coded_width, dmabuf.coded_height);
+        let wanted = (!whole).then_some(visible);
+        if self.state.source_rect == wanted {
+            return;
+        }
+        match (&self.state.viewport, wanted) {
+            (Some(viewport), Some((w, h))) => {
+                viewport.set_source(0.0, 0.0, f64::from(w), f64::from(h))
+            }
+            (Some(viewport), None) => viewport.set_source(-1.0, -1.0, -1.0, -1.0),
+            (None, Some(_)) => {
+                warn!("no wp_viewporter: the decoder's padding rows and columns are shown")
+            }
+            (None, None) => {}
+        }
+        self.state.source_rect = wanted;
+    }
+
+    /// Makes a wl_buffer from the decoder's dmabuf fds; `None` if refused.
+    fn import_decoder_buffer(
+        &mut self,
+        frame: &Frame,
+        dmabuf: &DmabufFrame,
+    ) -> Result<Option<WlBuffer>, DisplayError> {
+        let Some(global) = self.state.dmabuf.clone() else {
+            return Err(bad_frame(frame, "internal: no dmabuf global"));
+        };
+        let params = global.create_params(&self.qh, ParamsData);
+        for (i, plane) in dmabuf.planes.iter().enumerate() {
+            let Some(fd) = dmabuf.source.fd(plane.memory_plane) else {
+                params.destroy();
+                return Err(bad_frame(frame, "dmabuf plane without an fd"));
+            };
+            params.add(
+                fd,
+                i as u32,
+                plane.offset,
+                plane.stride,
+                (dmabuf.modifier >> 32) as u32,
+                dmabuf.modifier as u32,
+            );
+        }
+        let buffer = self.create_from_params(
+            &params,
+            dmabuf.coded_width,
+            dmabuf.coded_height,
+            dmabuf.fourcc,
+        )?;
+        if buffer.is_some() {
+            debug!(format = %fourcc_name(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
+                   width = dmabuf.coded_width, height = dmabuf.coded_height, buffer = ?dmabuf.id,
+                   "decoder dmabuf imported");
+        }
+        Ok(buffer)
+    }
+
+    /// params.create, then waits for created/failed; destroys `params`.
+    fn create_from_params(
+        &mut self,
+        params: &ZwpLinuxBufferParamsV1,
+        width: u32,
+        height: u32,
+        fourcc: u32,
+    ) -> Result<Option<WlBuffer>, DisplayError> {
+        self.state.import_result = None;
+        params.create(
+            clamp_i32(width),
+            clamp_i32(height),
+            fourcc,
+            zwp_linux_buffer_params_v1::Flags::empty(),
+        );
+        let waited = self.dispatch_until(IMPORT_TIMEOUT, |s| s.import_result.is_some());
+        params.destroy();
+        waited?;
+        Ok(self.state.import_result.take().flatten())
     }
 
     fn choose_path(&mut self, frame: &Frame) -> Route {
@@ -406,17 +580,7 @@ impl Display {
                 choice.modifier as u32,
             );
         }
-        self.state.import_result = None;
-        params.create(
-            clamp_i32(frame.width),
-            clamp_i32(frame.height),
-            choice.fourcc as u32,
-            zwp_linux_buffer_params_v1::Flags::empty(),
-        );
-        let waited = self.dispatch_until(IMPORT_TIMEOUT, |s| s.import_result.is_some());
-        params.destroy();
-        waited?;
-        match self.state.import_result.take().flatten() {
+        match self.create_from_params(&params, frame.width, frame.height, choice.fourcc as u32)? {
             Some(wl_buffer) => {
                 debug!(format = ?choice.fourcc, modifier = %modifier_name(choice.modifier),
                        width = frame.width, height = frame.height, bytes = layout.size, "dmabuf buffer created");
@@ -470,6 +634,9 @@ impl Drop for Display {
         for b in self.state.pool.drain_all() {
             b.wl_buffer.destroy();
         }
+        for b in self.state.imported.drain_all() {
+            b.destroy();
+        }
         let _ = self.conn.flush();
     }
 }
@@ -484,4 +651,12 @@ fn bad_frame(frame: &Frame, reason: &str) -> DisplayError {
         height: frame.height,
         reason: reason.to_owned(),
     }
+}
+
+/// "NV12" for a DRM fourcc code (its four characters).
+fn fourcc_name(code: u32) -> String {
+    code.to_le_bytes()
+        .iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '?' })
+        .collect()
 }

@@ -48,6 +48,8 @@ pub struct PlayerOptions {
     pub start: Option<Duration>,
     pub paused: bool,
     pub force_shm: bool,
+    /// Copy decoded frames even when their dmabuf could be presented as is.
+    pub force_copy: bool,
     pub control: Option<PathBuf>,
     pub stats: bool,
     pub threads: usize,
@@ -117,6 +119,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         app_id: "reel".into(),
         fullscreen: options.fullscreen,
         force_shm: options.force_shm,
+        force_copy: options.force_copy,
     })?;
 
     let mut event_loop: EventLoop<'static, Player> =
@@ -553,9 +556,14 @@ impl Player {
             ));
         }
         reply.push_str(&format!(
-            " dmabuf_frames={} shm_frames={} fullscreen={}",
+            " zero_copy_frames={} copy_frames={} dmabuf_frames={} shm_frames={} \
+             zero_copy_buffers={} copy_buffers={} fullscreen={}",
+            stats.frames_zero_copy,
+            stats.frames_dmabuf + stats.frames_shm,
             stats.frames_dmabuf,
             stats.frames_shm,
+            stats.buffers_zero_copy,
+            stats.buffers_allocated,
             self.display.is_fullscreen()
         ));
         reply
@@ -602,10 +610,14 @@ impl Player {
     fn print_stats(&self) {
         let stats = self.display.stats();
         eprintln!(
-            "reel: stats: presented={} dropped_late={} dmabuf_frames={} shm_frames={} shown={} discarded={} \
+            "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
+             dmabuf_frames={} shm_frames={} shown={} discarded={} \
              buffers_allocated={} buffers_released={} dropped_no_buffer={}",
             self.counters.presented,
             self.counters.dropped_late,
+            stats.frames_zero_copy,
+            stats.frames_dmabuf + stats.frames_shm,
+            stats.buffers_zero_copy,
             stats.frames_dmabuf,
             stats.frames_shm,
             stats.frames_shown,

@@ -4,7 +4,10 @@
 //! for the zero-copy path.
 
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use tracing::{debug, warn};
+use v4l2r::bindings::{v4l2_create_buffers, v4l2_format};
 use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking};
 use v4l2r::memory::MemoryType;
 use v4l2r::QueueType;
@@ -50,6 +53,9 @@ impl OutputBuffer {
 /// dmabuf fds (exported once, kept for the compositor).
 pub struct CaptureBuffer {
     pub index: u32,
+    /// Which allocation this buffer belongs to: unique in the process, so
+    /// (generation, index) names the same memory for as long as it exists.
+    pub generation: u64,
     planes: Vec<MappedPlane>,
     dmabufs: Vec<OwnedFd>,
 }
@@ -145,6 +151,56 @@ pub fn allocate_output<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
         .collect()
 }
 
+/// When REQBUFS granted fewer than `wanted`, asks for the rest with
+/// CREATE_BUFS (same format); returns how many were added (0 on failure:
+/// decoding goes on with fewer, as the session warns).
+fn grow_capture(
+    video: &impl std::os::fd::AsRawFd,
+    queue: QueueType,
+    granted: u32,
+    wanted: u32,
+) -> u32 {
+    if granted == 0 || granted >= wanted {
+        return 0;
+    }
+    let format: v4l2_format = match ioctl::g_fmt(video, queue) {
+        Ok(f) => f,
+        Err(e) => {
+            warn!("VIDIOC_G_FMT before CREATE_BUFS: {e}");
+            return 0;
+        }
+    };
+    match ioctl::create_bufs::<_, v4l2_create_buffers>(
+        video,
+        wanted - granted,
+        MemoryType::Mmap,
+        format,
+    ) {
+        // New buffers follow the existing ones: indices granted.. .
+        Ok(created) if created.index == granted => {
+            debug!(
+                added = created.count,
+                "CAPTURE buffers grown with CREATE_BUFS"
+            );
+            created.count
+        }
+        Ok(created) => {
+            warn!(
+                index = created.index,
+                "CREATE_BUFS gave unexpected indices: not used"
+            );
+            0
+        }
+        Err(e) => {
+            warn!("VIDIOC_CREATE_BUFS: {e}");
+            0
+        }
+    }
+}
+
+/// The last CAPTURE allocation's generation (0: none yet).
+static CAPTURE_GENERATION: AtomicU64 = AtomicU64::new(0);
+
 /// Allocates, maps and exports the CAPTURE buffers.
 pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     video: &F,
@@ -152,6 +208,8 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     count: u32,
 ) -> Result<Vec<CaptureBuffer>, SessionError> {
     let granted = request_buffers(video, queue, count)?;
+    let granted = granted + grow_capture(video, queue, granted, count);
+    let generation = CAPTURE_GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     (0..granted)
         .map(|index| {
             let buffer = query(video, queue, index)?;
@@ -170,6 +228,7 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(CaptureBuffer {
                 index,
+                generation,
                 planes,
                 dmabufs,
             })

@@ -10,7 +10,7 @@ use tracing::{debug, info, warn};
 
 use super::controls::ExtControl;
 use super::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
-use crate::frame::{DecoderKind, Frame, FrameStorage};
+use crate::frame::{DecoderKind, DmabufFrame, Frame, FrameStorage};
 
 /// One request's worth of work from the codec layer.
 pub struct DecodeJob {
@@ -359,8 +359,8 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         timing: Option<PacketTiming>,
         (width, height): (u32, u32),
     ) -> Option<Frame> {
-        let planes = decoded.cpu_planes()?;
         let format = decoded.hold.layout().format.cpu?;
+        let storage = frame_storage(&decoded)?;
         let timing = timing.unwrap_or(PacketTiming {
             pts_raw: 0,
             duration_raw: 0,
@@ -376,7 +376,7 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
             sample_aspect: (1, 1),
             decoder: DecoderKind::V4l2Stateless,
             epoch: self.epoch,
-            storage: FrameStorage::Cpu(Box::new(planes)),
+            storage,
         })
     }
 
@@ -388,4 +388,27 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         let nanos = (raw as i128) * (num as i128) * 1_000_000_000 / (den as i128);
         Duration::from_nanos(nanos.min(u64::MAX as i128) as u64)
     }
+}
+
+/// The decoded picture as a dmabuf (with its CPU mapping) when its CAPTURE
+/// format has a DRM fourcc and modifier, else as CPU planes only.
+fn frame_storage(decoded: &DecodedFrame) -> Option<FrameStorage> {
+    let cpu = decoded.cpu_planes()?;
+    let layout = decoded.hold.layout();
+    let format = layout.format;
+    let bytes_per_line = layout.planes.first().map_or(0, |p| p.0);
+    let shared = format.drm.zip(format.drm_modifier(bytes_per_line));
+    let (Some((fourcc, modifier)), Some(planes)) = (shared, layout.dmabuf_planes()) else {
+        return Some(FrameStorage::Cpu(Box::new(cpu)));
+    };
+    Some(FrameStorage::Dmabuf(DmabufFrame {
+        fourcc,
+        modifier,
+        coded_width: layout.coded_width,
+        coded_height: layout.coded_height,
+        planes,
+        id: decoded.hold.id(),
+        source: decoded.hold.clone(),
+        cpu: Some(Box::new(cpu)),
+    }))
 }

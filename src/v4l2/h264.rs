@@ -174,10 +174,11 @@ pub fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
     }
 }
 
-/// CAPTURE buffers: the DPB, the picture being decoded, and slack for
-/// frames held downstream and requests in flight.
+/// CAPTURE buffers: the DPB, the picture being decoded, and the frames
+/// held downstream (`super::FRAMES_HELD_DOWNSTREAM`: with zero-copy
+/// presentation each of them keeps its CAPTURE buffer).
 fn capture_buffers(dpb_frames: usize) -> u32 {
-    (dpb_frames + 1 + 4).min(32) as u32
+    (dpb_frames + 1 + super::FRAMES_HELD_DOWNSTREAM).min(32) as u32
 }
 
 const OUTPUT_BUFFERS: u32 = 4;

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,7 +29,7 @@ use super::controls::{control_name, ExtControl};
 use super::discovery::queue_types;
 use super::formats::{capture_format, fourcc_str, CaptureFormat};
 use super::requests::{self, RequestPool};
-use crate::frame::CpuPlanes;
+use crate::frame::{BufferId, CpuPlanes, DmabufPlane, DmabufSource};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -186,6 +186,39 @@ impl CaptureLayout {
     }
 }
 
+impl CaptureLayout {
+    /// The colour planes as the compositor imports them: the CPU layout for
+    /// linear formats; for tiled single-buffer formats the chroma plane
+    /// follows `coded_height` rows of luma at the luma pitch.
+    pub fn dmabuf_planes(&self) -> Option<Vec<DmabufPlane>> {
+        let planes = match self.cpu_planes() {
+            Some(p) => p,
+            None if self.format.memory_planes == self.format.color_planes => self
+                .planes
+                .iter()
+                .enumerate()
+                .map(|(i, (bpl, _))| (i, 0, *bpl as usize))
+                .collect(),
+            None if self.format.color_planes == 2 => {
+                let (bpl, _) = *self.planes.first()?;
+                let bpl = bpl as usize;
+                vec![(0, 0, bpl), (0, bpl * self.coded_height as usize, bpl)]
+            }
+            None => return None,
+        };
+        planes
+            .into_iter()
+            .map(|(memory_plane, offset, stride)| {
+                Some(DmabufPlane {
+                    memory_plane,
+                    offset: u32::try_from(offset).ok()?,
+                    stride: u32::try_from(stride).ok()?,
+                })
+            })
+            .collect()
+    }
+}
+
 /// One decode request.
 pub struct DecodeRequest<'a> {
     /// Unique per picture (shared by the slices of one picture); must be a
@@ -209,8 +242,20 @@ impl CaptureHold {
     pub fn buffer(&self) -> &CaptureBuffer {
         &self.buffer
     }
+    pub fn id(&self) -> BufferId {
+        BufferId {
+            generation: self.buffer.generation,
+            index: self.buffer.index,
+        }
+    }
     pub fn layout(&self) -> &CaptureLayout {
         &self.layout
+    }
+}
+
+impl DmabufSource for CaptureHold {
+    fn fd(&self, memory_plane: usize) -> Option<BorrowedFd<'_>> {
+        self.buffer.dmabufs().get(memory_plane).map(|fd| fd.as_fd())
     }
 }
 
@@ -1004,6 +1049,16 @@ fn configure(
         output.len(),
         capture.len()
     );
+    if capture.len() < config.capture_buffers as usize {
+        // Fewer than the DPB plus the frames held downstream: decoding can
+        // stall on "no free CAPTURE buffer" (growing with CREATE_BUFS is
+        // not done yet).
+        warn!(
+            granted = capture.len(),
+            wanted = config.capture_buffers,
+            "the driver granted fewer CAPTURE buffers than needed"
+        );
+    }
     if output.is_empty() || capture.is_empty() {
         return Err(SessionError::Buffers {
             queue: if output.is_empty() {

@@ -54,6 +54,7 @@ fn init_logging(args: &LogArgs) {
 /// (playback went on with the others).
 fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
     let decoder = DecoderChoice {
+        capture_chooser: None,
         hwdec: args.hwdec,
         device: args.device.clone(),
     };

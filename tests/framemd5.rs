@@ -160,6 +160,7 @@ fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
             for_display: true,
             // The software path's display conversions are what is compared.
             decoder: DecoderChoice {
+                capture_chooser: None,
                 hwdec: Hwdec::No,
                 device: None,
             },

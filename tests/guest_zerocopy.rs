@@ -295,6 +295,11 @@ fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
         "copy-path buffers made: {s:?}"
     );
     let log = read("zerocopy.log");
+    // The CAPTURE format was chosen by negotiation with weston's formats.
+    assert!(
+        log.contains("dmabuf negotiation: zero-copy: V4L2 NV12 as NV12:LINEAR"),
+        "no negotiation in the log"
+    );
     let imported = buffer_ids(&log, "decoder dmabuf imported");
     let distinct: BTreeSet<_> = imported.iter().collect();
     assert_eq!(imported.len(), distinct.len(), "a buffer imported twice");

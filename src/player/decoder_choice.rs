@@ -15,7 +15,7 @@ use crate::sw::{SwDecoder, SwOptions};
 use crate::v4l2::decoder::{DecoderError, V4l2Decoder};
 use crate::v4l2::discovery::{self, DecoderInfo};
 use crate::v4l2::h264::{self, H264Codec};
-use crate::v4l2::session::SessionError;
+use crate::v4l2::session::{CaptureChooser, SessionError};
 
 /// What the user allows.
 #[derive(Clone, Debug)]
@@ -23,6 +23,9 @@ pub struct DecoderChoice {
     pub hwdec: Hwdec,
     /// Use this video node rather than discovering one.
     pub device: Option<PathBuf>,
+    /// Picks the V4L2 CAPTURE format from what the driver offers (the
+    /// compositor's side of the negotiation); None: the driver's choice.
+    pub capture_chooser: Option<CaptureChooser>,
 }
 
 impl Default for DecoderChoice {
@@ -30,6 +33,7 @@ impl Default for DecoderChoice {
         Self {
             hwdec: Hwdec::Auto,
             device: None,
+            capture_chooser: None,
         }
     }
 }
@@ -72,7 +76,8 @@ pub fn open(
     sw: SwOptions,
 ) -> Result<Box<dyn FrameDecoder>> {
     let reason = match plan(stream, choice) {
-        Plan::V4l2(info) => match h264::open_decoder(&info, stream) {
+        Plan::V4l2(info) => match h264::open_decoder(&info, stream, choice.capture_chooser.clone())
+        {
             Ok(decoder) => {
                 info!(
                     device = %info.video_node.display(),

@@ -21,8 +21,10 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
+use crate::display::negotiate::{negotiate, CompositorFormats, DecoderFormat};
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
+use crate::v4l2::session::CaptureChooser;
 
 use clock::MediaClock;
 use commands::{parse_command, Command, SeekTarget};
@@ -121,6 +123,10 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         force_shm: options.force_shm,
         force_copy: options.force_copy,
     })?;
+    let mut options = options;
+    if !options.force_copy && !options.force_shm {
+        options.decoder.capture_chooser = capture_chooser(&display);
+    }
 
     let mut event_loop: EventLoop<'static, Player> =
         EventLoop::try_new().context("cannot create the event loop")?;
@@ -209,6 +215,33 @@ pub fn about_file(path: &std::path::Path, message: &str) -> String {
     } else {
         format!("{name}: {message}")
     }
+}
+
+/// Negotiation between the V4L2 decoder's CAPTURE formats (offered once
+/// the sequence controls are set) and what the compositor advertised: the
+/// decoder format to set, zero-copy if any pair both sides share.
+fn capture_chooser(display: &Display) -> Option<CaptureChooser> {
+    let compositor = match CompositorFormats::from_feedback_or_v3(
+        display.dmabuf_feedback(),
+        display.advertised_formats(),
+    ) {
+        Ok(formats) => formats,
+        Err(e) => {
+            warn!("compositor dmabuf feedback unusable, no negotiation: {e}");
+            return None;
+        }
+    };
+    Some(CaptureChooser(std::sync::Arc::new(
+        move |offered: &[u32], bit_depth: u32| {
+            let decoder: Vec<DecoderFormat> = offered
+                .iter()
+                .filter_map(|&fourcc| DecoderFormat::from_v4l2(fourcc, 0))
+                .collect();
+            let choice = negotiate(&decoder, &compositor, bit_depth);
+            choice.log();
+            choice.v4l2_fourcc().into_iter().collect()
+        },
+    )))
 }
 
 fn window_title(path: &std::path::Path) -> String {

@@ -14,7 +14,7 @@ use super::controls::ExtControl;
 use super::decoder::{DecodeJob, SequenceChange, StatelessCodec, V4l2Decoder};
 use super::discovery::{DecoderInfo, DiscoveryError, StreamRequirements};
 use super::formats::coded;
-use super::session::SessionConfig;
+use super::session::{CaptureChooser, SessionConfig};
 use crate::codec::bitreader::BitReader;
 use crate::codec::h264::nal::{nal_type, split_annex_b, Nal};
 use crate::codec::h264::sps::Sps;
@@ -221,6 +221,7 @@ pub fn session_config(
     config.capture_buffers = capture_buffers(sps.as_ref().map_or(16, Sps::max_dpb_frames));
     config.output_buffers = OUTPUT_BUFFERS;
     config.required_controls = REQUIRED.to_vec();
+    config.bit_depth = stream.bit_depth.max(8);
     Ok(config)
 }
 
@@ -228,9 +229,11 @@ pub fn session_config(
 pub fn open_decoder(
     info: &DecoderInfo,
     stream: &VideoStreamInfo,
+    capture_chooser: Option<CaptureChooser>,
 ) -> Result<V4l2Decoder<H264Codec>, String> {
     let mode = H264Mode::from_env(info)?;
-    let config = session_config(info, stream, mode).map_err(|e| e.to_string())?;
+    let mut config = session_config(info, stream, mode).map_err(|e| e.to_string())?;
+    config.capture_chooser = capture_chooser;
     info!(
         device = %info.video_node.display(),
         mode = ?mode.decode_mode,

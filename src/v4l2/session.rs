@@ -108,6 +108,12 @@ pub struct SessionConfig {
     /// CAPTURE fourccs in order of preference; empty = the driver's choice
     /// if reel can read it, else the first in `formats::CAPTURE_FORMATS`.
     pub capture_preference: Vec<u32>,
+    /// Orders the CAPTURE formats the driver offers once the sequence
+    /// controls are set (the compositor's side of the negotiation); takes
+    /// precedence over `capture_preference`.
+    pub capture_chooser: Option<CaptureChooser>,
+    /// The stream's luma bit depth, for `capture_chooser`.
+    pub bit_depth: u32,
     /// A request not complete within this is an error.
     pub request_timeout: Duration,
 }
@@ -132,8 +138,25 @@ impl SessionConfig {
             initial_controls: Vec::new(),
             required_controls: Vec::new(),
             capture_preference: Vec::new(),
+            capture_chooser: None,
+            bit_depth: 8,
             request_timeout: Duration::from_secs(1),
         }
+    }
+}
+
+/// Given the CAPTURE fourccs a driver offers and the stream's bit depth,
+/// returns them in the order to try. How the compositor's formats reach the
+/// session without v4l2/ knowing about Wayland.
+#[derive(Clone)]
+pub struct CaptureChooser(pub Arc<ChooseCapture>);
+
+/// (offered CAPTURE fourccs, stream bit depth) -> fourccs in the order to try.
+pub type ChooseCapture = dyn Fn(&[u32], u32) -> Vec<u32> + Send + Sync;
+
+impl std::fmt::Debug for CaptureChooser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CaptureChooser")
     }
 }
 
@@ -1028,7 +1051,7 @@ fn configure(
     set_controls(video, None, &config.initial_controls)?;
 
     // 3. CAPTURE format.
-    let layout = choose_capture_format(video, capture_queue, &config.capture_preference)?;
+    let layout = choose_capture_format(video, capture_queue, config)?;
     info!(
         "{}: OUTPUT {} {}x{}, CAPTURE {} {}x{} planes {:?}",
         config.video_node.display(),
@@ -1097,11 +1120,19 @@ fn read_capture_layout(
 fn choose_capture_format(
     video: &mut File,
     queue: QueueType,
-    preference: &[u32],
+    config: &SessionConfig,
 ) -> Result<CaptureLayout, SessionError> {
     let offered: Vec<u32> = ioctl::FormatIterator::new(video, queue)
         .map(|d| d.pixelformat.into())
         .collect();
+    let chosen;
+    let preference: &[u32] = match &config.capture_chooser {
+        Some(chooser) => {
+            chosen = (chooser.0)(&offered, config.bit_depth);
+            &chosen
+        }
+        None => &config.capture_preference,
+    };
     let current = read_capture_layout(video, queue)?;
     if let Some(layout) = &current {
         let preferred_first = preference.iter().find(|p| offered.contains(p));

@@ -34,31 +34,10 @@ fn hashes(framemd5: &str) -> Vec<String> {
         .collect()
 }
 
-fn ffprobe(clip: &Path, entries: &str) -> Vec<f64> {
-    let out = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            entries,
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(clip)
-        .output()
-        .expect("run ffprobe");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
-        .collect()
-}
-
 /// Presentation times (seconds from the stream's start) of every frame, from ffprobe.
 fn ffprobe_times(clip: &Path) -> Vec<f64> {
-    let start = ffprobe(clip, "stream=start_time")[0];
-    ffprobe(clip, "frame=best_effort_timestamp_time")
+    let start = media::ffprobe::<f64>(clip, "stream=start_time")[0];
+    media::ffprobe::<f64>(clip, "frame=best_effort_timestamp_time")
         .iter()
         .map(|t| t - start)
         .collect()

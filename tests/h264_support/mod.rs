@@ -22,7 +22,7 @@ pub const H264_CLIPS: &[&str] = &[
 ];
 
 #[path = "../media/mod.rs"]
-mod media;
+pub mod media;
 
 /// The test media directory, generating the clips on first use.
 pub fn media_dir() -> PathBuf {

@@ -34,6 +34,42 @@ pub fn clip(name: &str) -> PathBuf {
     path
 }
 
+/// One ffprobe column for the first video stream of `clip`: `entries` as
+/// `-show_entries` takes it (e.g. `frame=pts`), one value per line.
+pub fn ffprobe<T: std::str::FromStr>(clip: &Path, entries: &str) -> Vec<T> {
+    let output = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            entries,
+        ])
+        .args(["-of", "csv=p=0"])
+        .arg(clip)
+        .output()
+        .expect("cannot run ffprobe");
+    assert!(
+        output.status.success(),
+        "ffprobe failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| l.trim().trim_end_matches(','))
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            l.parse().unwrap_or_else(|_| {
+                panic!(
+                    "ffprobe {entries} of {}: '{l}' is not a value",
+                    clip.display()
+                )
+            })
+        })
+        .collect()
+}
+
 /// Frame `index` (presentation order) of `clip`, decoded by ffmpeg and
 /// scaled to `width` x `height`, as packed RGB.
 pub fn ffmpeg_frame_rgb(clip: &Path, index: u32, width: u32, height: u32) -> Vec<u8> {

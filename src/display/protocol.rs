@@ -22,7 +22,7 @@ use wayland_client::protocol::{
     wl_keyboard::WlKeyboard,
     wl_output::{Transform, WlOutput},
     wl_seat::WlSeat,
-    wl_shm::{self, WlShm},
+    wl_shm::WlShm,
     wl_shm_pool::WlShmPool,
     wl_surface::WlSurface,
 };
@@ -57,53 +57,24 @@ pub(super) struct BufferData;
 /// User data of a wp_presentation_feedback: the pts of the frame committed.
 pub(super) struct PresentationData(pub(super) std::time::Duration);
 
-impl Dispatch2<WlShm, State> for NoEvents {
-    fn event(
-        &self,
-        _: &mut State,
-        _: &WlShm,
-        _: wl_shm::Event,
-        _: &Connection,
-        _: &QueueHandle<State>,
-    ) {
-    }
+/// Globals and objects whose events reel has no use for.
+macro_rules! ignore_events {
+    ($($interface:ty),* $(,)?) => {$(
+        impl Dispatch2<$interface, State> for NoEvents {
+            fn event(
+                &self,
+                _: &mut State,
+                _: &$interface,
+                _: <$interface as Proxy>::Event,
+                _: &Connection,
+                _: &QueueHandle<State>,
+            ) {
+            }
+        }
+    )*};
 }
 
-impl Dispatch2<WlShmPool, State> for NoEvents {
-    fn event(
-        &self,
-        _: &mut State,
-        _: &WlShmPool,
-        _: <WlShmPool as Proxy>::Event,
-        _: &Connection,
-        _: &QueueHandle<State>,
-    ) {
-    }
-}
-
-impl Dispatch2<WpViewporter, State> for NoEvents {
-    fn event(
-        &self,
-        _: &mut State,
-        _: &WpViewporter,
-        _: <WpViewporter as Proxy>::Event,
-        _: &Connection,
-        _: &QueueHandle<State>,
-    ) {
-    }
-}
-
-impl Dispatch2<WpViewport, State> for NoEvents {
-    fn event(
-        &self,
-        _: &mut State,
-        _: &WpViewport,
-        _: <WpViewport as Proxy>::Event,
-        _: &Connection,
-        _: &QueueHandle<State>,
-    ) {
-    }
-}
+ignore_events!(WlShm, WlShmPool, WpViewporter, WpViewport);
 
 impl Dispatch2<WpPresentation, State> for NoEvents {
     fn event(

@@ -61,19 +61,24 @@ oracle oracle {clip}
 oracle oracle-odd {odd}
 export XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
 chmod 700 $XDG_RUNTIME_DIR
-weston --backend=headless --renderer=gl --shell=kiosk --debug --idle-time=0 \
-  --refresh-rate=1000000 --width={WIDTH} --height={HEIGHT} --socket=wl-zc >$R/weston.log 2>&1 &
-WESTON=$!
-export WAYLAND_DISPLAY=wl-zc
-i=0
-until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
-  i=$((i+1)); [ $i -gt 600 ] && {{ echo "weston did not come up"; cat $R/weston.log; exit 3; }}
-  sleep 0.2
-done
+# A fresh weston for each playback: weston 14's kiosk-shell segfaults now
+# and then when a client connects right after another one left.
+start_weston() {{
+  weston --backend=headless --renderer=gl --shell=kiosk --debug --idle-time=0 \
+    --refresh-rate=1000000 --width={WIDTH} --height={HEIGHT} --socket=wl-zc-$1 >$R/weston-$1.log 2>&1 &
+  WESTON=$!
+  export WAYLAND_DISPLAY=wl-zc-$1
+  i=0
+  until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
+    i=$((i+1)); [ $i -gt 600 ] && {{ echo "weston did not come up"; cat $R/weston-$1.log; exit 3; }}
+    sleep 0.2
+  done
+}}
 # One playback: NAME, then reel's extra options. Loops until the screenshot
 # is taken, then SIGTERM (reel prints its stats and exits 0).
 play() {{
   name=$1; shift
+  start_weston $name
   {reel} --stats --loop --hwdec v4l2 -vv "$@" >$R/$name.out 2>$R/$name.log &
   pid=$!
   i=0
@@ -90,12 +95,13 @@ play() {{
   timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
   wait $pid
   echo $? >$R/$name.rc
+  kill $WESTON
+  wait $WESTON 2>/dev/null
 }}
 play zerocopy {clip}
 play copy --copy {clip}
 play odd {odd}
 play reschange {reschange}
-kill $WESTON
 "#
     )
 }
@@ -189,7 +195,7 @@ fn screenshot(name: &str) -> Rgb {
                 "{name}: no screenshot in {}\nscreenshooter: {}\nweston log:\n{}",
                 dir.display(),
                 read(&format!("{name}-shot.log")),
-                read("weston.log")
+                read(&format!("weston-{name}.log"))
             )
         });
     decode_png(&png)

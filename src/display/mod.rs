@@ -10,6 +10,7 @@
 
 mod aspect;
 mod copy;
+pub mod feedback;
 pub mod formats;
 pub mod framemd5;
 mod imported;
@@ -61,6 +62,10 @@ pub enum DisplayEvent {
         width: u32,
         height: u32,
     },
+    /// What the compositor takes for the surface changed: new dmabuf
+    /// feedback (it went fullscreen, moved to another output or device) or
+    /// an import it refused. The formats worth decoding into may differ.
+    DmabufFormatsChanged,
 }
 
 /// Counters of what `present` did, for tests, logs and `--stats`.

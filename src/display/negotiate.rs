@@ -170,6 +170,23 @@ impl CompositorFormats {
         }
     }
 
+    /// The same, less `refused` pairs (imports the compositor failed).
+    pub fn without(mut self, refused: &[(u32, u64)]) -> Self {
+        match &mut self {
+            Self::Tranches(tranches) => {
+                for tranche in tranches.iter_mut() {
+                    tranche.pairs.retain(|p| !refused.contains(p));
+                }
+            }
+            Self::V3(formats) => {
+                for &(fourcc, modifier) in refused {
+                    formats.remove(fourcc, modifier);
+                }
+            }
+        }
+        self
+    }
+
     /// The tranches in preference order (v3: one, not scanout).
     pub fn tranches(&self) -> Vec<CompositorTranche> {
         match self {

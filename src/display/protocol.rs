@@ -40,6 +40,7 @@ use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
 };
 
+use super::feedback::FeedbackKind;
 use super::keys::map_keysym;
 use super::state::State;
 use super::DisplayEvent;
@@ -48,8 +49,8 @@ use super::DisplayEvent;
 pub(super) struct NoEvents;
 /// User data of the zwp_linux_dmabuf_v1 global.
 pub(super) struct DmabufGlobal;
-/// User data of a zwp_linux_dmabuf_feedback_v1 (v4+).
-pub(super) struct FeedbackData;
+/// User data of a zwp_linux_dmabuf_feedback_v1 (v4+): which one it is.
+pub(super) struct FeedbackData(pub(super) FeedbackKind);
 /// User data of a zwp_linux_buffer_params_v1.
 pub(super) struct ParamsData;
 /// User data of our wl_buffers (shm and dmabuf alike).
@@ -151,13 +152,14 @@ impl Dispatch2<ZwpLinuxDmabufFeedbackV1, State> for FeedbackData {
     fn event(
         &self,
         state: &mut State,
-        _: &ZwpLinuxDmabufFeedbackV1,
+        proxy: &ZwpLinuxDmabufFeedbackV1,
         event: zwp_linux_dmabuf_feedback_v1::Event,
         _: &Connection,
         _: &QueueHandle<State>,
     ) {
         use zwp_linux_dmabuf_feedback_v1::Event;
-        let fb = &mut state.feedback_builder;
+        let kind = self.0;
+        let fb = state.feedback.builder(kind);
         let step = match event {
             Event::FormatTable { fd, size } => {
                 let mut bytes = vec![0u8; size as usize];
@@ -188,17 +190,10 @@ impl Dispatch2<ZwpLinuxDmabufFeedbackV1, State> for FeedbackData {
                 fb.tranche_done();
                 Ok(())
             }
-            Event::Done => fb.done().and_then(|feedback| {
-                let formats = feedback.advertised()?;
-                debug!(
-                    pairs = formats.len(),
-                    tranches = feedback.tranches.len(),
-                    "dmabuf feedback"
-                );
-                state.advertised = formats;
-                state.feedback = Some(feedback);
-                Ok(())
-            }),
+            Event::Done => state
+                .feedback
+                .done(kind)
+                .map(|update| state.feedback_done(kind, proxy.version(), update)),
             _ => Ok(()),
         };
         if let Err(e) = step {

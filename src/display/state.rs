@@ -8,7 +8,7 @@ use smithay_client_toolkit::seat::SeatState;
 use smithay_client_toolkit::shell::xdg::window::{Window, WindowDecorations};
 use smithay_client_toolkit::shell::xdg::XdgShell;
 use smithay_client_toolkit::shell::WaylandSurface;
-use tracing::debug;
+use tracing::{debug, info};
 use wayland_client::globals::GlobalList;
 use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
 use wayland_client::{Proxy, QueueHandle};
@@ -21,7 +21,8 @@ use wayland_protocols::wp::viewporter::client::{
 };
 
 use super::aspect::surface_size;
-use super::formats::{AdvertisedFormats, Feedback, FeedbackBuilder};
+use super::feedback::{FeedbackKind, FeedbackTracker, FeedbackUpdate};
+use super::formats::AdvertisedFormats;
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::pool::{BufferPool, Released};
 use super::protocol::{DmabufGlobal, FeedbackData, NoEvents};
@@ -43,11 +44,14 @@ pub(super) struct State {
     pub(super) presentation_clock: Option<u32>,
     pub(super) last_presented: Option<Presented>,
     pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
+    /// What dmabuf imports may use: the feedback in effect (or the v3
+    /// modifiers) less the pairs the compositor refused.
     pub(super) advertised: AdvertisedFormats,
-    /// v4+: the feedback object, the batch being received, the last batch.
-    pub(super) _feedback_object: Option<ZwpLinuxDmabufFeedbackV1>,
-    pub(super) feedback_builder: FeedbackBuilder,
-    pub(super) feedback: Option<Feedback>,
+    /// Pairs the compositor refused to import although it advertised them.
+    pub(super) refused: Vec<(u32, u64)>,
+    /// v4+: the default and per-surface feedback objects and their batches.
+    pub(super) _feedback_objects: Vec<ZwpLinuxDmabufFeedbackV1>,
+    pub(super) feedback: FeedbackTracker,
     pub(super) keyboard: Option<WlKeyboard>,
     pub(super) events: Vec<DisplayEvent>,
     pub(super) configured: bool,
@@ -90,16 +94,22 @@ impl State {
         let shm: wl_shm::WlShm = globals
             .bind(qh, 1..=1, NoEvents)
             .map_err(|_| DisplayError::MissingGlobal("wl_shm"))?;
-        // v3 sends modifier events; v4 sends feedback instead. v5 adds
-        // nothing we use.
-        let dmabuf: Option<ZwpLinuxDmabufV1> = globals.bind(qh, 3..=4, DmabufGlobal).ok();
-        let feedback_object = dmabuf
-            .as_ref()
-            .filter(|d| d.version() >= 4)
-            .map(|d| d.get_default_feedback(qh, FeedbackData));
+        // The highest version offered: v3 sends modifier events; v4+ sends
+        // feedback instead (v5 only adds an error for mixed modifiers, which
+        // reel never sends; v6 drops main_device and adds the sampling flag).
+        let dmabuf: Option<ZwpLinuxDmabufV1> = globals.bind(qh, 3..=6, DmabufGlobal).ok();
         let viewporter: Option<WpViewporter> = globals.bind(qh, 1..=1, NoEvents).ok();
         let presentation: Option<WpPresentation> = globals.bind(qh, 1..=1, NoEvents).ok();
         let surface = compositor.create_surface(qh);
+        // The surface's own feedback follows it (fullscreen, another output);
+        // the default one covers the time before the surface's arrives.
+        let feedback_objects = match dmabuf.as_ref().filter(|d| d.version() >= 4) {
+            Some(d) => vec![
+                d.get_default_feedback(qh, FeedbackData(FeedbackKind::Default)),
+                d.get_surface_feedback(&surface, qh, FeedbackData(FeedbackKind::Surface)),
+            ],
+            None => Vec::new(),
+        };
         let viewport = viewporter
             .as_ref()
             .map(|v| v.get_viewport(&surface, qh, NoEvents));
@@ -126,9 +136,9 @@ impl State {
             last_presented: None,
             dmabuf,
             advertised: AdvertisedFormats::new(),
-            _feedback_object: feedback_object,
-            feedback_builder: FeedbackBuilder::default(),
-            feedback: None,
+            refused: Vec::new(),
+            _feedback_objects: feedback_objects,
+            feedback: FeedbackTracker::default(),
             keyboard: None,
             events: Vec::new(),
             configured: false,
@@ -163,6 +173,57 @@ impl State {
         }
         debug!(width = size.0, height = size.1, "surface size");
         self.applied_size = Some(size);
+    }
+
+    /// A complete feedback batch was taken in: imports follow the feedback
+    /// in effect, and the player hears of a change (to re-negotiate).
+    pub(super) fn feedback_done(
+        &mut self,
+        kind: FeedbackKind,
+        version: u32,
+        update: FeedbackUpdate,
+    ) {
+        let Some(feedback) = self.feedback.effective() else {
+            return;
+        };
+        debug!(
+            surface = kind == FeedbackKind::Surface,
+            version,
+            tranches = feedback.tranches.len(),
+            scanout_tranches = feedback.tranches.iter().filter(|t| t.scanout).count(),
+            table = feedback.table.len(),
+            main_device = ?feedback.main_device.map(|d| format!("{:x}", d)),
+            ?update,
+            "dmabuf feedback"
+        );
+        if update == FeedbackUpdate::Unchanged {
+            return;
+        }
+        match feedback.advertised() {
+            Ok(mut formats) => {
+                for &(fourcc, modifier) in &self.refused {
+                    formats.remove(fourcc, modifier);
+                }
+                self.advertised = formats;
+            }
+            Err(e) => debug!("feedback in effect unusable: {e}"),
+        }
+        if update == FeedbackUpdate::Changed {
+            info!(
+                surface = kind == FeedbackKind::Surface,
+                pairs = self.advertised.len(),
+                tranches = feedback.tranches.len(),
+                "dmabuf feedback changed"
+            );
+            self.events.push(DisplayEvent::DmabufFormatsChanged);
+        }
+    }
+
+    /// The compositor refused to import `fourcc:modifier` although it
+    /// advertised it: never offered again, whatever feedback comes.
+    pub(super) fn refuse(&mut self, fourcc: u32, modifier: u64) {
+        self.refused.push((fourcc, modifier));
+        self.advertised.remove(fourcc, modifier);
     }
 
     /// A wl_buffer.release for one of ours.

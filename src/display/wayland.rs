@@ -22,10 +22,12 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1
 use super::aspect::display_size;
 use super::copy::copy_frame;
 use super::formats::{
-    choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, Feedback, MOD_LINEAR,
+    choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, Feedback, FeedbackError,
+    MOD_LINEAR,
 };
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
+use super::negotiate::CompositorFormats;
 use super::pool::{Acquire, PoolKey};
 use super::protocol::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::shm_convert::frame_to_xrgb;
@@ -231,10 +233,20 @@ impl Display {
         self.state.presentation_clock
     }
 
-    /// The last complete v4+ dmabuf feedback (format table and tranches in
+    /// The v4+ dmabuf feedback in effect (the surface's, else the default:
+    /// format table and tranches in
     /// preference order); `None` on v3 compositors such as headless weston.
     pub fn dmabuf_feedback(&self) -> Option<&Feedback> {
-        self.state.feedback.as_ref()
+        self.state.feedback.effective()
+    }
+
+    /// What the compositor takes for the surface, for negotiation: the
+    /// feedback in effect (or the v3 modifiers), less the pairs it refused
+    /// to import.
+    pub fn compositor_formats(&self) -> Result<CompositorFormats, FeedbackError> {
+        let formats =
+            CompositorFormats::from_feedback_or_v3(self.dmabuf_feedback(), &self.state.advertised)?;
+        Ok(formats.without(&self.state.refused))
     }
 
     /// The surface size (viewport destination) last committed, if any.
@@ -330,10 +342,13 @@ impl Display {
                     buffer
                 }
                 None => {
+                    // Never offered again; the player re-negotiates (another
+                    // CAPTURE format may import) and meanwhile frames are copied.
                     self.state.stats.dmabuf_failures += 1;
-                    self.state.force_copy = true;
+                    self.state.refuse(dmabuf.fourcc, dmabuf.modifier);
+                    self.state.events.push(DisplayEvent::DmabufFormatsChanged);
                     warn!(format = %fourcc_name(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
-                          "the compositor refused the decoder's dmabuf: copying from now on");
+                          "the compositor refused the decoder's dmabuf although it advertised it");
                     return Ok(false);
                 }
             },
@@ -489,9 +504,7 @@ impl Display {
                             // Refused although advertised: never offer this
                             // pair again, and choose afresh (another
                             // modifier, or wl_shm).
-                            self.state
-                                .advertised
-                                .remove(choice.fourcc as u32, choice.modifier);
+                            self.state.refuse(choice.fourcc as u32, choice.modifier);
                             self.state.stats.dmabuf_failures += 1;
                             let path = self.choose_path(frame);
                             return self.present_via(frame, path);

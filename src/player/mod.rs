@@ -7,6 +7,7 @@ pub mod commands;
 pub mod control;
 pub mod decoder_choice;
 pub mod headless;
+pub mod negotiation;
 pub mod pipeline;
 pub mod source;
 
@@ -21,13 +22,12 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
-use crate::display::negotiate::{negotiate, CompositorFormats, DecoderFormat};
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
-use crate::v4l2::session::CaptureChooser;
 
 use clock::MediaClock;
 use commands::{parse_command, Command, SeekTarget};
+use negotiation::{Negotiator, Renegotiated};
 use pipeline::{Pipeline, PipelineOptions};
 use source::{Request, Source, SourceEvent};
 
@@ -82,6 +82,9 @@ struct Player {
     failed_in_a_row: usize,
     failures: Vec<String>,
     display: Display,
+    /// The compositor side of the V4L2 CAPTURE format negotiation (None
+    /// when frames are always copied: `--copy`, `--shm`).
+    negotiator: Option<Negotiator>,
     source: Option<Source>,
     start_time: Duration,
     wake: Ping,
@@ -124,9 +127,12 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         force_copy: options.force_copy,
     })?;
     let mut options = options;
-    if !options.force_copy && !options.force_shm {
-        options.decoder.capture_chooser = capture_chooser(&display);
-    }
+    let negotiator = if options.force_copy || options.force_shm {
+        None
+    } else {
+        negotiator(&display)
+    };
+    options.decoder.capture_chooser = negotiator.as_ref().map(Negotiator::chooser);
 
     let mut event_loop: EventLoop<'static, Player> =
         EventLoop::try_new().context("cannot create the event loop")?;
@@ -169,6 +175,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         failed_in_a_row: 0,
         failures: Vec::new(),
         display,
+        negotiator,
         source: None,
         start_time: Duration::ZERO,
         wake,
@@ -217,31 +224,16 @@ pub fn about_file(path: &std::path::Path, message: &str) -> String {
     }
 }
 
-/// Negotiation between the V4L2 decoder's CAPTURE formats (offered once
-/// the sequence controls are set) and what the compositor advertised: the
-/// decoder format to set, zero-copy if any pair both sides share.
-fn capture_chooser(display: &Display) -> Option<CaptureChooser> {
-    let compositor = match CompositorFormats::from_feedback_or_v3(
-        display.dmabuf_feedback(),
-        display.advertised_formats(),
-    ) {
-        Ok(formats) => formats,
+/// The negotiation between the V4L2 decoder's CAPTURE formats (offered
+/// once the sequence controls are set) and what the compositor takes.
+fn negotiator(display: &Display) -> Option<Negotiator> {
+    match display.compositor_formats() {
+        Ok(formats) => Some(Negotiator::new(formats)),
         Err(e) => {
             warn!("compositor dmabuf feedback unusable, no negotiation: {e}");
-            return None;
+            None
         }
-    };
-    Some(CaptureChooser(std::sync::Arc::new(
-        move |offered: &[u32], bit_depth: u32| {
-            let decoder: Vec<DecoderFormat> = offered
-                .iter()
-                .filter_map(|&fourcc| DecoderFormat::from_v4l2(fourcc, 0))
-                .collect();
-            let choice = negotiate(&decoder, &compositor, bit_depth);
-            choice.log();
-            choice.v4l2_fourcc().into_iter().collect()
-        },
-    )))
+    }
 }
 
 fn window_title(path: &std::path::Path) -> String {
@@ -314,6 +306,7 @@ impl Player {
                 }
                 DisplayEvent::CloseRequested => self.quit(),
                 DisplayEvent::Resized { .. } => {}
+                DisplayEvent::DmabufFormatsChanged => self.renegotiate(),
             }
         }
         self.pump();
@@ -480,6 +473,14 @@ impl Player {
     }
 
     fn seek_to(&mut self, position: Duration) {
+        self.restart_at(position, |position, epoch| Request::Seek {
+            position,
+            epoch,
+        });
+    }
+
+    /// Drops what was decoded and prerolls from `position` with `request`.
+    fn restart_at(&mut self, position: Duration, request: fn(Duration, u64) -> Request) {
         self.pending_steps = 0;
         self.epoch += 1;
         self.next = None;
@@ -488,10 +489,57 @@ impl Player {
         self.seek_target = Some(position);
         self.cancel_timer();
         if let Some(source) = &self.source {
-            source.request(Request::Seek {
-                position,
-                epoch: self.epoch,
-            });
+            source.request(request(position, self.epoch));
+        }
+    }
+
+    /// The compositor's formats changed: when the decoder should now
+    /// decode into another CAPTURE format, it is reopened and playback goes
+    /// on from the frame due next (the one on screen, when paused).
+    fn renegotiate(&mut self) {
+        let Some(negotiator) = &self.negotiator else {
+            return;
+        };
+        let formats = match self.display.compositor_formats() {
+            Ok(formats) => formats,
+            Err(e) => {
+                warn!("new dmabuf feedback unusable, keeping the negotiation: {e}");
+                return;
+            }
+        };
+        match negotiator.compositor_changed(formats) {
+            Renegotiated::NotStarted | Renegotiated::Unchanged => {}
+            Renegotiated::SameFormat(outcome) => {
+                debug!(%outcome, "negotiation changed, CAPTURE format kept")
+            }
+            Renegotiated::Reallocate(_) => {
+                let position = self.resume_position();
+                info!(
+                    ?position,
+                    "reopening the decoder for the new CAPTURE format"
+                );
+                self.restart_at(position, |position, epoch| Request::Reopen {
+                    position,
+                    epoch,
+                });
+            }
+        }
+    }
+
+    /// Where playback would go on from: a seek in flight's target, else the
+    /// frame waiting to be shown, else the one on screen (paused) or the
+    /// one after it.
+    fn resume_position(&self) -> Duration {
+        if let Some(target) = self.seek_target {
+            return target;
+        }
+        if let Some(next) = &self.next {
+            return next.pts.saturating_sub(self.start_time);
+        }
+        match self.shown {
+            Some(shown) if self.paused || self.ended => shown.position,
+            Some(shown) => shown.position + shown.duration,
+            None => Duration::ZERO,
         }
     }
 

@@ -61,6 +61,28 @@ impl FrameDecoder for SwDecoder {
     }
 }
 
+/// Stands in for a decoder between closing one and opening the next.
+struct Closed;
+
+impl FrameDecoder for Closed {
+    fn kind(&self) -> DecoderKind {
+        DecoderKind::Software
+    }
+    fn send(&mut self, _: &Packet) -> Result<(), DecodeFault> {
+        Err(DecodeFault {
+            recoverable: false,
+            error: anyhow::anyhow!("the decoder is closed"),
+        })
+    }
+    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
+        Ok(None)
+    }
+    fn send_eof(&mut self) -> Result<(), DecodeFault> {
+        Ok(())
+    }
+    fn flush(&mut self) {}
+}
+
 /// How the pipeline is built.
 #[derive(Clone, Debug)]
 pub struct PipelineOptions {
@@ -74,6 +96,8 @@ pub struct PipelineOptions {
 pub struct Pipeline {
     demuxer: Demuxer,
     decoder: Box<dyn FrameDecoder>,
+    /// How the decoder was chosen, to open it again (`reopen_decoder`).
+    decoder_options: (DecoderChoice, SwOptions),
     epoch: u64,
     /// Frames ending before this media time are dropped (frame-exact seek).
     drop_before: Option<Duration>,
@@ -91,14 +115,11 @@ impl Pipeline {
     pub fn open(path: &Path, options: &PipelineOptions) -> Result<Self> {
         let demuxer = Demuxer::open(path)?;
         let stream = demuxer.stream();
-        let decoder = decoder_choice::open(
-            stream,
-            &options.decoder,
-            SwOptions {
-                threads: options.threads,
-                for_display: options.for_display,
-            },
-        )?;
+        let sw = SwOptions {
+            threads: options.threads,
+            for_display: options.for_display,
+        };
+        let decoder = decoder_choice::open(stream, &options.decoder, sw)?;
         info!(
             file = %path.display(),
             codec = %stream.codec,
@@ -110,6 +131,7 @@ impl Pipeline {
         Ok(Self {
             demuxer,
             decoder,
+            decoder_options: (options.decoder.clone(), sw),
             epoch: 0,
             drop_before: None,
             last_dropped: None,
@@ -152,6 +174,20 @@ impl Pipeline {
         self.drop_before = Some(target);
         self.last_dropped = None;
         self.eof_sent = false;
+        Ok(())
+    }
+
+    /// Closes the decoder and opens it again (a V4L2 decoder then asks its
+    /// chooser for a CAPTURE format afresh and allocates new buffers);
+    /// follow with `seek` to go on where playback was. Frames still shown
+    /// keep their old buffers until the compositor lets go of them.
+    pub fn reopen_decoder(&mut self) -> Result<()> {
+        let old = self.decoder.kind();
+        // The old decoder goes first: a device may allow one context only.
+        self.decoder = Box::new(Closed);
+        let (choice, sw) = &self.decoder_options;
+        self.decoder = decoder_choice::open(self.demuxer.stream(), choice, *sw)?;
+        info!(from = %old, to = %self.decoder.kind(), "decoder reopened");
         Ok(())
     }
 

@@ -17,7 +17,15 @@ use super::pipeline::Pipeline;
 const DECODE_AHEAD: usize = 4;
 
 pub enum Request {
-    Seek { position: Duration, epoch: u64 },
+    Seek {
+        position: Duration,
+        epoch: u64,
+    },
+    /// Reopen the decoder (new CAPTURE format and buffers), then seek.
+    Reopen {
+        position: Duration,
+        epoch: u64,
+    },
     Stop,
 }
 
@@ -132,6 +140,24 @@ fn decode_loop(
                 ended = false;
                 if let Err(error) = pipeline.seek(position, epoch) {
                     let message = format!("seek to {position:?} failed: {error:#}");
+                    if !send(SourceEvent::Failed { epoch, message }) {
+                        return;
+                    }
+                    ended = true;
+                }
+                continue;
+            }
+            Some(Request::Reopen {
+                position,
+                epoch: new_epoch,
+            }) => {
+                epoch = new_epoch;
+                ended = false;
+                let reopened = pipeline
+                    .reopen_decoder()
+                    .and_then(|()| pipeline.seek(position, epoch));
+                if let Err(error) = reopened {
+                    let message = format!("cannot reopen the decoder: {error:#}");
                     if !send(SourceEvent::Failed { epoch, message }) {
                         return;
                     }

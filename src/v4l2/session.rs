@@ -151,8 +151,17 @@ impl SessionConfig {
 #[derive(Clone)]
 pub struct CaptureChooser(pub Arc<ChooseCapture>);
 
-/// (offered CAPTURE fourccs, stream bit depth) -> fourccs in the order to try.
-pub type ChooseCapture = dyn Fn(&[u32], u32) -> Vec<u32> + Send + Sync;
+/// (offered CAPTURE formats, stream bit depth) -> fourccs in the order to try.
+pub type ChooseCapture = dyn Fn(&[OfferedCapture], u32) -> Vec<u32> + Send + Sync;
+
+/// A CAPTURE format the driver offers for the current sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OfferedCapture {
+    pub fourcc: u32,
+    /// The first plane's bytesperline TRY_FMT gives for it (0 if it
+    /// failed); SAND128 formats carry their column height there.
+    pub bytes_per_line: u32,
+}
 
 impl std::fmt::Debug for CaptureChooser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1115,6 +1124,19 @@ fn read_capture_layout(
     )
 }
 
+/// The first plane's bytesperline the driver would give `fourcc` at the
+/// current size (TRY_FMT changes nothing); 0 if it says nothing.
+fn try_bytes_per_line(video: &mut File, queue: QueueType, fourcc: u32) -> u32 {
+    let Ok(mut format) = ioctl::g_fmt::<Format>(video, queue) else {
+        return 0;
+    };
+    format.pixelformat = fourcc.into();
+    ioctl::try_fmt::<_, Format>(video, (queue, &format))
+        .ok()
+        .and_then(|f| f.plane_fmt.first().map(|p| p.bytesperline))
+        .unwrap_or(0)
+}
+
 /// Keeps the driver's CAPTURE format when reel reads it and nothing else is
 /// preferred; otherwise picks the first offered format by preference.
 fn choose_capture_format(
@@ -1128,6 +1150,13 @@ fn choose_capture_format(
     let chosen;
     let preference: &[u32] = match &config.capture_chooser {
         Some(chooser) => {
+            let offered: Vec<OfferedCapture> = offered
+                .iter()
+                .map(|&fourcc| OfferedCapture {
+                    fourcc,
+                    bytes_per_line: try_bytes_per_line(video, queue, fourcc),
+                })
+                .collect();
             chosen = (chooser.0)(&offered, config.bit_depth);
             &chosen
         }

@@ -9,7 +9,8 @@
 //!   each CAPTURE buffer was imported once (wl_buffers = buffers used, not
 //!   frames);
 //! - with `--copy` the same picture arrives through the copy path;
-//! - reel exits 0 (a protocol error would end its connection and the run).
+//! - reel exits 0, and weston's protocol log shows no protocol error sent
+//!   to it.
 //!
 //! One guest boot runs everything; if the guest or weston cannot start,
 //! every test fails with the reason.
@@ -64,7 +65,7 @@ chmod 700 $XDG_RUNTIME_DIR
 # A fresh weston for each playback: weston 14's kiosk-shell segfaults now
 # and then when a client connects right after another one left.
 start_weston() {{
-  weston --backend=headless --renderer=gl --shell=kiosk --debug --idle-time=0 \
+  weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
     --refresh-rate=1000000 --width={WIDTH} --height={HEIGHT} --socket=wl-zc-$1 >$R/weston-$1.log 2>&1 &
   WESTON=$!
   export WAYLAND_DISPLAY=wl-zc-$1
@@ -241,6 +242,23 @@ fn assert_shows_visl_bars(name: &str) {
             "{name}: bar {i} is {got:?} on screen, GStreamer's visl frame has {want:?}\n\
              all bars: screen {shown:?}, oracle {oracle:?}"
         );
+    }
+}
+
+#[test]
+fn weston_sent_no_protocol_error() {
+    for name in ["zerocopy", "copy", "odd", "reschange"] {
+        let log = read(&format!("weston-{name}.log"));
+        // The protocol scope was on: reel's requests are in the log.
+        assert!(
+            log.contains("[proto]") && log.contains("zwp_linux_buffer_params_v1"),
+            "{name}: weston's protocol log is missing:\n{log}"
+        );
+        let errors: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains(" ev wl_display@1.error("))
+            .collect();
+        assert!(errors.is_empty(), "{name}: protocol errors: {errors:#?}");
     }
 }
 

@@ -52,6 +52,9 @@ pub fn copy_frame(frame: &Frame, layout: &BufferLayout, dst: &mut [u8]) -> Resul
     match (frame.format, layout.fourcc) {
         (f, to) if f.drm_fourcc() == Some(to) => copy_same(planes, layout, dst),
         (PixelFormat::Yuv420p10, DrmFourcc::P010) => repack_p010(planes, frame, layout, dst),
+        (PixelFormat::Yuv420p10 | PixelFormat::P010, DrmFourcc::Nv12) => {
+            reduce_to_nv12(planes, frame, layout, dst)
+        }
         (from, to) => Err(CopyError::Unsupported { from, to }),
     }
 }
@@ -109,6 +112,59 @@ fn repack_p010(
     Ok(())
 }
 
+/// A 10-bit 4:2:0 frame (yuv420p10le or P010) to 8-bit NV12, rounding to
+/// the nearest 8-bit value, for compositors that take no 10-bit format.
+fn reduce_to_nv12(
+    planes: &dyn CpuPlanes,
+    frame: &Frame,
+    layout: &BufferLayout,
+    dst: &mut [u8],
+) -> Result<(), CopyError> {
+    // Right-aligned 10-bit value of a little-endian sample.
+    let (shift, semi_planar) = match frame.format {
+        PixelFormat::P010 => (6, true),
+        _ => (0, false),
+    };
+    let to8 = |s: &[u8]| -> u8 {
+        let v = u16::from_le_bytes([s[0], s[1]]) >> shift;
+        ((v.min(1023) + 2) >> 2).min(255) as u8
+    };
+    let (y_bytes, y_rows) = frame.format.plane_extent(0, frame.width, frame.height);
+    let luma = layout.planes[0];
+    for r in 0..y_rows {
+        let src = src_row(planes, 0, r, y_bytes)?;
+        let row = &mut dst[luma.offset + r * luma.stride..][..y_bytes / 2];
+        for (d, s) in row.iter_mut().zip(src.chunks_exact(2)) {
+            *d = to8(s);
+        }
+    }
+    let chroma = layout.planes[1];
+    let (c_bytes, c_rows) = frame.format.plane_extent(1, frame.width, frame.height);
+    for r in 0..c_rows {
+        if semi_planar {
+            // P010's CbCr row is already interleaved.
+            let src = src_row(planes, 1, r, c_bytes)?;
+            let row = &mut dst[chroma.offset + r * chroma.stride..][..c_bytes / 2];
+            for (d, s) in row.iter_mut().zip(src.chunks_exact(2)) {
+                *d = to8(s);
+            }
+        } else {
+            let cb = src_row(planes, 1, r, c_bytes)?;
+            let cr = src_row(planes, 2, r, c_bytes)?;
+            let row = &mut dst[chroma.offset + r * chroma.stride..][..c_bytes];
+            for ((d, u), v) in row
+                .chunks_exact_mut(2)
+                .zip(cb.chunks_exact(2))
+                .zip(cr.chunks_exact(2))
+            {
+                d[0] = to8(u);
+                d[1] = to8(v);
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +203,46 @@ mod tests {
         assert_eq!(word(l.planes[0].stride), 512 << 6);
         assert_eq!(word(l.planes[1].offset), 960 << 6);
         assert_eq!(word(l.planes[1].offset + 2), 64 << 6);
+    }
+
+    #[test]
+    fn ten_bit_frames_reduce_to_nv12_with_rounding() {
+        // Samples chosen around the rounding points: 10-bit v -> (v + 2) / 4.
+        let samples = [1023u16, 64, 513, 514];
+        let expect = [255u8, 16, 128, 129];
+        let y: Vec<u8> = samples.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let planar = frame_from_planes(
+            PixelFormat::Yuv420p10,
+            2,
+            2,
+            vec![
+                (y.clone(), 4),
+                (961u16.to_le_bytes().to_vec(), 2),
+                (66u16.to_le_bytes().to_vec(), 2),
+            ],
+        );
+        let p010_y: Vec<u8> = samples
+            .iter()
+            .flat_map(|v| (v << 6).to_le_bytes())
+            .collect();
+        let p010_uv: Vec<u8> = [961u16 << 6, 66 << 6]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let semi = frame_from_planes(PixelFormat::P010, 2, 2, vec![(p010_y, 4), (p010_uv, 4)]);
+        let l = BufferLayout::new(DrmFourcc::Nv12, 2, 2).unwrap();
+        for f in [planar, semi] {
+            let mut dst = vec![0u8; l.size];
+            copy_frame(&f, &l, &mut dst).unwrap();
+            assert_eq!(&dst[0..2], &expect[0..2], "{}", f.format);
+            assert_eq!(
+                &dst[l.planes[0].stride..][..2],
+                &expect[2..4],
+                "{}",
+                f.format
+            );
+            assert_eq!(&dst[l.planes[1].offset..][..2], &[240, 17], "{}", f.format);
+        }
     }
 
     #[test]

@@ -237,17 +237,27 @@ pub fn dmabuf_target(format: PixelFormat) -> Option<DrmFourcc> {
 
 /// Picks the buffer format and modifier for a CPU frame: the frame's own
 /// DRM format with LINEAR if advertised, else with the implicit modifier if
-/// that is what is advertised; `None` means "use wl_shm". Buffers we write
-/// with the CPU are linear, and a compositor that lists INVALID for a format
-/// takes a plain linear buffer under that name; other modifiers (tiled,
-/// compressed) are layouts we cannot produce.
+/// that is what is advertised; a 10-bit frame the compositor takes in no
+/// 10-bit format goes to 8-bit NV12 rather than to wl_shm (fewer bytes, and
+/// the compositor converts to RGB on its GPU). `None` means "use wl_shm".
+/// Buffers we write with the CPU are linear, and a compositor that lists
+/// INVALID for a format takes a plain linear buffer under that name; other
+/// modifiers (tiled, compressed) are layouts we cannot produce.
 pub fn choose_dmabuf(format: PixelFormat, advertised: &AdvertisedFormats) -> Option<DmabufChoice> {
-    let fourcc = dmabuf_target(format)?;
-    let code = fourcc as u32;
-    [MOD_LINEAR, MOD_INVALID]
+    let own = dmabuf_target(format)?;
+    let shallower = match format {
+        PixelFormat::Yuv420p10 | PixelFormat::P010 => Some(DrmFourcc::Nv12),
+        _ => None,
+    };
+    [Some(own), shallower]
         .into_iter()
-        .find(|&m| advertised.contains(code, m))
-        .map(|modifier| DmabufChoice { fourcc, modifier })
+        .flatten()
+        .find_map(|fourcc| {
+            [MOD_LINEAR, MOD_INVALID]
+                .into_iter()
+                .find(|&m| advertised.contains(fourcc as u32, m))
+                .map(|modifier| DmabufChoice { fourcc, modifier })
+        })
 }
 
 /// A modifier's name for logs.

@@ -73,6 +73,8 @@ pub(super) struct State {
     pub(super) force_copy: bool,
     /// Why dmabuf is not used, once we know (logged once).
     pub(super) shm_reason: Option<String>,
+    /// 10-bit frames are copied into an 8-bit format (logged once).
+    pub(super) depth_reduced: bool,
     /// Why a decoder dmabuf frame is copied, once we know (logged once).
     pub(super) copy_reason: Option<String>,
     /// wl_buffers imported from decoder dmabufs (zero-copy path).
@@ -154,6 +156,7 @@ impl State {
             force_shm: opts.force_shm,
             force_copy: opts.force_copy,
             shm_reason: None,
+            depth_reduced: false,
             copy_reason: None,
             imported: ImportedBuffers::new(),
             source_rect: None,

@@ -22,8 +22,8 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1
 use super::aspect::display_size;
 use super::copy::copy_frame;
 use super::formats::{
-    choose_dmabuf, modifier_name, AdvertisedFormats, DmabufChoice, Feedback, FeedbackError,
-    MOD_LINEAR,
+    choose_dmabuf, dmabuf_target, modifier_name, AdvertisedFormats, DmabufChoice, Feedback,
+    FeedbackError, MOD_LINEAR,
 };
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
@@ -455,7 +455,16 @@ impl Display {
             return Route::Shm;
         }
         match choose_dmabuf(frame.format, &self.state.advertised) {
-            Some(choice) => Route::Dmabuf(choice),
+            Some(choice) => {
+                if dmabuf_target(frame.format) != Some(choice.fourcc) && !self.state.depth_reduced {
+                    info!(
+                        "showing {} frames as 8-bit {:?}: the compositor takes no 10-bit format",
+                        frame.format, choice.fourcc
+                    );
+                    self.state.depth_reduced = true;
+                }
+                Route::Dmabuf(choice)
+            }
             None => {
                 self.note_shm(format!(
                     "the compositor takes no linear {} dmabuf",

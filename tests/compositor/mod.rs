@@ -29,6 +29,9 @@ pub struct Weston {
     pub width: u32,
     pub height: u32,
     shots: AtomicU32,
+    /// Set by tests that provoke protocol errors on purpose; otherwise a
+    /// protocol error in weston's log fails the test when weston is dropped.
+    protocol_errors_expected: bool,
 }
 
 /// A screenshot as tightly packed RGB.
@@ -105,6 +108,7 @@ impl Weston {
             width,
             height,
             shots: AtomicU32::new(0),
+            protocol_errors_expected: false,
         };
         weston.wait_for_socket();
         weston
@@ -174,6 +178,21 @@ impl Weston {
                 let (dir, msg) = rest.split_once(' ')?;
                 Some((dir.to_owned(), msg.to_owned()))
             })
+            .collect()
+    }
+
+    /// For a test that provokes a protocol error on purpose.
+    pub fn expect_protocol_errors(&mut self) {
+        self.protocol_errors_expected = true;
+    }
+
+    /// The protocol errors weston sent to any client, as its protocol log
+    /// shows them (`wl_display@1.error(object, code, "message")`).
+    pub fn protocol_errors(&self) -> Vec<String> {
+        self.log()
+            .lines()
+            .filter(|l| l.contains("[proto]") && l.contains(" ev wl_display@1.error("))
+            .map(str::to_owned)
             .collect()
     }
 
@@ -285,6 +304,16 @@ impl Drop for Weston {
                 self.runtime_dir.display()
             );
         } else {
+            // Every test that used this weston also proves no client got a
+            // protocol error (a client sees one only as a lost connection).
+            let errors = self.protocol_errors();
+            if !errors.is_empty() && !self.protocol_errors_expected {
+                panic!(
+                    "weston sent protocol errors (log kept in {}):\n{}",
+                    self.runtime_dir.display(),
+                    errors.join("\n")
+                );
+            }
             let _ = fs::remove_dir_all(&self.runtime_dir);
         }
     }

@@ -2,6 +2,7 @@
 pub mod buffers;
 pub mod controls;
 pub mod decoder;
+pub mod detile;
 pub mod discovery;
 pub mod formats;
 pub mod h264;

@@ -216,8 +216,8 @@ fn sources<'a>(
     let coded_height = picture.coded_height as usize;
     let (luma_bytes, luma_bpl) = plane(0)?;
     // MM21 keeps chroma in a second memory plane; the others in the first.
-    let multi_planar = super::formats::capture_format(picture.v4l2)
-        .is_some_and(|f| f.memory_planes > 1);
+    let multi_planar =
+        super::formats::capture_format(picture.v4l2).is_some_and(|f| f.memory_planes > 1);
     let (chroma_bytes, chroma_bpl, chroma_plane) = if multi_planar {
         let (bytes, bpl) = plane(1)?;
         (bytes, bpl, 1)
@@ -232,7 +232,12 @@ fn sources<'a>(
             // Column height in rows: the luma rows, then (single buffer)
             // the chroma rows.
             Layout::Sand128 | Layout::Sand128TenBit => {
-                bpl >= coded_height + if multi_planar { 0 } else { coded_height.div_ceil(2) }
+                bpl >= coded_height
+                    + if multi_planar {
+                        0
+                    } else {
+                        coded_height.div_ceil(2)
+                    }
             }
         };
         if fits {

@@ -8,8 +8,6 @@ use crate::v4l2::formats::CAPTURE_FORMATS;
 /// A linear 4:2:0 picture with interleaved chroma: `luma[y][x]`,
 /// `chroma[y][i]` where i = 2 * x + (0 for Cb, 1 for Cr).
 struct Linear {
-    width: usize,
-    height: usize,
     luma: Vec<Vec<u16>>,
     chroma: Vec<Vec<u16>>,
 }
@@ -19,20 +17,19 @@ impl Linear {
     fn new(width: usize, height: usize, bits: u32) -> Self {
         let mask = (1u32 << bits) - 1;
         let sample = |a: usize, b: usize, salt: usize| {
-            ((a * 7919 + b * 104_729 + a * b * 31 + salt) as u32 % 65_521 & mask) as u16
+            (((a * 7919 + b * 104_729 + a * b * 31 + salt) as u32 % 65_521) & mask) as u16
         };
         let luma = (0..height)
             .map(|y| (0..width).map(|x| sample(x, y, 1)).collect())
             .collect();
         let chroma = (0..height.div_ceil(2))
-            .map(|y| (0..2 * width.div_ceil(2)).map(|i| sample(i, y, 5)).collect())
+            .map(|y| {
+                (0..2 * width.div_ceil(2))
+                    .map(|i| sample(i, y, 5))
+                    .collect()
+            })
             .collect();
-        Self {
-            width,
-            height,
-            luma,
-            chroma,
-        }
+        Self { luma, chroma }
     }
 
     /// The top-left `w` x `h` as NV12 (8-bit) or P010 (10-bit in the high
@@ -66,7 +63,7 @@ const FILL: u8 = 0xee;
 fn tile(
     pic: &Linear,
     bpl: usize,
-    (tw, luma_th, chroma_th): (usize, usize, usize),
+    (tw, luma_th, chroma_th): TileGeometry,
     two_buffers: bool,
 ) -> Vec<Vec<u8>> {
     let tiles_per_row = bpl / tw;
@@ -174,8 +171,11 @@ fn assert_matches(out: &LinearPicture, pic: &Linear, visible: (u32, u32), ten_bi
     }
 }
 
-/// (fourcc, tile geometry) of the tiled NV12 layouts.
-const TILED: [(&[u8; 4], (usize, usize, usize), bool); 4] = [
+/// Tile width, luma tile rows, chroma tile rows.
+type TileGeometry = (usize, usize, usize);
+
+/// (fourcc, tile geometry, chroma in a second buffer) of the tiled layouts.
+const TILED: [(&[u8; 4], TileGeometry, bool); 4] = [
     (b"VT12", (4, 4, 4), false),
     (b"HM12", (16, 16, 16), false),
     (b"ST12", (32, 32, 32), false),
@@ -330,7 +330,14 @@ fn short_buffers_are_an_error() {
     let luma = vec![vec![0u8; 128]; 4];
     let chroma = vec![vec![0u8; 128]; 2];
     let mut buffer = sand(&luma, &chroma, 4, 6);
-    assert!(run(b"NC12", (128, 4), std::slice::from_ref(&buffer), &[6], (128, 4)).is_ok());
+    assert!(run(
+        b"NC12",
+        (128, 4),
+        std::slice::from_ref(&buffer),
+        &[6],
+        (128, 4)
+    )
+    .is_ok());
     buffer.pop();
     assert!(matches!(
         run(b"NC12", (128, 4), &[buffer], &[6], (128, 4)),

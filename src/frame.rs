@@ -217,7 +217,9 @@ pub struct Frame {
 impl Frame {
     /// The frame's pixels packed with no row padding, plane after plane, as
     /// libavcodec's rawvideo encoder lays them out (what framemd5 hashes).
-    /// Frames with no CPU mapping (tiled dmabufs) give no rows.
+    /// Frames with no CPU mapping give no rows; a plane shorter than its
+    /// size and stride say (a picture that could not be detiled) ends the
+    /// rows there rather than panicking.
     pub fn for_each_packed_row(&self, mut f: impl FnMut(&[u8])) {
         let Some(planes) = self.storage.cpu_planes() else {
             return;
@@ -228,7 +230,10 @@ impl Frame {
             let stride = planes.stride(p);
             for r in 0..rows {
                 let start = r * stride;
-                f(&data[start..start + row_bytes]);
+                let Some(row) = data.get(start..start + row_bytes) else {
+                    return;
+                };
+                f(row);
             }
         }
     }
@@ -246,6 +251,36 @@ impl Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Empty;
+    impl CpuPlanes for Empty {
+        fn plane(&self, _: usize) -> &[u8] {
+            &[]
+        }
+        fn stride(&self, _: usize) -> usize {
+            0
+        }
+    }
+
+    #[test]
+    fn empty_planes_give_no_rows_and_no_panic() {
+        let frame = Frame {
+            pts: Duration::ZERO,
+            pts_raw: 0,
+            duration: Duration::ZERO,
+            duration_raw: 0,
+            width: 4,
+            height: 2,
+            format: PixelFormat::Nv12,
+            sample_aspect: (1, 1),
+            decoder: DecoderKind::V4l2Stateless,
+            epoch: 0,
+            storage: FrameStorage::Cpu(Box::new(Empty)),
+        };
+        let mut rows = 0;
+        frame.for_each_packed_row(|_| rows += 1);
+        assert_eq!(rows, 0);
+    }
 
     #[test]
     fn packed_sizes_match_libavcodec_for_odd_sizes() {

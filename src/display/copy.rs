@@ -205,6 +205,82 @@ mod tests {
         assert_eq!(word(l.planes[1].offset + 2), 64 << 6);
     }
 
+    /// A V4L2 NV12_32L32 (ST12) CAPTURE picture, as the decoder hands it
+    /// when the compositor cannot import its modifier: the display copies
+    /// the detiled view into a linear NV12 buffer.
+    #[test]
+    fn detiled_capture_view_copies_into_linear_nv12() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+
+        use crate::frame::{BufferId, DmabufFrame, DmabufSource, FrameStorage};
+        use crate::v4l2::detiled_view::{testing::VecSource, DetiledPlanes};
+        use crate::v4l2::formats::{fourcc, MOD_ALLWINNER_TILED};
+
+        struct NoFds;
+        impl DmabufSource for NoFds {
+            fn fd(&self, _: usize) -> Option<std::os::fd::BorrowedFd<'_>> {
+                None
+            }
+        }
+        let (coded_w, coded_h, bpl) = (64usize, 64usize, 64usize);
+        let (w, h) = (50u32, 37u32);
+        let luma = |x: usize, y: usize| (x * 3 + y * 5) as u8;
+        let chroma = |i: usize, y: usize| (200 + i + y * 7) as u8;
+        // 32x32 tiles stored linearly, chroma tiles after the luma tiles.
+        let at =
+            |x: usize, y: usize| ((y / 32) * (bpl / 32) + x / 32) * 1024 + (y % 32) * 32 + x % 32;
+        let mut buffer = vec![0u8; bpl * coded_h * 3 / 2];
+        for y in 0..coded_h {
+            for x in 0..coded_w {
+                buffer[at(x, y)] = luma(x, y);
+            }
+        }
+        for y in 0..coded_h / 2 {
+            for i in 0..coded_w {
+                buffer[bpl * coded_h + at(i, y)] = chroma(i, y);
+            }
+        }
+        let detiled = Arc::new(AtomicUsize::new(0));
+        let source = VecSource {
+            v4l2: fourcc(b"ST12"),
+            coded: (coded_w as u32, coded_h as u32),
+            planes: vec![(buffer, bpl as u32)],
+            detiled: detiled.clone(),
+        };
+        let view = DetiledPlanes::new(Box::new(source), w, h).unwrap();
+        let mut frame = frame_from_planes(view.format(), w, h, vec![]);
+        frame.storage = FrameStorage::Dmabuf(DmabufFrame {
+            fourcc: fourcc(b"NV12"),
+            modifier: MOD_ALLWINNER_TILED,
+            coded_width: coded_w as u32,
+            coded_height: coded_h as u32,
+            planes: vec![],
+            id: BufferId {
+                generation: 0,
+                index: 0,
+            },
+            source: Arc::new(NoFds),
+            cpu: Some(Box::new(view)),
+        });
+        let l = BufferLayout::new(DrmFourcc::Nv12, w, h).unwrap();
+        let mut dst = vec![0u8; l.size];
+        assert_eq!(detiled.load(Ordering::SeqCst), 0);
+        copy_frame(&frame, &l, &mut dst).unwrap();
+        assert_eq!(detiled.load(Ordering::SeqCst), 1);
+        for y in 0..h as usize {
+            let row = &dst[l.planes[0].offset + y * l.planes[0].stride..][..w as usize];
+            let want: Vec<u8> = (0..w as usize).map(|x| luma(x, y)).collect();
+            assert_eq!(row, want.as_slice(), "luma row {y}");
+        }
+        let chroma_bytes = 2 * (w as usize).div_ceil(2);
+        for y in 0..(h as usize).div_ceil(2) {
+            let row = &dst[l.planes[1].offset + y * l.planes[1].stride..][..chroma_bytes];
+            let want: Vec<u8> = (0..chroma_bytes).map(|i| chroma(i, y)).collect();
+            assert_eq!(row, want.as_slice(), "chroma row {y}");
+        }
+    }
+
     #[test]
     fn ten_bit_frames_reduce_to_nv12_with_rounding() {
         // Samples chosen around the rounding points: 10-bit v -> (v + 2) / 4.

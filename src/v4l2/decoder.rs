@@ -9,8 +9,10 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 
 use super::controls::ExtControl;
+use super::detile::detiled_format;
+use super::detiled_view::DetiledPlanes;
 use super::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
-use crate::frame::{DecoderKind, DmabufFrame, Frame, FrameStorage};
+use crate::frame::{CpuPlanes, DecoderKind, DmabufFrame, Frame, FrameStorage};
 
 /// One request's worth of work from the codec layer.
 pub struct DecodeJob {
@@ -359,8 +361,9 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         timing: Option<PacketTiming>,
         (width, height): (u32, u32),
     ) -> Option<Frame> {
-        let format = decoded.hold.layout().format.cpu?;
-        let storage = frame_storage(&decoded)?;
+        let capture = decoded.hold.layout().format;
+        let format = capture.cpu.or_else(|| detiled_format(capture.v4l2))?;
+        let storage = frame_storage(&decoded, (width, height))?;
         let timing = timing.unwrap_or(PacketTiming {
             pts_raw: 0,
             duration_raw: 0,
@@ -390,16 +393,25 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
     }
 }
 
-/// The decoded picture as a dmabuf (with its CPU mapping) when its CAPTURE
-/// format has a DRM fourcc and modifier, else as CPU planes only.
-fn frame_storage(decoded: &DecodedFrame) -> Option<FrameStorage> {
-    let cpu = decoded.cpu_planes()?;
+/// The decoded picture as a dmabuf (with its CPU view) when its CAPTURE
+/// format has a DRM fourcc and modifier, else as CPU planes only. Tiled and
+/// packed layouts get a view that detiles the `visible` picture only when
+/// first read (the copy path), never for a frame presented as is.
+fn frame_storage(decoded: &DecodedFrame, visible: (u32, u32)) -> Option<FrameStorage> {
+    let cpu: Box<dyn CpuPlanes> = match decoded.cpu_planes() {
+        Some(mapped) => Box::new(mapped),
+        None => Box::new(DetiledPlanes::new(
+            Box::new(decoded.hold.clone()),
+            visible.0,
+            visible.1,
+        )?),
+    };
     let layout = decoded.hold.layout();
     let format = layout.format;
     let bytes_per_line = layout.planes.first().map_or(0, |p| p.0);
     let shared = format.drm.zip(format.drm_modifier(bytes_per_line));
     let (Some((fourcc, modifier)), Some(planes)) = (shared, layout.dmabuf_planes()) else {
-        return Some(FrameStorage::Cpu(Box::new(cpu)));
+        return Some(FrameStorage::Cpu(cpu));
     };
     Some(FrameStorage::Dmabuf(DmabufFrame {
         fourcc,
@@ -409,6 +421,6 @@ fn frame_storage(decoded: &DecodedFrame) -> Option<FrameStorage> {
         planes,
         id: decoded.hold.id(),
         source: decoded.hold.clone(),
-        cpu: Some(Box::new(cpu)),
+        cpu: Some(cpu),
     }))
 }

@@ -45,7 +45,8 @@ pub enum ModifierRule {
     /// V4L2 `NC12`/`NC30` formats define it), so the modifier depends on it.
     Sand128FromBytesPerLine,
     /// No DRM modifier describes this layout: the buffers cannot be shared
-    /// with the compositor as they are (detiling on the CPU would be needed).
+    /// with the compositor as they are; they are detiled on the CPU
+    /// (`super::detile`) and copied.
     NotShareable,
 }
 
@@ -64,7 +65,8 @@ pub struct CaptureFormat {
     pub memory_planes: usize,
     pub bit_depth: u32,
     /// The layout as `crate::frame` describes it, when the CPU path can read
-    /// it directly (linear, unpacked).
+    /// it directly (linear, unpacked); tiled and packed layouts are read
+    /// through `super::detile::detiled_format` instead.
     pub cpu: Option<PixelFormat>,
 }
 

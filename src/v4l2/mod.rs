@@ -2,6 +2,8 @@
 pub mod buffers;
 pub mod controls;
 pub mod decoder;
+pub mod detile;
+pub mod detiled_view;
 pub mod discovery;
 pub mod formats;
 pub mod h264;

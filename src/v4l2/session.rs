@@ -27,7 +27,7 @@ use v4l2r::{Format, PlaneLayout, QueueType};
 use super::buffers::{self, CaptureBuffer, OutputBuffer};
 use super::controls::{control_name, ExtControl};
 use super::discovery::queue_types;
-use super::formats::{capture_format, fourcc_str, CaptureFormat};
+use super::formats::{capture_format, fourcc_str, CaptureFormat, ModifierRule};
 use super::requests::{self, RequestPool};
 use crate::frame::{BufferId, CpuPlanes, DmabufPlane, DmabufSource};
 
@@ -231,6 +231,15 @@ impl CaptureLayout {
                 .enumerate()
                 .map(|(i, (bpl, _))| (i, 0, *bpl as usize))
                 .collect(),
+            // SAND128: bytesperline is the column height in lines; each
+            // 128-byte-wide column holds coded_height rows of luma, then
+            // its chroma rows.
+            None if self.format.modifier == ModifierRule::Sand128FromBytesPerLine => {
+                let (column_height, _) = *self.planes.first()?;
+                let column_height = column_height as usize;
+                let chroma = 128 * self.coded_height as usize;
+                vec![(0, 0, column_height), (0, chroma, column_height)]
+            }
             None if self.format.color_planes == 2 => {
                 let (bpl, _) = *self.planes.first()?;
                 let bpl = bpl as usize;
@@ -1169,10 +1178,14 @@ fn choose_capture_format(
             return Ok(layout.clone());
         }
     }
-    let table_order = super::formats::CAPTURE_FORMATS
+    // Linear layouts first, then those the CPU reads by detiling.
+    let linear = super::formats::CAPTURE_FORMATS
         .iter()
-        .filter(|f| f.cpu.is_some())
-        .map(|f| f.v4l2);
+        .filter(|f| f.cpu.is_some());
+    let detiled = super::formats::CAPTURE_FORMATS
+        .iter()
+        .filter(|f| f.cpu.is_none() && super::detile::detiled_format(f.v4l2).is_some());
+    let table_order = linear.chain(detiled).map(|f| f.v4l2);
     let candidate = preference
         .iter()
         .copied()
@@ -1234,6 +1247,25 @@ mod tests {
         assert_eq!(layout(b"ST12", vec![(320, 115200)]).cpu_planes(), None);
         // A multi-planar format with a plane missing is refused.
         assert_eq!(layout(b"NM12", vec![(320, 76800)]).cpu_planes(), None);
+    }
+
+    #[test]
+    fn dmabuf_planes_of_tiled_and_column_layouts() {
+        let planes = |l: &CaptureLayout| -> Vec<(usize, u32, u32)> {
+            l.dmabuf_planes()
+                .unwrap()
+                .iter()
+                .map(|p| (p.memory_plane, p.offset, p.stride))
+                .collect()
+        };
+        // NV12_32L32 (320x240 coded): chroma after 240 rows of 320-byte pitch.
+        let st12 = layout(b"ST12", vec![(320, 320 * 240 * 3 / 2)]);
+        assert_eq!(planes(&st12), vec![(0, 0, 320), (0, 320 * 240, 320)]);
+        // SAND128: bytesperline is the column height (here 240 luma + 120
+        // chroma lines); chroma starts after 240 rows of 128 bytes inside
+        // each column, not after 240 x bytesperline.
+        let sand = layout(b"NC12", vec![(360, 360 * 128 * 3)]);
+        assert_eq!(planes(&sand), vec![(0, 0, 360), (0, 128 * 240, 360)]);
     }
 
     #[test]

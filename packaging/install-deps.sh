@@ -53,7 +53,7 @@ build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
 tests=(ffmpeg v4l-utils
-       busybox-static kmod cpio xz-utils zstd bc make gcc debootstrap
+       busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav)
 # From bookworm-backports: the compositor the tests run against, its Mesa, and

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares the V4L2 stateless test bed: Debian's 6.12 kernel from
 # bookworm-backports, the out-of-tree modules it lacks (v4l2-mem2mem, visl,
-# vicodec) and a busybox initramfs, all cached under tests/vm/cache/.
+# vicodec, and vkms with vkms-render-node.patch for weston's DRM backend) and
+# a busybox initramfs, all cached under tests/vm/cache/.
 # Packages are fetched with `apt-get download` and extracted, never installed.
 # Re-running with a complete cache is a fast no-op.
 #
@@ -26,7 +27,7 @@ die() { echo "prepare: error: $*" >&2; exit 1; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-for tool in apt-get apt-cache dpkg-deb make gcc readelf depmod cpio busybox flock xz zstd qemu-system-x86_64; do
+for tool in apt-get apt-cache dpkg-deb make gcc readelf depmod cpio busybox flock xz zstd patch qemu-system-x86_64; do
     command -v "$tool" >/dev/null || die "missing '$tool': run packaging/install-deps.sh"
 done
 # The initramfs needs a statically linked busybox (package busybox-static).
@@ -42,7 +43,8 @@ flock 9
 # share a cache without rebuilding each other's; `current` names the bed of
 # the last successful run. The initramfs is remade when the guest init
 # changes. Downloads are shared.
-kernel_digest=$( (echo "$suite"; sed -n '/^# >>> kernel/,/^# <<< kernel/p' "$0") | sha256sum | cut -d' ' -f1)
+kernel_digest=$( (echo "$suite"; sed -n '/^# >>> kernel/,/^# <<< kernel/p' "$0"; cat "$here/vkms-render-node.patch") \
+    | sha256sum | cut -d' ' -f1)
 digest=$(cat "$0" "$here/guest/init" | sha256sum | cut -d' ' -f1)
 bed_name="bed-${kernel_digest:0:16}"
 bed="$cache/$bed_name"
@@ -84,7 +86,7 @@ else
     log "download: $(du -sm "$debs" | cut -f1) MB in $(elapsed "$t") s"
 
     # Extraction: one tree holding the image, headers and kbuild as they would
-    # be installed, plus the three driver sources out of the source tarball.
+    # be installed, plus the four driver sources out of the source tarball.
     t=$(now)
     root="$bed/kernel"
     rm -rf "$root" "$bed/src"
@@ -100,7 +102,9 @@ else
         linux-source-6.12/drivers/media/test-drivers/visl \
         linux-source-6.12/drivers/media/test-drivers/vicodec \
         linux-source-6.12/drivers/media/v4l2-core/v4l2-mem2mem.c \
-        linux-source-6.12/include/media/v4l2-mem2mem.h
+        linux-source-6.12/include/media/v4l2-mem2mem.h \
+        linux-source-6.12/drivers/gpu/drm/vkms
+    patch -s -d "$bed/src" -p1 <"$here/vkms-render-node.patch" || die "vkms-render-node.patch does not apply"
     rm -f "$bed/src/$tarball"
     rm -rf "$bed/src/usr"
     log "extract: $(elapsed "$t") s"
@@ -109,11 +113,11 @@ else
     hdr="$root/usr/src/linux-headers-$kver"
     [ -d "$hdr" ] || die "headers tree $hdr missing"
     sed -i "s|/usr/src/linux-headers-$abi-common|$root/usr/src/linux-headers-$abi-common|g" "$hdr/Makefile"
-    # Out-of-tree build of the three modules.
+    # Out-of-tree build of the four modules.
     t=$(now)
     build="$bed/build"
     rm -rf "$build"
-    mkdir -p "$build/m2m" "$build/visl" "$build/vicodec"
+    mkdir -p "$build/m2m" "$build/visl" "$build/vicodec" "$build/vkms"
     cp "$bed/src/drivers/media/v4l2-core/v4l2-mem2mem.c" "$build/m2m/"
     cat >"$build/m2m/Makefile" <<'MK'
 obj-m += v4l2-mem2mem.o
@@ -131,6 +135,11 @@ MK
 vicodec-objs := vicodec-core.o codec-fwht.o codec-v4l2-fwht.o
 obj-m += vicodec.o
 MK
+    # vkms needs drm, drm_kms_helper and drm_shmem_helper: Debian builds them
+    # as modules (CONFIG_DRM_VKMS is not set). Its own Makefile's object list.
+    cp "$bed/src/drivers/gpu/drm/vkms/"*.[ch] "$build/vkms/"
+    sed -n '/^vkms-y/,/^$/p' "$bed/src/drivers/gpu/drm/vkms/Makefile" >"$build/vkms/Makefile"
+    echo 'obj-m += vkms.o' >>"$build/vkms/Makefile"
     kmake() {
         make -s -C "$hdr" M="$1" CONFIG_DEBUG_INFO_BTF_MODULES= -j"$(nproc)" "${@:2}" modules \
             >"$1/build.log" 2>&1 || { cat "$1/build.log" >&2; die "module build in $1 failed"; }
@@ -138,9 +147,11 @@ MK
     kmake "$build/m2m"
     kmake "$build/visl" KBUILD_EXTRA_SYMBOLS="$build/m2m/Module.symvers"
     kmake "$build/vicodec" KBUILD_EXTRA_SYMBOLS="$build/m2m/Module.symvers"
+    kmake "$build/vkms"
     mods="$root/lib/modules/$kver"
     mkdir -p "$mods/updates"
-    cp "$build/m2m/v4l2-mem2mem.ko" "$build/visl/visl.ko" "$build/vicodec/vicodec.ko" "$mods/updates/"
+    cp "$build/m2m/v4l2-mem2mem.ko" "$build/visl/visl.ko" "$build/vicodec/vicodec.ko" \
+        "$build/vkms/vkms.ko" "$mods/updates/"
     log "module build: $(elapsed "$t") s"
     t=$(now)
     depmod -b "$root" "$kver"

@@ -1,0 +1,462 @@
+//! dmabuf feedback (zwp_linux_dmabuf_v1 v4+) from a real compositor, in the
+//! QEMU guest: weston 14's DRM backend on vkms (tests/vm/guest/weston-drm.sh),
+//! GL renderer on Mesa's kms_swrast. reel plays an H.264 clip through visl
+//! and what it logs is compared with:
+//! - `wayland-info` in the same guest against the same weston (the oracle for
+//!   the default feedback: version, main device, tranches, format pairs);
+//! - the guest kernel's device nodes (the main device is vkms's render node);
+//! - weston's drm-backend debug log, which says when weston re-sends a
+//!   surface's feedback: reel's fullscreen (kiosk-shell) NV12 surface cannot
+//!   go on a vkms plane, so after 2 s weston adds a scanout tranche to the
+//!   surface's feedback, and reel must log the change and re-negotiate.
+//!
+//! One guest boot runs everything; if the guest or weston cannot start,
+//! every test fails with the reason.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use support::vm::{self, Guest, GuestCommand, GuestResult};
+
+const CLIP: &str = "h264_baseline.mp4";
+/// weston-drm.sh's log for the instance below.
+const WESTON_LOG: &str = "weston-feedback.log";
+/// What weston's drm backend logs when it re-sends a surface's feedback
+/// (a scanout tranche added or removed).
+const WESTON_RESENDS: &str = "Need to update and resend the dma-buf feedback";
+
+fn script() -> String {
+    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let helper = vm::shell_quote(&vm::guest_script("weston-drm.sh").display().to_string());
+    let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
+    let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
+    format!(
+        r#"set -u
+R=$REEL_RESULTS
+. {helper}
+weston_drm_start feedback || exit 3
+# The kernel's DRM nodes: NAME MAJOR MINOR (decimal).
+for n in /dev/dri/*; do
+  [ -c "$n" ] && echo "$(basename $n) $(stat -c '%t %T' $n)"
+done | while read name maj min; do echo "$name $((0x$maj)) $((0x$min))"; done >$R/dri-nodes.txt
+wayland-info >$R/wayland-info.txt 2>&1
+echo $? >$R/wayland-info.rc
+{reel} --stats --loop --hwdec v4l2 -vv {clip} >$R/reel.out 2>$R/reel.log &
+pid=$!
+# Until weston has re-sent reel's surface feedback (the view has failed to
+# go on a plane for 2 s), then long enough for reel to re-negotiate.
+i=0
+until grep -q '{WESTON_RESENDS}' $R/{WESTON_LOG}; do
+  i=$((i+1)); [ $i -gt 150 ] && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.2
+done
+sleep 3
+kill -TERM $pid
+timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
+wait $pid
+echo $? >$R/reel.rc
+weston_drm_stop
+"#
+    )
+}
+
+fn run() -> &'static GuestResult {
+    static RUN: OnceLock<GuestResult> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let result = Guest::run(
+            &GuestCommand::new(script())
+                .timeout(Duration::from_secs(300))
+                .env("RUST_BACKTRACE", "1")
+                .label("guest-feedback"),
+        )
+        .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
+        result.assert_success();
+        result
+    })
+}
+
+fn read(name: &str) -> String {
+    run()
+        .read_result(name)
+        .unwrap_or_else(|e| panic!("{e}\n{}", run().report()))
+}
+
+/// A (fourcc, modifier) pair by name: ("NV12", "LINEAR").
+type Pair = (String, String);
+
+/// One tranche of a feedback, as wayland-info prints it.
+#[derive(Debug)]
+struct Tranche {
+    target_device: u64,
+    scanout: bool,
+    pairs: Vec<Pair>,
+}
+
+/// zwp_linux_dmabuf_v1 as wayland-info saw it: its default feedback.
+#[derive(Debug)]
+struct Advertised {
+    version: u32,
+    main_device: u64,
+    tranches: Vec<Tranche>,
+}
+
+impl Advertised {
+    fn pairs(&self) -> BTreeSet<Pair> {
+        self.tranches
+            .iter()
+            .flat_map(|t| t.pairs.iter().cloned())
+            .collect()
+    }
+}
+
+fn hex(text: &str) -> Option<u64> {
+    u64::from_str_radix(text.trim().strip_prefix("0x")?, 16).ok()
+}
+
+/// The zwp_linux_dmabuf_v1 section of wayland-info's output.
+fn parse_wayland_info(text: &str) -> Result<Advertised, String> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.contains("'zwp_linux_dmabuf_v1'"));
+    let header = lines.next().ok_or("no zwp_linux_dmabuf_v1 global")?;
+    let version = header
+        .split("version:")
+        .nth(1)
+        .and_then(|v| v.split(',').next()?.trim().parse().ok())
+        .ok_or_else(|| format!("no version in {header:?}"))?;
+    let mut main_device = None;
+    let mut tranches: Vec<Tranche> = Vec::new();
+    for line in lines.take_while(|l| !l.starts_with("interface:")) {
+        let line = line.trim();
+        if let Some(dev) = line.strip_prefix("main device:") {
+            main_device = Some(hex(dev).ok_or_else(|| format!("bad {line:?}"))?);
+        } else if line == "tranche" {
+            tranches.push(Tranche {
+                target_device: 0,
+                scanout: false,
+                pairs: Vec::new(),
+            });
+        } else if let Some(dev) = line.strip_prefix("target device:") {
+            let tranche = tranches
+                .last_mut()
+                .ok_or("target device outside a tranche")?;
+            tranche.target_device = hex(dev).ok_or_else(|| format!("bad {line:?}"))?;
+        } else if let Some(flags) = line.strip_prefix("flags:") {
+            let tranche = tranches.last_mut().ok_or("flags outside a tranche")?;
+            tranche.scanout = flags.contains("scanout");
+        } else if line.starts_with("0x") {
+            // 0x3231564e = 'NV12'; 0x0000000000000000 = LINEAR
+            let (format, modifier) = line.split_once(';').ok_or_else(|| format!("{line:?}"))?;
+            let fourcc = format
+                .split('\'')
+                .nth(1)
+                .ok_or_else(|| format!("{line:?}"))?;
+            let modifier = modifier
+                .rsplit('=')
+                .next()
+                .ok_or_else(|| format!("{line:?}"))?;
+            let tranche = tranches.last_mut().ok_or("a format outside a tranche")?;
+            tranche
+                .pairs
+                .push((fourcc.trim().to_owned(), modifier.trim().to_owned()));
+        }
+    }
+    Ok(Advertised {
+        version,
+        main_device: main_device.ok_or("no main device (dmabuf v3?)")?,
+        tranches,
+    })
+}
+
+fn advertised() -> Advertised {
+    let text = read("wayland-info.txt");
+    assert_eq!(
+        read("wayland-info.rc").trim(),
+        "0",
+        "wayland-info failed:\n{text}"
+    );
+    parse_wayland_info(&text).unwrap_or_else(|e| panic!("wayland-info: {e}\n{text}"))
+}
+
+/// glibc's makedev(): the dev_t the protocol carries.
+fn makedev(major: u64, minor: u64) -> u64 {
+    ((major & 0xfff) << 8) | ((major & !0xfff) << 32) | (minor & 0xff) | ((minor & !0xff) << 12)
+}
+
+/// The guest's DRM node NAME (renderD128, card0) as a dev_t.
+fn dri_node(name: &str) -> u64 {
+    let nodes = read("dri-nodes.txt");
+    nodes
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next()? == name).then_some(())?;
+            Some(makedev(f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        })
+        .unwrap_or_else(|| panic!("no /dev/dri/{name} in the guest:\n{nodes}"))
+}
+
+/// A device number as reel may log it: `226:128`, `0xe280` or decimal.
+fn parse_device(text: &str) -> Option<u64> {
+    if let Some((major, minor)) = text.split_once(':') {
+        return Some(makedev(major.parse().ok()?, minor.parse().ok()?));
+    }
+    hex(text).or_else(|| text.parse().ok())
+}
+
+/// reel's log (stderr, `-vv`).
+fn reel_log() -> String {
+    let log = read("reel.log");
+    assert_eq!(read("reel.rc").trim(), "0", "reel failed:\n{log}");
+    assert!(!log.contains("panicked"), "reel panicked:\n{log}");
+    log
+}
+
+/// The `key=value` fields of a log line after its message `message`.
+fn fields(line: &str, message: &str) -> Vec<(String, String)> {
+    let rest = line.split_once(message).map_or("", |(_, r)| r);
+    rest.split_whitespace()
+        .filter_map(|w| {
+            let (k, v) = w.split_once('=')?;
+            Some((k.to_owned(), v.trim_matches('"').to_owned()))
+        })
+        .collect()
+}
+
+fn field<'a>(fields: &'a [(String, String)], key: &str, line: &str) -> &'a str {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key}= in {line:?}"))
+}
+
+/// One complete feedback batch reel logged ("dmabuf feedback", debug).
+#[derive(Debug)]
+struct Batch {
+    /// Line number in reel's log.
+    line: usize,
+    surface: bool,
+    version: u32,
+    tranches: usize,
+    main_device: u64,
+    pairs: Option<usize>,
+}
+
+fn batches(log: &str) -> Vec<Batch> {
+    const MESSAGE: &str = "dmabuf feedback";
+    log.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(MESSAGE) && !l.contains("dmabuf feedback changed"))
+        .filter(|(_, l)| !l.contains("malformed"))
+        .map(|(n, l)| {
+            let f = fields(l, MESSAGE);
+            let number = |key: &str| -> u64 {
+                let v = field(&f, key, l);
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{key}={v} is not a number in {l:?}"))
+            };
+            Batch {
+                line: n,
+                surface: match field(&f, "surface", l) {
+                    "true" => true,
+                    "false" => false,
+                    v => panic!("surface={v} in {l:?}"),
+                },
+                version: number("version") as u32,
+                tranches: number("tranches") as usize,
+                main_device: parse_device(field(&f, "main_device", l))
+                    .unwrap_or_else(|| panic!("main_device is not a device number in {l:?}")),
+                pairs: f
+                    .iter()
+                    .find(|(k, _)| k == "pairs")
+                    .and_then(|(_, v)| v.parse().ok()),
+            }
+        })
+        .collect()
+}
+
+/// The FOURCC:MODIFIER a negotiation line names (`... as NV12:LINEAR ...`).
+fn chosen_pair(line: &str) -> Option<Pair> {
+    line.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| c == '"' || c == ',' || c == '(' || c == ')'))
+        .map(|w| w.rsplit('=').next().unwrap_or(w))
+        .find_map(|w| {
+            let (fourcc, modifier) = w.split_once(':')?;
+            let plausible = (2..=4).contains(&fourcc.len())
+                && fourcc
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                && !modifier.is_empty()
+                && modifier
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            plausible.then(|| (fourcc.to_owned(), modifier.to_owned()))
+        })
+}
+
+/// The line number and text of the first line of `log` containing `marker`,
+/// from line `from` on.
+fn find_line<'a>(log: &'a str, marker: &str, from: usize) -> Option<(usize, &'a str)> {
+    log.lines()
+        .enumerate()
+        .skip(from)
+        .find(|(_, l)| l.contains(marker))
+}
+
+#[test]
+fn weston_drm_sends_feedback_with_vkms_render_node_as_main_device() {
+    let adv = advertised();
+    assert!(adv.version >= 4, "dmabuf v{} only: {adv:?}", adv.version);
+    let render = dri_node("renderD128");
+    assert_eq!(
+        adv.main_device, render,
+        "main device {:#x} is not vkms's render node ({render:#x})",
+        adv.main_device
+    );
+    assert!(!adv.tranches.is_empty(), "no tranches");
+    assert!(
+        adv.tranches.iter().all(|t| t.target_device == render),
+        "default tranches target another device: {:?}",
+        adv.tranches
+            .iter()
+            .map(|t| t.target_device)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        adv.pairs().contains(&("NV12".into(), "LINEAR".into())),
+        "NV12:LINEAR not advertised"
+    );
+}
+
+#[test]
+fn default_feedback_reel_logs_matches_wayland_info() {
+    let adv = advertised();
+    let log = reel_log();
+    let batches = batches(&log);
+    let default = batches
+        .iter()
+        .find(|b| !b.surface)
+        .unwrap_or_else(|| panic!("no default (surface=false) feedback batch logged:\n{log}"));
+    assert!(
+        (4..=adv.version).contains(&default.version),
+        "reel says version {}, weston offers {}",
+        default.version,
+        adv.version
+    );
+    assert_eq!(
+        default.main_device, adv.main_device,
+        "main device: reel {:#x}, wayland-info {:#x}",
+        default.main_device, adv.main_device
+    );
+    assert_eq!(default.tranches, adv.tranches.len(), "tranche count");
+    if let Some(pairs) = default.pairs {
+        assert_eq!(pairs, adv.pairs().len(), "distinct format/modifier pairs");
+    }
+}
+
+#[test]
+fn zero_copy_negotiation_picks_a_pair_weston_advertised() {
+    let adv = advertised();
+    let log = reel_log();
+    let (_, line) = find_line(&log, "dmabuf negotiation: zero-copy", 0)
+        .unwrap_or_else(|| panic!("no zero-copy negotiation:\n{log}"));
+    let pair = chosen_pair(line).unwrap_or_else(|| panic!("no FOURCC:MODIFIER in {line:?}"));
+    assert!(
+        adv.pairs().contains(&pair),
+        "{pair:?} negotiated but not advertised by weston"
+    );
+    let stats = read("reel.log");
+    let stats = stats
+        .lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let zero_copy: u64 = stats
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("zero_copy_frames=")?.parse().ok())
+        .unwrap_or_else(|| panic!("no zero_copy_frames in {stats:?}"));
+    assert!(zero_copy > 0, "no zero-copy frame presented: {stats}");
+}
+
+#[test]
+fn surface_feedback_change_is_logged_and_renegotiated() {
+    let adv = advertised();
+    let weston = read(WESTON_LOG);
+    let log = reel_log();
+    assert!(
+        weston.contains(WESTON_RESENDS),
+        "weston never re-sent a surface feedback (does reel ask for one, \
+         get_surface_feedback?); reel's log:\n{log}"
+    );
+    let batches = batches(&log);
+    let first_surface = batches
+        .iter()
+        .find(|b| b.surface)
+        .unwrap_or_else(|| panic!("no per-surface (surface=true) batch logged:\n{log}"));
+    // weston's resend adds a scanout tranche (card0, the plane's formats) in
+    // front of the renderer's.
+    let with_scanout = batches
+        .iter()
+        .find(|b| b.surface && b.tranches > adv.tranches.len())
+        .unwrap_or_else(|| {
+            panic!(
+                "no per-surface batch with more than the default's {} tranche(s): {batches:?}",
+                adv.tranches.len()
+            )
+        });
+    assert!(with_scanout.line > first_surface.line, "{batches:?}");
+    assert_eq!(
+        with_scanout.main_device, adv.main_device,
+        "{with_scanout:?}"
+    );
+    let (changed_at, _) = find_line(&log, "dmabuf feedback changed", first_surface.line + 1)
+        .unwrap_or_else(|| panic!("the new per-surface batch was not logged as a change:\n{log}"));
+    let (_, renegotiated) = find_line(&log, "renegotiated", changed_at)
+        .unwrap_or_else(|| panic!("no renegotiation after the change:\n{log}"));
+    let f = fields(renegotiated, "renegotiated");
+    let changed = field(&f, "changed", renegotiated);
+    let pair = chosen_pair(renegotiated)
+        .unwrap_or_else(|| panic!("no FOURCC:MODIFIER in {renegotiated:?}"));
+    assert!(
+        adv.pairs().contains(&pair),
+        "{pair:?} chosen but not advertised"
+    );
+    if changed == "false" {
+        let (_, first) = find_line(&log, "dmabuf negotiation", 0)
+            .unwrap_or_else(|| panic!("no first negotiation:\n{log}"));
+        assert_eq!(
+            chosen_pair(first),
+            Some(pair),
+            "changed=false but another pair: {renegotiated:?} after {first:?}"
+        );
+    }
+}
+
+#[test]
+fn wayland_info_parser_reads_tranches() {
+    let text = "interface: 'zwp_linux_dmabuf_v1',                        version:  5, name: 15\n\
+        \tmain device: 0xE280\n\ttranche\n\t\ttarget device: 0xE200\n\t\tflags: scanout\n\
+        \t\tformats (fourcc) and modifiers (names):\n\
+        \t\t0x34325258 = 'XR24'; 0x0000000000000000 = LINEAR\n\ttranche\n\
+        \t\ttarget device: 0xE280\n\t\tflags: none\n\
+        \t\tformats (fourcc) and modifiers (names):\n\
+        \t\t0x3231564e = 'NV12'; 0x00ffffffffffffff = INVALID\n\
+        interface: 'wl_output', version: 4, name: 16\n";
+    let adv = parse_wayland_info(text).unwrap();
+    assert_eq!(adv.version, 5);
+    assert_eq!(adv.main_device, makedev(226, 128));
+    assert_eq!(adv.tranches.len(), 2);
+    assert!(adv.tranches[0].scanout && !adv.tranches[1].scanout);
+    assert_eq!(adv.tranches[0].target_device, makedev(226, 0));
+    assert_eq!(
+        adv.tranches[1].pairs,
+        vec![("NV12".to_owned(), "INVALID".to_owned())]
+    );
+    assert_eq!(parse_device("226:128"), Some(0xe280));
+    assert_eq!(parse_device("0xe280"), Some(57984));
+    assert_eq!(parse_device("57984"), Some(0xe280));
+}

@@ -44,7 +44,7 @@ for n in /dev/dri/*; do
 done | while read name maj min; do echo "$name $((0x$maj)) $((0x$min))"; done >$R/dri-nodes.txt
 wayland-info >$R/wayland-info.txt 2>&1
 echo $? >$R/wayland-info.rc
-{reel} --stats --loop --hwdec v4l2 -vv {clip} >$R/reel.out 2>$R/reel.log &
+{reel} --stats --loop --fullscreen --hwdec v4l2 -vv {clip} >$R/reel.out 2>$R/reel.log &
 pid=$!
 # Until weston has re-sent reel's surface feedback (the view has failed to
 # go on a plane for 2 s), then long enough for reel to re-negotiate.

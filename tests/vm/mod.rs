@@ -176,7 +176,7 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// The prepared kernel, modules and initramfs (`kver`, `kernel/`, `src/`
-/// with the visl, vicodec and v4l2-mem2mem sources).
+/// with the visl, vicodec, v4l2-mem2mem and vkms sources).
 pub fn bed_dir() -> PathBuf {
     cache_dir().join("current")
 }

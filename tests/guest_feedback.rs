@@ -10,6 +10,11 @@
 //!   go on a vkms plane, so after 2 s weston adds a scanout tranche to the
 //!   surface's feedback, and reel must log the change and re-negotiate.
 //!
+//! reel's lines read here (`-vv`): `dmabuf feedback` (debug, one per batch:
+//! `surface`, `version`, `tranches`, `scanout_tranches`, `table`,
+//! `main_device`), `dmabuf feedback changed` (info), `dmabuf negotiation: `
+//! and `renegotiated` (info: `changed`, `from`, `to`).
+//!
 //! One guest boot runs everything; if the guest or weston cannot start,
 //! every test fails with the reason.
 
@@ -200,12 +205,18 @@ fn dri_node(name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no /dev/dri/{name} in the guest:\n{nodes}"))
 }
 
-/// A device number as reel may log it: `226:128`, `0xe280` or decimal.
+/// A device number as reel logs it: hexadecimal, in an Option's debug form
+/// (`Some("e280")`); `0xe280` and `226:128` are read too.
 fn parse_device(text: &str) -> Option<u64> {
+    let text = text
+        .strip_prefix("Some(")
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text)
+        .trim_matches('"');
     if let Some((major, minor)) = text.split_once(':') {
         return Some(makedev(major.parse().ok()?, minor.parse().ok()?));
     }
-    hex(text).or_else(|| text.parse().ok())
+    u64::from_str_radix(text.strip_prefix("0x").unwrap_or(text), 16).ok()
 }
 
 /// reel's log (stderr, `-vv`).
@@ -244,7 +255,10 @@ struct Batch {
     version: u32,
     tranches: usize,
     main_device: u64,
-    pairs: Option<usize>,
+    /// Scanout-flagged tranches.
+    scanout_tranches: usize,
+    /// Entries of the format table.
+    table: usize,
 }
 
 fn batches(log: &str) -> Vec<Batch> {
@@ -271,10 +285,8 @@ fn batches(log: &str) -> Vec<Batch> {
                 tranches: number("tranches") as usize,
                 main_device: parse_device(field(&f, "main_device", l))
                     .unwrap_or_else(|| panic!("main_device is not a device number in {l:?}")),
-                pairs: f
-                    .iter()
-                    .find(|(k, _)| k == "pairs")
-                    .and_then(|(_, v)| v.parse().ok()),
+                scanout_tranches: number("scanout_tranches") as usize,
+                table: number("table") as usize,
             }
         })
         .collect()
@@ -354,9 +366,15 @@ fn default_feedback_reel_logs_matches_wayland_info() {
         default.main_device, adv.main_device
     );
     assert_eq!(default.tranches, adv.tranches.len(), "tranche count");
-    if let Some(pairs) = default.pairs {
-        assert_eq!(pairs, adv.pairs().len(), "distinct format/modifier pairs");
-    }
+    let scanout = adv.tranches.iter().filter(|t| t.scanout).count();
+    assert_eq!(default.scanout_tranches, scanout, "scanout tranche count");
+    // Every pair a tranche names is an entry of the table.
+    assert!(
+        default.table >= adv.pairs().len(),
+        "a format table of {} entries for {} distinct pairs",
+        default.table,
+        adv.pairs().len()
+    );
 }
 
 #[test]
@@ -401,10 +419,10 @@ fn surface_feedback_change_is_logged_and_renegotiated() {
     // front of the renderer's.
     let with_scanout = batches
         .iter()
-        .find(|b| b.surface && b.tranches > adv.tranches.len())
+        .find(|b| b.surface && b.scanout_tranches > 0 && b.tranches > adv.tranches.len())
         .unwrap_or_else(|| {
             panic!(
-                "no per-surface batch with more than the default's {} tranche(s): {batches:?}",
+                "no per-surface batch with a scanout tranche besides the default's {}: {batches:?}",
                 adv.tranches.len()
             )
         });
@@ -413,26 +431,52 @@ fn surface_feedback_change_is_logged_and_renegotiated() {
         with_scanout.main_device, adv.main_device,
         "{with_scanout:?}"
     );
-    let (changed_at, _) = find_line(&log, "dmabuf feedback changed", first_surface.line + 1)
+    let (changed_at, changed_line) = find_line(&log, "dmabuf feedback changed", with_scanout.line)
         .unwrap_or_else(|| panic!("the new per-surface batch was not logged as a change:\n{log}"));
+    let f = fields(changed_line, "dmabuf feedback changed");
+    assert_eq!(
+        field(&f, "surface", changed_line),
+        "true",
+        "{changed_line:?}"
+    );
+    assert_eq!(
+        field(&f, "tranches", changed_line),
+        with_scanout.tranches.to_string(),
+        "{changed_line:?}"
+    );
     let (_, renegotiated) = find_line(&log, "renegotiated", changed_at)
         .unwrap_or_else(|| panic!("no renegotiation after the change:\n{log}"));
     let f = fields(renegotiated, "renegotiated");
     let changed = field(&f, "changed", renegotiated);
-    let pair = chosen_pair(renegotiated)
-        .unwrap_or_else(|| panic!("no FOURCC:MODIFIER in {renegotiated:?}"));
+    let after = |key: &str| {
+        renegotiated
+            .split_once(&format!(" {key}="))
+            .and_then(|(_, rest)| chosen_pair(rest))
+            .unwrap_or_else(|| panic!("no {key}=...FOURCC:MODIFIER in {renegotiated:?}"))
+    };
+    let (from, to) = (after("from"), after("to"));
     assert!(
-        adv.pairs().contains(&pair),
-        "{pair:?} chosen but not advertised"
+        adv.pairs().contains(&to),
+        "{to:?} chosen but not advertised"
     );
-    if changed == "false" {
-        let (_, first) = find_line(&log, "dmabuf negotiation", 0)
-            .unwrap_or_else(|| panic!("no first negotiation:\n{log}"));
-        assert_eq!(
-            chosen_pair(first),
-            Some(pair),
-            "changed=false but another pair: {renegotiated:?} after {first:?}"
-        );
+    let (_, first) = find_line(&log, "dmabuf negotiation", 0)
+        .unwrap_or_else(|| panic!("no first negotiation:\n{log}"));
+    assert_eq!(
+        chosen_pair(first),
+        Some(from.clone()),
+        "{renegotiated:?} after {first:?}"
+    );
+    // changed: whether the V4L2 CAPTURE format changes, so the decoder is
+    // reopened. NV12 cannot go on a vkms plane, so it stays on the
+    // renderer's tranche either way.
+    match changed {
+        "false" => assert_eq!(from.0, to.0, "changed=false: {renegotiated:?}"),
+        "true" => assert!(
+            log[log.find(renegotiated).unwrap_or(0)..]
+                .contains("reopening the decoder for the new CAPTURE format"),
+            "changed=true but the decoder was not reopened:\n{log}"
+        ),
+        other => panic!("changed={other} in {renegotiated:?}"),
     }
 }
 
@@ -456,7 +500,18 @@ fn wayland_info_parser_reads_tranches() {
         adv.tranches[1].pairs,
         vec![("NV12".to_owned(), "INVALID".to_owned())]
     );
+    assert_eq!(parse_device("Some(\"e280\")"), Some(0xe280));
     assert_eq!(parse_device("226:128"), Some(0xe280));
     assert_eq!(parse_device("0xe280"), Some(57984));
-    assert_eq!(parse_device("57984"), Some(0xe280));
+    assert_eq!(parse_device("None"), None);
+    let line = "INFO renegotiated changed=false from=zero-copy: V4L2 NV12 as NV12:LINEAR \
+        (tranche 0) to=zero-copy: V4L2 NV12 as YU12:INVALID (tranche 1) capture_format=NV12";
+    assert_eq!(
+        chosen_pair(line.split_once(" to=").unwrap().1),
+        Some(("YU12".to_owned(), "INVALID".to_owned()))
+    );
+    assert_eq!(
+        chosen_pair("2026-11-22T02:42:54Z INFO reel::display: dmabuf negotiation: zero-copy"),
+        None
+    );
 }

@@ -5,10 +5,13 @@
 //! - `wayland-info` in the same guest against the same weston (the oracle for
 //!   the default feedback: version, main device, tranches, format pairs);
 //! - the guest kernel's device nodes (the main device is vkms's render node);
-//! - weston's drm-backend debug log, which says when weston re-sends a
-//!   surface's feedback: reel's fullscreen (kiosk-shell) NV12 surface cannot
-//!   go on a vkms plane, so after 2 s weston adds a scanout tranche to the
-//!   surface's feedback, and reel must log the change and re-negotiate.
+//! - weston's protocol log (the `proto` debug scope): every feedback batch
+//!   weston sent to reel's process, default and per surface, with its
+//!   tranches and scanout flags. reel's fullscreen (kiosk-shell) NV12
+//!   surface cannot go on a vkms plane, so after 2 s weston adds a scanout
+//!   tranche to the surface's feedback (its drm-backend scope says `Need to
+//!   update and resend the dma-buf feedback`); reel must log each batch as
+//!   sent, log the change and re-negotiate.
 //!
 //! reel's lines read here (`-vv`): `dmabuf feedback` (debug, one per batch:
 //! `surface`, `version`, `tranches`, `scanout_tranches`, `table`,
@@ -42,7 +45,7 @@ fn script() -> String {
         r#"set -u
 R=$REEL_RESULTS
 . {helper}
-weston_drm_start feedback || exit 3
+WESTON_DRM_SCOPES=log,drm-backend,proto weston_drm_start feedback || exit 3
 # The kernel's DRM nodes: NAME MAJOR MINOR (decimal).
 for n in /dev/dri/*; do
   [ -c "$n" ] && echo "$(basename $n) $(stat -c '%t %T' $n)"
@@ -51,6 +54,7 @@ wayland-info >$R/wayland-info.txt 2>&1
 echo $? >$R/wayland-info.rc
 {reel} --stats --loop --fullscreen --hwdec v4l2 -vv {clip} >$R/reel.out 2>$R/reel.log &
 pid=$!
+echo $pid >$R/reel.pid
 # Until weston has re-sent reel's surface feedback (the view has failed to
 # go on a plane for 2 s), then long enough for reel to re-negotiate.
 i=0
@@ -219,6 +223,80 @@ fn parse_device(text: &str) -> Option<u64> {
     u64::from_str_radix(text.strip_prefix("0x").unwrap_or(text), 16).ok()
 }
 
+/// A feedback batch as weston's protocol log shows it sent.
+#[derive(Debug, PartialEq)]
+struct Sent {
+    surface: bool,
+    tranches: usize,
+    scanout_tranches: usize,
+}
+
+/// The feedback batches weston sent to process `pid`, in order, from its
+/// `proto` scope: `client 0x... (PID n) rq|ev interface@id.request(args)`.
+fn sent_batches(weston_log: &str, pid: &str) -> Vec<Sent> {
+    const FEEDBACK: &str = "zwp_linux_dmabuf_feedback_v1@";
+    let tag = format!("(PID {pid}) ");
+    // Feedback object id -> its batch in progress.
+    let mut objects: std::collections::HashMap<String, Sent> = Default::default();
+    let mut sent = Vec::new();
+    for line in weston_log.lines().filter(|l| l.contains("[proto]")) {
+        let Some((_, message)) = line.split_once(&tag) else {
+            continue;
+        };
+        if let Some(request) = message.strip_prefix("rq ") {
+            let surface = request.contains(".get_surface_feedback(");
+            if !surface && !request.contains(".get_default_feedback(") {
+                continue;
+            }
+            let Some(id) = request
+                .split_once(&format!("new id {FEEDBACK}"))
+                .and_then(|(_, rest)| rest.split([',', ')']).next())
+            else {
+                continue;
+            };
+            let batch = Sent {
+                surface,
+                tranches: 0,
+                scanout_tranches: 0,
+            };
+            objects.insert(id.to_owned(), batch);
+        } else if let Some(event) = message.strip_prefix(&format!("ev {FEEDBACK}")) {
+            let Some((id, event)) = event.split_once('.') else {
+                continue;
+            };
+            let Some(batch) = objects.get_mut(id) else {
+                continue;
+            };
+            if event.starts_with("tranche_done(") {
+                batch.tranches += 1;
+            } else if let Some(flags) = event.strip_prefix("tranche_flags(") {
+                let flags: u32 = flags.trim_end_matches(')').parse().unwrap_or(0);
+                batch.scanout_tranches += (flags & 1) as usize;
+            } else if event.starts_with("done(") {
+                let done = Sent {
+                    surface: batch.surface,
+                    tranches: 0,
+                    scanout_tranches: 0,
+                };
+                sent.push(std::mem::replace(batch, done));
+            }
+        }
+    }
+    sent
+}
+
+/// What weston sent to reel.
+fn sent_to_reel() -> Vec<Sent> {
+    let pid = read("reel.pid");
+    let sent = sent_batches(&read(WESTON_LOG), pid.trim());
+    assert!(
+        !sent.is_empty(),
+        "weston's protocol log shows no feedback sent to reel (PID {})",
+        pid.trim()
+    );
+    sent
+}
+
 /// reel's log (stderr, `-vv`).
 fn reel_log() -> String {
     let log = read("reel.log");
@@ -366,6 +444,13 @@ fn default_feedback_reel_logs_matches_wayland_info() {
         default.main_device, adv.main_device
     );
     assert_eq!(default.tranches, adv.tranches.len(), "tranche count");
+    let sent = sent_to_reel();
+    let first_default = sent.iter().find(|s| !s.surface);
+    assert_eq!(
+        first_default.map(|s| (s.tranches, s.scanout_tranches)),
+        Some((default.tranches, default.scanout_tranches)),
+        "reel's first default batch is not what weston sent it: {sent:?}"
+    );
     let scanout = adv.tranches.iter().filter(|t| t.scanout).count();
     assert_eq!(default.scanout_tranches, scanout, "scanout tranche count");
     // Every pair a tranche names is an entry of the table.
@@ -410,7 +495,22 @@ fn surface_feedback_change_is_logged_and_renegotiated() {
         "weston never re-sent a surface feedback (does reel ask for one, \
          get_surface_feedback?); reel's log:\n{log}"
     );
+    let sent: Vec<Sent> = sent_to_reel().into_iter().filter(|s| s.surface).collect();
+    assert!(
+        sent.len() >= 2 && sent.iter().any(|s| s.scanout_tranches > 0),
+        "weston did not re-send reel's surface feedback with a scanout tranche: {sent:?}"
+    );
     let batches = batches(&log);
+    let logged: Vec<Sent> = batches
+        .iter()
+        .filter(|b| b.surface)
+        .map(|b| Sent {
+            surface: true,
+            tranches: b.tranches,
+            scanout_tranches: b.scanout_tranches,
+        })
+        .collect();
+    assert_eq!(logged, sent, "reel's per-surface batches against weston's");
     let first_surface = batches
         .iter()
         .find(|b| b.surface)
@@ -478,6 +578,51 @@ fn surface_feedback_change_is_logged_and_renegotiated() {
         ),
         other => panic!("changed={other} in {renegotiated:?}"),
     }
+}
+
+#[test]
+fn weston_sent_no_protocol_error() {
+    let log = read(WESTON_LOG);
+    // The protocol scope was on: reel's requests are in the log.
+    let pid = read("reel.pid");
+    assert!(
+        log.contains(&format!(
+            "(PID {}) rq zwp_linux_buffer_params_v1",
+            pid.trim()
+        )),
+        "weston's protocol log of reel is missing"
+    );
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" ev wl_display@1.error("))
+        .collect();
+    assert!(errors.is_empty(), "protocol errors: {errors:#?}");
+}
+
+#[test]
+fn protocol_log_parser_follows_feedback_objects() {
+    let log = "\
+[t][proto] client 0x1 (PID 7) rq zwp_linux_dmabuf_v1@6.get_default_feedback(new id zwp_linux_dmabuf_feedback_v1@10)
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@10.tranche_flags(0)
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@10.tranche_done()
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@10.done()
+[t][proto] client 0x2 (PID 8) ev zwp_linux_dmabuf_feedback_v1@10.done()
+[t][proto] client 0x1 (PID 7) rq zwp_linux_dmabuf_v1@6.get_surface_feedback(new id zwp_linux_dmabuf_feedback_v1@11, wl_surface@9)
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@11.tranche_flags(1)
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@11.tranche_done()
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@11.tranche_flags(0)
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@11.tranche_done()
+[t][proto] client 0x1 (PID 7) ev zwp_linux_dmabuf_feedback_v1@11.done()
+";
+    let sent = |surface, tranches, scanout_tranches| Sent {
+        surface,
+        tranches,
+        scanout_tranches,
+    };
+    assert_eq!(
+        sent_batches(log, "7"),
+        vec![sent(false, 1, 0), sent(true, 2, 1)]
+    );
 }
 
 #[test]

@@ -9,9 +9,10 @@
 #   ...clients...
 #   weston_drm_stop
 #
-# weston's log, with its drm-backend debug scope (plane assignment and
-# "Need to update and resend the dma-buf feedback" lines), goes to
-# $REEL_RESULTS/weston-NAME.log. The mode must be one vkms offers (its
+# weston's log goes to $REEL_RESULTS/weston-NAME.log, with the debug scopes
+# in WESTON_DRM_SCOPES (default log,drm-backend: plane assignment and "Need
+# to update and resend the dma-buf feedback" lines; add proto for every
+# request and event). The mode must be one vkms offers (its
 # connector lists the usual VESA modes, 640x480 the smallest).
 #
 # What makes it work (tests/vm/README.md, "weston on vkms"):
@@ -43,7 +44,7 @@ weston_drm_start() {
         "$_wd_mode" >"$_wd_ini"
     LIBSEAT_BACKEND=builtin MESA_LOADER_DRIVER_OVERRIDE=kms_swrast \
         weston --config="$_wd_ini" --backend=drm --drm-device="$_wd_card" --renderer=gl \
-        --shell=kiosk --debug --logger-scopes=log,drm-backend \
+        --shell=kiosk --debug --logger-scopes="${WESTON_DRM_SCOPES:-log,drm-backend}" \
         --socket="wl-$_wd_name" >"$_wd_log" 2>&1 &
     WESTON_PID=$!
     export WAYLAND_DISPLAY="wl-$_wd_name"

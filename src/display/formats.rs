@@ -147,6 +147,13 @@ pub fn parse_tranche_indices(bytes: &[u8]) -> Result<Vec<u16>, FeedbackError> {
         .collect())
 }
 
+/// A `dev_t` as `major:minor` (Linux's encoding), for logs.
+pub fn device_name(dev: u64) -> String {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    format!("{major}:{minor}")
+}
+
 /// Reads a `dev_t` as the protocol sends it (native-endian bytes).
 fn parse_dev(bytes: &[u8]) -> Option<u64> {
     <[u8; 8]>::try_from(bytes).ok().map(u64::from_ne_bytes)
@@ -287,6 +294,16 @@ mod tests {
             out.extend_from_slice(&m.to_ne_bytes());
         }
         out
+    }
+
+    #[test]
+    fn device_numbers_read_as_major_minor() {
+        // /dev/dri/renderD128 is 226:128; a large minor uses the high bits.
+        assert_eq!(device_name(0xe280), "226:128");
+        assert_eq!(
+            device_name((0x12345 << 12 & !0xfffff) | 0x45 | (7 << 8)),
+            "7:74565"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use wayland_protocols::wp::viewporter::client::{
 
 use super::aspect::surface_size;
 use super::feedback::{FeedbackKind, FeedbackTracker, FeedbackUpdate};
-use super::formats::AdvertisedFormats;
+use super::formats::{device_name, AdvertisedFormats};
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::pool::{BufferPool, Released};
 use super::protocol::{DmabufGlobal, FeedbackData, NoEvents};
@@ -195,7 +195,7 @@ impl State {
             tranches = feedback.tranches.len(),
             scanout_tranches = feedback.tranches.iter().filter(|t| t.scanout).count(),
             table = feedback.table.len(),
-            main_device = ?feedback.main_device.map(|d| format!("{:x}", d)),
+            main_device = feedback.main_device.map_or("none".into(), device_name),
             ?update,
             "dmabuf feedback"
         );

@@ -533,6 +533,12 @@ impl Session {
     }
 
     fn queue_capture(&mut self, index: usize) -> Result<(), SessionError> {
+        // A frame, a reference or the compositor still using the buffer
+        // would see the driver overwrite it.
+        debug_assert!(
+            !matches!(&self.slots[index], CaptureSlot::Held(h) if Arc::strong_count(h) > 1),
+            "CAPTURE buffer {index} queued while held"
+        );
         let planes = self.capture[index].memory_planes();
         let mut buffer =
             ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.capture_queue, index as u32);

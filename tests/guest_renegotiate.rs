@@ -40,27 +40,13 @@ const SPLIT: usize = 12;
 #[test]
 fn renegotiation_guest_suite() {
     let media = vm::test_media().expect("test media");
-    let exe = std::env::current_exe().expect("test binary path");
-    let script = format!(
-        "{} --ignored --test-threads=1 --nocapture inguest_ 2>&1",
-        vm::shell_quote(&exe.to_string_lossy())
-    );
-    let command = vm::GuestCommand::new(script)
+    let command = vm::GuestCommand::inguest_tests()
         .env("REEL_RENEGOTIATE_CLIP", media.join(CLIP).to_string_lossy())
-        .env("RUST_BACKTRACE", "1")
-        .env("RUST_LOG", "reel=debug")
         .timeout(Duration::from_secs(300))
         .label("renegotiate");
-    let result =
-        vm::Guest::run(&command).unwrap_or_else(|e| panic!("the visl guest could not run: {e}"));
-    println!("{}", result.stdout);
-    result.assert_success();
-    let summary = format!("test result: ok. {GUEST_TESTS} passed; 0 failed");
-    assert!(
-        result.stdout.contains(&summary),
-        "expected '{summary}' from the guest:\n{}",
-        result.report()
-    );
+    vm::Guest::run(&command)
+        .unwrap_or_else(|e| panic!("the visl guest could not run: {e}"))
+        .assert_tests_passed(GUEST_TESTS);
 }
 
 // --------------------------------------------------------------- guest side

@@ -31,27 +31,14 @@ fn visl_guest_suite() {
     let media = vm::test_media().expect("test media");
     let clip = annexb_clip(&media.join("h264_baseline.mp4"), "baseline");
     let sliced = annexb_clip(&media.join("h264_slices.mp4"), "slices");
-    let exe = std::env::current_exe().expect("test binary path");
-    let script = format!(
-        "{} --ignored --test-threads=1 --nocapture inguest_ 2>&1",
-        vm::shell_quote(&exe.to_string_lossy())
-    );
-    let command = vm::GuestCommand::new(script)
+    let command = vm::GuestCommand::inguest_tests()
         .env("REEL_VISL_CLIP", clip.to_string_lossy())
         .env("REEL_VISL_SLICED_CLIP", sliced.to_string_lossy())
-        .env("RUST_BACKTRACE", "1")
         .timeout(Duration::from_secs(400))
         .label("v4l2-visl");
-    let result =
-        vm::Guest::run(&command).unwrap_or_else(|e| panic!("the visl guest could not run: {e}"));
-    println!("{}", result.stdout);
-    result.assert_success();
-    let summary = format!("test result: ok. {GUEST_TESTS} passed; 0 failed");
-    assert!(
-        result.stdout.contains(&summary),
-        "expected '{summary}' from the guest:\n{}",
-        result.report()
-    );
+    vm::Guest::run(&command)
+        .unwrap_or_else(|e| panic!("the visl guest could not run: {e}"))
+        .assert_tests_passed(GUEST_TESTS);
 }
 
 /// Annex-B elementary stream of `clip`, made by FFmpeg.

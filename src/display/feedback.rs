@@ -86,17 +86,7 @@ mod tests {
     use crate::display::formats::MOD_LINEAR;
     use crate::v4l2::formats::fourcc;
 
-    /// A format table as the compositor sends it: 16 bytes per entry
-    /// (fourcc u32, 4 bytes padding, modifier u64), native endian.
-    fn table(pairs: &[(u32, u64)]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        for &(format, modifier) in pairs {
-            bytes.extend_from_slice(&format.to_ne_bytes());
-            bytes.extend_from_slice(&[0; 4]);
-            bytes.extend_from_slice(&modifier.to_ne_bytes());
-        }
-        bytes
-    }
+    use crate::display::testutil::format_table_bytes as table;
 
     fn indices(list: &[u16]) -> Vec<u8> {
         list.iter().flat_map(|i| i.to_ne_bytes()).collect()

@@ -286,15 +286,7 @@ mod tests {
     // AMD-style tiled modifier: something we cannot write with the CPU.
     const TILED: u64 = 0x0200_0000_0000_0001;
 
-    fn table_bytes(entries: &[(u32, u64)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for &(f, m) in entries {
-            out.extend_from_slice(&f.to_ne_bytes());
-            out.extend_from_slice(&[0; 4]);
-            out.extend_from_slice(&m.to_ne_bytes());
-        }
-        out
-    }
+    use crate::display::testutil::format_table_bytes as table_bytes;
 
     #[test]
     fn device_numbers_read_as_major_minor() {

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::display::formats::{FeedbackBuilder, MOD_INVALID, MOD_LINEAR};
+use crate::display::testutil::format_table_bytes as table_bytes;
 use crate::v4l2::formats::{mod_broadcom_sand128, CAPTURE_FORMATS, MOD_ALLWINNER_TILED};
 
 const NV12: u32 = fourcc(b"NV12");
@@ -438,18 +439,6 @@ fn v3_modifier_events_are_one_tranche() {
             ..
         }
     ));
-}
-
-fn table_bytes(entries: &[(u32, u64)]) -> Vec<u8> {
-    entries
-        .iter()
-        .flat_map(|&(f, m)| {
-            let mut e = f.to_ne_bytes().to_vec();
-            e.extend_from_slice(&[0; 4]);
-            e.extend_from_slice(&m.to_ne_bytes());
-            e
-        })
-        .collect()
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Frames built from byte vectors, for unit tests.
+//! Frames built from byte vectors, and protocol payloads, for unit tests.
 
 use std::time::Duration;
 
@@ -35,4 +35,16 @@ pub fn frame_from_planes(
         epoch: 0,
         storage: FrameStorage::Cpu(Box::new(VecPlanes(planes))),
     }
+}
+
+/// A dmabuf feedback format table as compositors send it: per entry a u32
+/// fourcc, 4 bytes of padding, a u64 modifier, native-endian.
+pub fn format_table_bytes(entries: &[(u32, u64)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &(f, m) in entries {
+        out.extend_from_slice(&f.to_ne_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&m.to_ne_bytes());
+    }
+    out
 }

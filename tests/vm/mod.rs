@@ -53,6 +53,17 @@ impl GuestCommand {
         }
     }
 
+    /// Runs this test binary's `inguest_*` tests in the guest (they are
+    /// `#[ignore]`d on the host, where the devices they need are missing).
+    pub fn inguest_tests() -> Self {
+        let exe = std::env::current_exe().expect("test binary path");
+        Self::new(format!(
+            "{} --ignored --test-threads=1 --nocapture inguest_ 2>&1",
+            shell_quote(&exe.to_string_lossy())
+        ))
+        .env("RUST_BACKTRACE", "1")
+    }
+
     pub fn root(mut self, root: Root) -> Self {
         self.root = root;
         self
@@ -120,6 +131,20 @@ impl GuestResult {
             self.report()
         );
         self
+    }
+
+    /// For [`GuestCommand::inguest_tests`]: every one of the `expected`
+    /// in-guest tests ran and passed.
+    #[track_caller]
+    pub fn assert_tests_passed(&self, expected: usize) {
+        println!("{}", self.stdout);
+        self.assert_success();
+        let summary = format!("test result: ok. {expected} passed; 0 failed");
+        assert!(
+            self.stdout.contains(&summary),
+            "expected '{summary}' from the guest:\n{}",
+            self.report()
+        );
     }
 
     /// Output and logs, for failure messages.

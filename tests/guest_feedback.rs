@@ -13,6 +13,13 @@
 //!   update and resend the dma-buf feedback`); reel must log each batch as
 //!   sent, log the change and re-negotiate.
 //!
+//! - in the same boot, a second weston with the desktop shell: reel starts
+//!   windowed with `--control`, then `fullscreen on` and `fullscreen off`
+//!   go through its control socket (tests/vm/guest/reel-control.py). Per
+//!   phase, weston's protocol log gives the surface batches sent to reel;
+//!   reel must log each, log and re-negotiate each change, report the state
+//!   in `status` and keep presenting zero-copy frames.
+//!
 //! reel's lines read here (`-vv`): `dmabuf feedback` (debug, one per batch:
 //! `surface`, `version`, `tranches`, `scanout_tranches`, `table`,
 //! `main_device`), `dmabuf feedback changed` (info), `dmabuf negotiation: `

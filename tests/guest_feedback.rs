@@ -129,7 +129,7 @@ fn run() -> &'static GuestResult {
     RUN.get_or_init(|| {
         let result = Guest::run(
             &GuestCommand::new(script())
-                .timeout(Duration::from_secs(300))
+                .timeout(Duration::from_secs(420))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-feedback"),
         )

@@ -13,6 +13,13 @@
 //!   update and resend the dma-buf feedback`); reel must log each batch as
 //!   sent, log the change and re-negotiate.
 //!
+//! - in the same boot, a second weston with the desktop shell: reel starts
+//!   windowed with `--control`, then `fullscreen on` and `fullscreen off`
+//!   go through its control socket (tests/vm/guest/reel-control.py). Per
+//!   phase, weston's protocol log gives the surface batches sent to reel;
+//!   reel must log each, log and re-negotiate each change, report the state
+//!   in `status` and keep presenting zero-copy frames.
+//!
 //! reel's lines read here (`-vv`): `dmabuf feedback` (debug, one per batch:
 //! `surface`, `version`, `tranches`, `scanout_tranches`, `table`,
 //! `main_device`), `dmabuf feedback changed` (info), `dmabuf negotiation: `
@@ -40,6 +47,7 @@ fn script() -> String {
     let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
     let helper = vm::shell_quote(&vm::guest_script("weston-drm.sh").display().to_string());
     let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
+    let control = vm::shell_quote(&vm::guest_script("reel-control.py").display().to_string());
     let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
     format!(
         r#"set -u
@@ -69,6 +77,49 @@ timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
 wait $pid
 echo $? >$R/reel.rc
 weston_drm_stop
+
+# The run-time switch: the desktop shell, reel windowed, then `fullscreen on`
+# and `fullscreen off` through its control socket. Each phase lasts until
+# reel's status shows the new state, then 5 s: more than weston's 2 s before
+# it re-sends a surface's feedback.
+S=$XDG_RUNTIME_DIR/reel-switch.sock
+ctl() {{ python3 {control} $S "$1"; }}
+# phase NAME fullscreen=true|false: waits for the state, snapshots the
+# status at the start and at the end of the phase.
+phase() {{
+  i=0
+  until ctl status >$R/switch-status-$1-start.txt && grep -q "$2" $R/switch-status-$1-start.txt; do
+    i=$((i+1)); [ $i -gt 100 ] && break
+    sleep 0.2
+  done
+  sleep 5
+  ctl status >$R/switch-status-$1-end.txt
+}}
+if WESTON_DRM_SHELL=desktop WESTON_DRM_SCOPES=log,drm-backend,proto weston_drm_start switch; then
+  {reel} --stats --loop --hwdec v4l2 --control $S -vv {clip} >$R/switch-reel.out 2>$R/switch-reel.log &
+  pid=$!
+  echo $pid >$R/switch-reel.pid
+  # Windowed: until weston has re-sent the surface feedback (it does for a
+  # window too), then as any phase.
+  i=0
+  until grep -q '{WESTON_RESENDS}' $R/weston-switch.log; do
+    i=$((i+1)); [ $i -gt 150 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.2
+  done
+  phase windowed fullscreen=false
+  ctl 'fullscreen on' >$R/switch-on.txt
+  phase fullscreen fullscreen=true
+  ctl 'fullscreen off' >$R/switch-off.txt
+  phase windowed-again fullscreen=false
+  kill -TERM $pid
+  timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
+  wait $pid
+  echo $? >$R/switch-reel.rc
+  weston_drm_stop
+else
+  echo "weston (desktop shell) did not start" >$R/switch-weston.failed
+fi
 "#
     )
 }
@@ -78,7 +129,7 @@ fn run() -> &'static GuestResult {
     RUN.get_or_init(|| {
         let result = Guest::run(
             &GuestCommand::new(script())
-                .timeout(Duration::from_secs(300))
+                .timeout(Duration::from_secs(420))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-feedback"),
         )
@@ -234,12 +285,24 @@ struct Sent {
 /// The feedback batches weston sent to process `pid`, in order, from its
 /// `proto` scope: `client 0x... (PID n) rq|ev interface@id.request(args)`.
 fn sent_batches(weston_log: &str, pid: &str) -> Vec<Sent> {
+    sent_batches_at(weston_log, pid)
+        .into_iter()
+        .map(|(_, sent)| sent)
+        .collect()
+}
+
+/// As `sent_batches`, each with the number of the log line of its `done`.
+fn sent_batches_at(weston_log: &str, pid: &str) -> Vec<(usize, Sent)> {
     const FEEDBACK: &str = "zwp_linux_dmabuf_feedback_v1@";
     let tag = format!("(PID {pid}) ");
     // Feedback object id -> its batch in progress.
     let mut objects: std::collections::HashMap<String, Sent> = Default::default();
     let mut sent = Vec::new();
-    for line in weston_log.lines().filter(|l| l.contains("[proto]")) {
+    for (number, line) in weston_log
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("[proto]"))
+    {
         let Some((_, message)) = line.split_once(&tag) else {
             continue;
         };
@@ -278,7 +341,7 @@ fn sent_batches(weston_log: &str, pid: &str) -> Vec<Sent> {
                     tranches: 0,
                     scanout_tranches: 0,
                 };
-                sent.push(std::mem::replace(batch, done));
+                sent.push((number, std::mem::replace(batch, done)));
             }
         }
     }
@@ -337,6 +400,8 @@ struct Batch {
     scanout_tranches: usize,
     /// Entries of the format table.
     table: usize,
+    /// `First`, `Unchanged` or `Changed`: against the feedback in effect.
+    update: String,
 }
 
 fn batches(log: &str) -> Vec<Batch> {
@@ -365,6 +430,7 @@ fn batches(log: &str) -> Vec<Batch> {
                     .unwrap_or_else(|| panic!("main_device is not a device number in {l:?}")),
                 scanout_tranches: number("scanout_tranches") as usize,
                 table: number("table") as usize,
+                update: field(&f, "update", l).to_owned(),
             }
         })
         .collect()
@@ -659,4 +725,286 @@ fn wayland_info_parser_reads_tranches() {
         chosen_pair("2026-11-22T02:42:54Z INFO reel::display: dmabuf negotiation: zero-copy"),
         None
     );
+}
+
+// The run-time switch (second weston of the same boot: desktop shell, reel
+// windowed, `fullscreen on`, `fullscreen off` through the control socket).
+//
+// What weston 14 does on vkms: reel's NV12 buffer cannot be imported for a
+// plane (`couldn't get FB for view: 0x1000`, GBM_BO_IMPORT_FAILED) whatever
+// the view's geometry, windowed or fullscreen, overlay planes or not, so it
+// adds the scanout tranche to the window's feedback 2 s after its first frame
+// and keeps it across both switches: the feedback changes once, while
+// windowed, and not at the switches. The tests below take weston's protocol
+// log as the oracle for every phase, whatever it sent.
+
+/// weston-drm.sh's log for the switch instance.
+const SWITCH_WESTON_LOG: &str = "weston-switch.log";
+
+/// A result of the switch run; fails with the reason if its weston did not
+/// start.
+fn switch_read(name: &str) -> String {
+    if let Ok(failed) = run().read_result("switch-weston.failed") {
+        panic!(
+            "{}; its log:\n{}",
+            failed.trim(),
+            run().read_result(SWITCH_WESTON_LOG).unwrap_or_default()
+        );
+    }
+    read(name)
+}
+
+/// reel's log of the switch run; it must have exited 0 on SIGTERM.
+fn switch_reel_log() -> String {
+    let log = switch_read("switch-reel.log");
+    assert_eq!(
+        switch_read("switch-reel.rc").trim(),
+        "0",
+        "reel failed:\n{log}"
+    );
+    assert!(!log.contains("panicked"), "reel panicked:\n{log}");
+    log
+}
+
+/// The phases of the switch run, in order.
+const PHASES: [(&str, bool); 3] = [
+    ("windowed", false),
+    ("fullscreen", true),
+    ("windowed-again", false),
+];
+
+/// A `status` reply of reel's control socket: its `key=value` words.
+fn status(name: &str) -> std::collections::HashMap<String, String> {
+    let text = switch_read(&format!("switch-status-{name}.txt"));
+    let map: std::collections::HashMap<String, String> = text
+        .split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    assert!(
+        map.contains_key("state"),
+        "status {name} is not a status reply: {text:?}"
+    );
+    map
+}
+
+fn status_number(status: &std::collections::HashMap<String, String>, key: &str) -> u64 {
+    status
+        .get(key)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric {key} in {status:?}"))
+}
+
+/// The log line numbers of reel's `set_fullscreen` and `unset_fullscreen`
+/// requests in weston's protocol log.
+fn switch_requests(weston: &str, pid: &str) -> (usize, usize) {
+    let tag = format!("(PID {pid}) rq xdg_toplevel@");
+    let find = |request: &str| {
+        weston
+            .lines()
+            .position(|l| l.contains(&tag) && l.contains(request))
+            .unwrap_or_else(|| panic!("reel never sent {request} (weston's protocol log)"))
+    };
+    let on = find(".set_fullscreen(");
+    let off = find(".unset_fullscreen(");
+    assert!(on < off, "unset_fullscreen before set_fullscreen");
+    (on, off)
+}
+
+#[test]
+fn runtime_fullscreen_switch_follows_the_control_socket_and_stays_zero_copy() {
+    let log = switch_reel_log();
+    for (command, file) in [
+        ("fullscreen on", "switch-on.txt"),
+        ("fullscreen off", "switch-off.txt"),
+    ] {
+        assert_eq!(switch_read(file).trim(), "ok", "reply to {command}");
+    }
+    // weston saw both requests and answered each with a configure.
+    let weston = switch_read(SWITCH_WESTON_LOG);
+    let pid = switch_read("switch-reel.pid");
+    let (on, off) = switch_requests(&weston, pid.trim());
+    for (request, at) in [("set_fullscreen", on), ("unset_fullscreen", off)] {
+        assert!(
+            weston.lines().skip(at).any(|l| l
+                .contains(&format!("(PID {}) ev xdg_toplevel@", pid.trim()))
+                && l.contains(".configure(")),
+            "no configure after reel's {request}"
+        );
+    }
+    let mut previous_end = 0;
+    for (phase, fullscreen) in PHASES {
+        let start = status(&format!("{phase}-start"));
+        let end = status(&format!("{phase}-end"));
+        for (when, s) in [("start", &start), ("end", &end)] {
+            assert_eq!(
+                s.get("fullscreen").map(String::as_str),
+                Some(if fullscreen { "true" } else { "false" }),
+                "{phase} {when}: {s:?}"
+            );
+            assert_eq!(status_number(s, "copy_frames"), 0, "{phase} {when}: {s:?}");
+            assert_eq!(status_number(s, "copy_buffers"), 0, "{phase} {when}: {s:?}");
+        }
+        let (from, to) = (
+            status_number(&start, "zero_copy_frames"),
+            status_number(&end, "zero_copy_frames"),
+        );
+        assert!(
+            from >= previous_end && to > from,
+            "{phase}: zero_copy_frames {from} -> {to} (previous phase ended at {previous_end})"
+        );
+        eprintln!("{phase}: zero_copy_frames {from} -> {to}");
+        previous_end = to;
+    }
+    let stats = log
+        .lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let stat = |key: &str| -> u64 {
+        stats
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}="))?.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
+    };
+    assert!(stat("zero_copy_frames") >= previous_end, "{stats}");
+    assert_eq!(stat("copy_frames"), 0, "{stats}");
+}
+
+#[test]
+fn runtime_fullscreen_switch_feedback_matches_weston_and_renegotiates() {
+    let log = switch_reel_log();
+    let weston = switch_read(SWITCH_WESTON_LOG);
+    let pid = switch_read("switch-reel.pid");
+    let pid = pid.trim();
+    let (on, off) = switch_requests(&weston, pid);
+    let sent: Vec<(usize, Sent)> = sent_batches_at(&weston, pid)
+        .into_iter()
+        .filter(|(_, s)| s.surface)
+        .collect();
+    assert!(!sent.is_empty(), "weston sent reel no surface feedback");
+    let phase_of = |line: usize| match line {
+        l if l < on => PHASES[0].0,
+        l if l < off => PHASES[1].0,
+        _ => PHASES[2].0,
+    };
+    for (phase, _) in PHASES {
+        let batches: Vec<String> = sent
+            .iter()
+            .filter(|(l, _)| phase_of(*l) == phase)
+            .map(|(_, s)| format!("{} tranches ({} scanout)", s.tranches, s.scanout_tranches))
+            .collect();
+        eprintln!("weston -> reel, surface feedback, {phase}: {batches:?}");
+    }
+
+    // reel took in every batch weston sent, in order.
+    let batches: Vec<Batch> = batches(&log).into_iter().filter(|b| b.surface).collect();
+    let logged: Vec<Sent> = batches
+        .iter()
+        .map(|b| Sent {
+            surface: true,
+            tranches: b.tranches,
+            scanout_tranches: b.scanout_tranches,
+        })
+        .collect();
+    let weston_sent: Vec<&Sent> = sent.iter().map(|(_, s)| s).collect();
+    assert_eq!(
+        logged.iter().collect::<Vec<_>>(),
+        weston_sent,
+        "reel's per-surface batches against weston's"
+    );
+
+    // A batch is a change when its tranches differ from the previous one
+    // (the first against the default feedback, which it repeats here).
+    let default = batches_default_tranches(&log);
+    let mut previous = default;
+    let mut changes = Vec::new();
+    for (batch, (line, s)) in batches.iter().zip(&sent) {
+        let changed = (s.tranches, s.scanout_tranches) != previous;
+        previous = (s.tranches, s.scanout_tranches);
+        let expected = if changed { "Changed" } else { "Unchanged" };
+        assert_eq!(
+            batch.update,
+            expected,
+            "reel's batch {batch:?} ({}; weston sent {s:?})",
+            phase_of(*line)
+        );
+        if changed {
+            changes.push((batch, phase_of(*line)));
+        }
+    }
+    assert!(
+        !changes.is_empty(),
+        "weston never changed reel's surface feedback: nothing re-negotiated"
+    );
+    let changed_lines: Vec<(usize, &str)> = log
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("dmabuf feedback changed") && l.contains("surface=true"))
+        .collect();
+    assert_eq!(
+        changed_lines.len(),
+        changes.len(),
+        "`dmabuf feedback changed` lines against the changes weston sent: {changed_lines:#?}"
+    );
+
+    // Each change is re-negotiated, from the choice in effect.
+    let (_, first) = find_line(&log, "dmabuf negotiation", 0)
+        .unwrap_or_else(|| panic!("no first negotiation:\n{log}"));
+    let mut in_effect = chosen_pair(first).unwrap_or_else(|| panic!("no pair in {first:?}"));
+    let adv = advertised();
+    for (k, (batch, phase)) in changes.iter().enumerate() {
+        let (changed_at, changed_line) = changed_lines[k];
+        assert!(changed_at > batch.line, "{changed_line:?} before {batch:?}");
+        let f = fields(changed_line, "dmabuf feedback changed");
+        assert_eq!(
+            field(&f, "tranches", changed_line),
+            batch.tranches.to_string(),
+            "{changed_line:?}"
+        );
+        let next_change = changed_lines.get(k + 1).map_or(usize::MAX, |(l, _)| *l);
+        let (at, renegotiated) = find_line(&log, "renegotiated", changed_at)
+            .filter(|(at, _)| *at < next_change)
+            .unwrap_or_else(|| panic!("{phase}: no renegotiation after {changed_line:?}:\n{log}"));
+        let pair = |key: &str| {
+            renegotiated
+                .split_once(&format!(" {key}="))
+                .and_then(|(_, rest)| chosen_pair(rest))
+                .unwrap_or_else(|| panic!("no {key}=...FOURCC:MODIFIER in {renegotiated:?}"))
+        };
+        let (from, to) = (pair("from"), pair("to"));
+        assert_eq!(from, in_effect, "{phase}: {renegotiated:?}");
+        assert!(
+            adv.pairs().contains(&to),
+            "{to:?} chosen but not advertised"
+        );
+        eprintln!("{phase}: line {at}: {renegotiated}");
+        in_effect = to;
+    }
+}
+
+/// The (tranches, scanout tranches) of the first default batch reel logged.
+fn batches_default_tranches(log: &str) -> (usize, usize) {
+    batches(log)
+        .iter()
+        .find(|b| !b.surface)
+        .map(|b| (b.tranches, b.scanout_tranches))
+        .unwrap_or_else(|| panic!("no default feedback batch logged:\n{log}"))
+}
+
+#[test]
+fn runtime_fullscreen_switch_without_protocol_error() {
+    let log = switch_read(SWITCH_WESTON_LOG);
+    let pid = switch_read("switch-reel.pid");
+    assert!(
+        log.contains(&format!(
+            "(PID {}) rq zwp_linux_buffer_params_v1",
+            pid.trim()
+        )),
+        "weston's protocol log of reel is missing"
+    );
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" ev wl_display@1.error("))
+        .collect();
+    assert!(errors.is_empty(), "protocol errors: {errors:#?}");
 }

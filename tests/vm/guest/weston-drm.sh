@@ -15,6 +15,10 @@
 # request and event). The mode must be one vkms offers (its
 # connector lists the usual VESA modes, 640x480 the smallest).
 #
+# The shell is WESTON_DRM_SHELL (default kiosk: every toplevel fullscreen);
+# desktop gives windows that clients can switch to fullscreen and back, with
+# no panel (its llvmpipe redraws would only slow the guest down).
+#
 # What makes it work (tests/vm/README.md, "weston on vkms"):
 # - vkms is built by prepare.sh with vkms-render-node.patch (a render node,
 #   and mmap of imported dma-bufs);
@@ -40,11 +44,13 @@ weston_drm_start() {
     fi
     chmod 700 "$XDG_RUNTIME_DIR"
     _wd_ini="$XDG_RUNTIME_DIR/weston-drm-$_wd_name.ini"
+    _wd_shell=${WESTON_DRM_SHELL:-kiosk}
     printf '[core]\nrequire-input=false\nidle-time=0\n[output]\nname=Virtual-1\nmode=%s\n' \
         "$_wd_mode" >"$_wd_ini"
+    printf '[shell]\npanel-position=none\nbackground-color=0xff002244\n' >>"$_wd_ini"
     LIBSEAT_BACKEND=builtin MESA_LOADER_DRIVER_OVERRIDE=kms_swrast \
         weston --config="$_wd_ini" --backend=drm --drm-device="$_wd_card" --renderer=gl \
-        --shell=kiosk --debug --logger-scopes="${WESTON_DRM_SCOPES:-log,drm-backend}" \
+        --shell="$_wd_shell" --debug --logger-scopes="${WESTON_DRM_SCOPES:-log,drm-backend}" \
         --socket="wl-$_wd_name" >"$_wd_log" 2>&1 &
     WESTON_PID=$!
     export WAYLAND_DISPLAY="wl-$_wd_name"

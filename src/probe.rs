@@ -9,10 +9,15 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::display::formats::{choose_dmabuf, modifier_name, AdvertisedFormats};
+use crate::cli::Hwdec;
+use crate::display::formats::{
+    choose_dmabuf, device_name, modifier_name, AdvertisedFormats, Feedback,
+};
 use crate::display::{Display, WindowOptions};
 use crate::media::{Codec, Demuxer};
 use crate::player::decoder_choice::{self, DecoderChoice, Plan};
+use crate::player::negotiation::Negotiator;
+use crate::player::pipeline::{Pipeline, PipelineOptions};
 use crate::v4l2::discovery;
 use crate::v4l2::h264::H264Mode;
 
@@ -47,7 +52,11 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
     let advertised = match &display {
         Ok(display) => {
             let formats = display.advertised_formats();
-            formats_section(&mut out, formats);
+            let version = display.dmabuf_version();
+            match display.dmabuf_feedback() {
+                Some(feedback) => feedback_section(&mut out, version, feedback),
+                None => formats_section(&mut out, version, formats),
+            }
             Some(formats)
         }
         Err(e) => {
@@ -72,7 +81,7 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
                 .as_deref()
                 .unwrap_or("unknown pixel format")
         );
-        let _ = match decoder_choice::plan(stream, &DecoderChoice::default()) {
+        let presentation_by_v4l2 = match decoder_choice::plan(stream, &DecoderChoice::default()) {
             Plan::V4l2(info) => {
                 let mode = H264Mode::from_env(&info)
                     .map(|m| {
@@ -82,33 +91,67 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
                         )
                     })
                     .unwrap_or_else(|e| e);
-                writeln!(
+                let _ = writeln!(
                     out,
                     "  decoder: V4L2 stateless {} ({}; {mode})",
                     info.video_node.display(),
                     info.driver
-                )
+                );
+                true
             }
             Plan::Software(reason) => {
                 let decoder =
                     crate::sw::decoder_name(stream.codec).unwrap_or_else(|| "none".into());
-                writeln!(out, "  decoder: software ({decoder}), not V4L2: {reason}")
+                let _ = writeln!(out, "  decoder: software ({decoder}), not V4L2: {reason}");
+                false
             }
         };
-        if let Some(formats) = advertised {
-            let layout = crate::sw::display_format_for(stream);
-            let path = match layout.and_then(|f| choose_dmabuf(f, formats)) {
-                Some(choice) => format!(
-                    "dmabuf {} {} (one CPU copy per frame)",
-                    choice.fourcc,
-                    modifier_name(choice.modifier)
-                ),
-                None => "wl_shm XRGB8888 (converted by the CPU)".to_string(),
-            };
-            let _ = writeln!(out, "  presentation: {path}");
+        match (&display, advertised) {
+            (Ok(display), Some(_)) if presentation_by_v4l2 => {
+                let _ = writeln!(out, "  presentation: {}", v4l2_presentation(path, display));
+            }
+            (_, Some(formats)) => {
+                let layout = crate::sw::display_format_for(stream);
+                let path = match layout.and_then(|f| choose_dmabuf(f, formats)) {
+                    Some(choice) => format!(
+                        "dmabuf {} {} (one CPU copy per frame)",
+                        choice.fourcc,
+                        modifier_name(choice.modifier)
+                    ),
+                    None => "wl_shm XRGB8888 (converted by the CPU)".to_string(),
+                };
+                let _ = writeln!(out, "  presentation: {path}");
+            }
+            _ => {}
         }
     }
     Ok(out)
+}
+
+/// The negotiation a V4L2 decode of `path` really makes with this
+/// compositor: the decoder is opened and decodes the first frame (the
+/// CAPTURE formats are known only once the sequence is set).
+fn v4l2_presentation(path: &Path, display: &Display) -> String {
+    let formats = match display.compositor_formats() {
+        Ok(formats) => formats,
+        Err(e) => return format!("unknown: the compositor's feedback is unusable: {e}"),
+    };
+    let negotiator = Negotiator::new(formats);
+    let options = PipelineOptions {
+        for_display: true,
+        threads: 1,
+        decoder: DecoderChoice {
+            hwdec: Hwdec::V4l2,
+            device: None,
+            capture_chooser: Some(negotiator.chooser()),
+        },
+    };
+    let first = Pipeline::open(path, &options).and_then(|mut p| p.next_frame());
+    match (first, negotiator.current()) {
+        (Ok(Some(_)), Some(outcome)) => outcome.to_string(),
+        (Ok(_), _) => "unknown: the V4L2 decoder gave no frame".to_string(),
+        (Err(e), _) => format!("unknown: V4L2 decoding failed: {e:#}"),
+    }
 }
 
 fn v4l2_section(out: &mut String, problems: &mut Vec<String>) {
@@ -120,12 +163,44 @@ fn v4l2_section(out: &mut String, problems: &mut Vec<String>) {
     problems.extend(found.problems.iter().map(ToString::to_string));
 }
 
-fn formats_section(out: &mut String, formats: &AdvertisedFormats) {
+/// v4+: the feedback in effect, tranche by tranche in preference order.
+fn feedback_section(out: &mut String, version: Option<u32>, feedback: &Feedback) {
     let _ = writeln!(
         out,
-        "  linux-dmabuf: {} format/modifier pairs",
+        "  linux-dmabuf v{}: main device {}, {} tranches",
+        version.unwrap_or(0),
+        feedback.main_device.map_or("none".into(), device_name),
+        feedback.tranches.len()
+    );
+    for (index, tranche) in feedback.tranches.iter().enumerate() {
+        let pairs =
+            AdvertisedFormats::from_feedback(&feedback.table, std::slice::from_ref(tranche));
+        let _ = writeln!(
+            out,
+            "  tranche {index}: target device {}{}",
+            tranche.target_device.map_or("none".into(), device_name),
+            if tranche.scanout { ", scanout" } else { "" }
+        );
+        match pairs {
+            Ok(pairs) => pairs_lines(out, &pairs),
+            Err(e) => {
+                let _ = writeln!(out, "    unusable: {e}");
+            }
+        }
+    }
+}
+
+fn formats_section(out: &mut String, version: Option<u32>, formats: &AdvertisedFormats) {
+    let _ = writeln!(
+        out,
+        "  linux-dmabuf v{}: {} format/modifier pairs",
+        version.unwrap_or(0),
         formats.len()
     );
+    pairs_lines(out, formats);
+}
+
+fn pairs_lines(out: &mut String, formats: &AdvertisedFormats) {
     let mut by_format: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (fourcc, modifier) in formats.pairs() {
         let name = drm_fourcc::DrmFourcc::try_from(fourcc)

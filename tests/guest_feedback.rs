@@ -60,6 +60,8 @@ for n in /dev/dri/*; do
 done | while read name maj min; do echo "$name $((0x$maj)) $((0x$min))"; done >$R/dri-nodes.txt
 wayland-info >$R/wayland-info.txt 2>&1
 echo $? >$R/wayland-info.rc
+{reel} probe {clip} >$R/probe.txt 2>$R/probe.log
+echo $? >$R/probe.rc
 {reel} --stats --loop --fullscreen --hwdec v4l2 -vv {clip} >$R/reel.out 2>$R/reel.log &
 pid=$!
 echo $pid >$R/reel.pid
@@ -245,6 +247,13 @@ fn advertised() -> Advertised {
 /// glibc's makedev(): the dev_t the protocol carries.
 fn makedev(major: u64, minor: u64) -> u64 {
     ((major & 0xfff) << 8) | ((major & !0xfff) << 32) | (minor & 0xff) | ((minor & !0xff) << 12)
+}
+
+/// A dev_t as `major:minor`.
+fn major_minor(dev: u64) -> String {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    format!("{major}:{minor}")
 }
 
 /// The guest's DRM node NAME (renderD128, card0) as a dev_t.
@@ -526,6 +535,63 @@ fn default_feedback_reel_logs_matches_wayland_info() {
         default.table,
         adv.pairs().len()
     );
+}
+
+/// `reel probe FILE` against the same weston: the compositor section shows
+/// the feedback wayland-info shows, tranche by tranche, and the file's
+/// presentation line is the negotiation reel makes when it plays the file.
+#[test]
+fn probe_reports_the_feedback_and_the_negotiation_playback_makes() {
+    let adv = advertised();
+    let out = read("probe.txt");
+    assert_eq!(
+        read("probe.rc").trim(),
+        "0",
+        "reel probe failed:\n{out}\n{}",
+        read("probe.log")
+    );
+    let header = format!(
+        "linux-dmabuf v{}: main device {}, {} tranches",
+        adv.version,
+        major_minor(adv.main_device),
+        adv.tranches.len()
+    );
+    assert!(out.contains(&header), "probe lacks {header:?}:\n{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    for (index, tranche) in adv.tranches.iter().enumerate() {
+        let title = format!(
+            "  tranche {index}: target device {}{}",
+            major_minor(tranche.target_device),
+            if tranche.scanout { ", scanout" } else { "" }
+        );
+        let at = lines
+            .iter()
+            .position(|l| *l == title)
+            .unwrap_or_else(|| panic!("probe lacks {title:?}:\n{out}"));
+        // "    NV12: INVALID (implicit), LINEAR" lines, one per format.
+        let pairs: usize = lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("    "))
+            .map(|l| l.split_once(": ").map_or(0, |(_, m)| m.split(", ").count()))
+            .sum();
+        assert_eq!(pairs, tranche.pairs.len(), "tranche {index} pairs:\n{out}");
+    }
+    let probed = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("presentation: "))
+        .unwrap_or_else(|| panic!("probe has no presentation line:\n{out}"));
+    let log = reel_log();
+    let (_, played) = find_line(&log, "dmabuf negotiation: ", 0)
+        .unwrap_or_else(|| panic!("reel logged no negotiation:\n{log}"));
+    let played = played
+        .split_once("dmabuf negotiation: ")
+        .map(|(_, n)| n.trim())
+        .unwrap_or_default();
+    assert!(
+        probed.starts_with("zero-copy: V4L2 NV12 as NV12:LINEAR"),
+        "probe: {probed:?}"
+    );
+    assert_eq!(probed, played, "probe and playback negotiated differently");
 }
 
 #[test]

@@ -216,6 +216,11 @@ impl Display {
         stats
     }
 
+    /// The zwp_linux_dmabuf_v1 version bound (None: the global is missing).
+    pub fn dmabuf_version(&self) -> Option<u32> {
+        self.state.dmabuf.as_ref().map(|d| d.version())
+    }
+
     /// The (fourcc, modifier) pairs the compositor advertised for dmabuf.
     pub fn advertised_formats(&self) -> &AdvertisedFormats {
         &self.state.advertised

@@ -3,7 +3,6 @@
 //! our wl_buffers, viewporter).
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use smithay_client_toolkit::compositor::CompositorHandler;
 use smithay_client_toolkit::dispatch2::Dispatch2;
@@ -42,8 +41,13 @@ use wayland_protocols::wp::viewporter::client::{
 
 use super::feedback::FeedbackKind;
 use super::keys::map_keysym;
+use super::memory::map_shared_read_only;
 use super::state::State;
 use super::DisplayEvent;
+
+/// The largest format table worth mapping: 65536 entries (tranches index
+/// it with u16) of 16 bytes.
+const MAX_FORMAT_TABLE: usize = 65536 * 16;
 
 /// User data of objects whose events we ignore or that have none.
 pub(super) struct NoEvents;
@@ -162,12 +166,20 @@ impl Dispatch2<ZwpLinuxDmabufFeedbackV1, State> for FeedbackData {
         let fb = state.feedback.builder(kind);
         let step = match event {
             Event::FormatTable { fd, size } => {
-                let mut bytes = vec![0u8; size as usize];
-                match File::from(fd).read_exact_at(&mut bytes, 0) {
-                    Ok(()) => fb.format_table(&bytes),
-                    Err(e) => {
-                        warn!("cannot read the dmabuf format table: {e}");
-                        Ok(())
+                // Indices are u16: a larger table cannot be referenced.
+                let size = size as usize;
+                if size > MAX_FORMAT_TABLE {
+                    warn!(
+                        "ignoring a {size}-byte dmabuf format table (at most {MAX_FORMAT_TABLE})"
+                    );
+                    Ok(())
+                } else {
+                    match map_shared_read_only(&File::from(fd), size) {
+                        Ok(table) => fb.format_table(&table),
+                        Err(e) => {
+                            warn!("cannot map the dmabuf format table: {e}");
+                            Ok(())
+                        }
                     }
                 }
             }

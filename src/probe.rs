@@ -9,7 +9,6 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::cli::Hwdec;
 use crate::display::formats::{
     choose_dmabuf, device_name, modifier_name, AdvertisedFormats, Feedback,
 };
@@ -140,11 +139,7 @@ fn v4l2_presentation(path: &Path, display: &Display) -> String {
     let options = PipelineOptions {
         for_display: true,
         threads: 1,
-        decoder: DecoderChoice {
-            hwdec: Hwdec::V4l2,
-            device: None,
-            capture_chooser: Some(negotiator.chooser()),
-        },
+        decoder: DecoderChoice::v4l2_only(negotiator.chooser()),
     };
     let first = Pipeline::open(path, &options).and_then(|mut p| p.next_frame());
     match (first, negotiator.current()) {

@@ -246,11 +246,7 @@ fn shm_buffers(proto: &[(String, String)]) -> HashSet<String> {
 
 /// Weston logs `wl_display.error` events it sends; none may be for us.
 fn assert_no_protocol_error(weston: &Weston) {
-    let proto = weston.protocol_of(std::process::id());
-    let errors: Vec<_> = proto
-        .iter()
-        .filter(|(d, m)| d == "ev" && m.starts_with("wl_display@1.error("))
-        .collect();
+    let errors = weston.protocol_errors();
     assert!(errors.is_empty(), "protocol errors: {errors:?}");
 }
 

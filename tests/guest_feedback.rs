@@ -35,6 +35,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::weston_log;
 
 const CLIP: &str = "h264_baseline.mp4";
 /// weston-drm.sh's log for the instance below.
@@ -714,21 +715,7 @@ fn surface_feedback_change_is_logged_and_renegotiated() {
 
 #[test]
 fn weston_sent_no_protocol_error() {
-    let log = read(WESTON_LOG);
-    // The protocol scope was on: reel's requests are in the log.
-    let pid = read("reel.pid");
-    assert!(
-        log.contains(&format!(
-            "(PID {}) rq zwp_linux_buffer_params_v1",
-            pid.trim()
-        )),
-        "weston's protocol log of reel is missing"
-    );
-    let errors: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(" ev wl_display@1.error("))
-        .collect();
-    assert!(errors.is_empty(), "protocol errors: {errors:#?}");
+    weston_log::assert_clean_protocol_log(&read(WESTON_LOG), &read("reel.pid"));
 }
 
 #[test]
@@ -1059,18 +1046,8 @@ fn batches_default_tranches(log: &str) -> (usize, usize) {
 
 #[test]
 fn runtime_fullscreen_switch_without_protocol_error() {
-    let log = switch_read(SWITCH_WESTON_LOG);
-    let pid = switch_read("switch-reel.pid");
-    assert!(
-        log.contains(&format!(
-            "(PID {}) rq zwp_linux_buffer_params_v1",
-            pid.trim()
-        )),
-        "weston's protocol log of reel is missing"
+    weston_log::assert_clean_protocol_log(
+        &switch_read(SWITCH_WESTON_LOG),
+        &switch_read("switch-reel.pid"),
     );
-    let errors: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(" ev wl_display@1.error("))
-        .collect();
-    assert!(errors.is_empty(), "protocol errors: {errors:#?}");
 }

@@ -15,6 +15,8 @@
 //! checks its part of the results. If the guest cannot start, every test
 //! fails with the reason.
 
+#[path = "media/mod.rs"]
+mod media;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -219,18 +221,7 @@ fn slice_based_traces_match_gstreamer() {
         // unused weights/matrices are already hidden by the normaliser, and
         // reel sets the PFRAME/BFRAME flags as GStreamer does.
         let diff = visl_trace::diff(&oracle, &reel);
-        if !diff.is_empty() {
-            failures.push(format!(
-                "{} ({} differences, GStreamer vs reel):\n  {}",
-                clip.name,
-                diff.len(),
-                diff.iter()
-                    .take(25)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n  ")
-            ));
-        }
+        failures.extend(diff_report(clip.name, &diff));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -279,48 +270,20 @@ fn frame_based_annex_b_traces_match_gstreamer_per_frame() {
             );
         }
         let diff = visl_trace::diff(&per_frame(&oracle), &per_frame(&reel));
-        if !diff.is_empty() {
-            failures.push(format!(
-                "{} ({} differences, GStreamer vs reel):\n  {}",
-                clip.name,
-                diff.len(),
-                diff.iter()
-                    .take(25)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n  ")
-            ));
-        }
+        failures.extend(diff_report(clip.name, &diff));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// FFmpeg's view of a file: frame count and pts of each frame.
-fn ffprobe_frames(file: &Path) -> usize {
-    let output = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-count_frames",
-            "-show_entries",
-            "stream=nb_read_frames",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(file)
-        .output()
-        .unwrap_or_else(|e| panic!("ffprobe: {e}"));
-    // MPEG-TS files also list the stream under their program: one count
-    // per line, the same.
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| l.trim().trim_end_matches(','))
-        .find(|l| !l.is_empty())
-        .unwrap_or_default()
-        .parse()
-        .unwrap_or_else(|_| panic!("ffprobe count for {}: {output:?}", file.display()))
+/// A clip's trace differences for the failure message (the first 25).
+fn diff_report(clip: &str, diff: &[String]) -> Option<String> {
+    (!diff.is_empty()).then(|| {
+        format!(
+            "{clip} ({} differences, GStreamer vs reel):\n  {}",
+            diff.len(),
+            diff[..diff.len().min(25)].join("\n  ")
+        )
+    })
 }
 
 /// (pts, md5) of each framemd5 line.
@@ -348,7 +311,7 @@ fn framemd5_in_display_order_and_deterministic() {
         let lines = framemd5_lines(&first);
         assert_eq!(
             lines.len(),
-            ffprobe_frames(&runs().media.join(clip.file)),
+            media::frame_count(&runs().media.join(clip.file)),
             "{name}: frame count"
         );
         assert!(
@@ -411,7 +374,7 @@ fn corrupted_file_resumes_at_the_next_idr() {
     // Requests go on after the damage (in the first segment): the second
     // segment's IDR and every frame after it (its half of the clip) are
     // decoded.
-    let total = ffprobe_frames(&runs().media.join(CORRUPTED_SOURCE));
+    let total = media::frame_count(&runs().media.join(CORRUPTED_SOURCE));
     let (traced, idrs) = traced_frames("corrupted");
     let last_idr = idrs.last().copied().unwrap_or(0);
     assert!(
@@ -561,7 +524,7 @@ fn requests_follow_the_decode_mode_and_start_code() {
     const SLICES: usize = 4;
     let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
     let clip = media.join("h264_slices.mp4");
-    let pictures = ffprobe_frames(&clip);
+    let pictures = media::frame_count(&clip);
     for decode_mode in [DecodeMode::SliceBased, DecodeMode::FrameBased] {
         for start_codes in [false, true] {
             let what = format!("{decode_mode:?}, start codes {start_codes}");

@@ -13,13 +13,13 @@
 //! The host test `renegotiation_guest_suite` boots the guest and runs this
 //! binary inside it with `--ignored inguest_`.
 
+#[path = "media/mod.rs"]
+mod media;
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
-use reel::cli::Hwdec;
 use reel::display::formats::MOD_LINEAR;
 use reel::display::negotiate::{CompositorFormats, CompositorTranche, Negotiation};
 use reel::frame::{DecoderKind, Frame, FrameStorage};
@@ -63,21 +63,6 @@ fn linear_tranches(list: &[(bool, &[u32])]) -> CompositorFormats {
     )
 }
 
-/// ffprobe's pts of every frame, in the stream's time base.
-fn ffprobe_frame_pts(clip: &PathBuf) -> Vec<i64> {
-    let output = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["frame=pts", "-of", "csv=p=0"])
-        .arg(clip)
-        .output()
-        .expect("run ffprobe");
-    assert!(output.status.success(), "ffprobe failed: {output:?}");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
-        .collect()
-}
-
 /// (DRM fourcc, buffer generation) of a V4L2 frame.
 fn dmabuf_of(frame: &Frame) -> (u32, u64) {
     match &frame.storage {
@@ -96,7 +81,7 @@ fn packed(frame: &Frame) -> Vec<u8> {
 #[ignore = "needs visl: runs in the test guest (renegotiation_guest_suite)"]
 fn inguest_new_capture_format_reopens_the_decoder_and_playback_goes_on() {
     let clip = PathBuf::from(std::env::var("REEL_RENEGOTIATE_CLIP").expect("clip path"));
-    let expected_pts = ffprobe_frame_pts(&clip);
+    let expected_pts: Vec<i64> = media::ffprobe(&clip, "frame=pts");
     assert!(
         expected_pts.len() > SPLIT + 5,
         "clip too short: {expected_pts:?}"
@@ -107,11 +92,7 @@ fn inguest_new_capture_format_reopens_the_decoder_and_playback_goes_on() {
     let options = PipelineOptions {
         for_display: true,
         threads: 1,
-        decoder: DecoderChoice {
-            hwdec: Hwdec::V4l2,
-            device: None,
-            capture_chooser: Some(negotiator.chooser()),
-        },
+        decoder: DecoderChoice::v4l2_only(negotiator.chooser()),
     };
     let mut pipeline = Pipeline::open(&clip, &options).expect("open the clip on visl");
     assert_eq!(pipeline.decoder_kind(), DecoderKind::V4l2Stateless);

@@ -24,6 +24,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::weston_log;
 
 const CLIP: &str = "h264_baseline.mp4";
 /// 250x130 visible in 256x144 coded: the crop test.
@@ -254,10 +255,7 @@ fn weston_sent_no_protocol_error() {
             log.contains("[proto]") && log.contains("zwp_linux_buffer_params_v1"),
             "{name}: weston's protocol log is missing:\n{log}"
         );
-        let errors: Vec<&str> = log
-            .lines()
-            .filter(|l| l.contains(" ev wl_display@1.error("))
-            .collect();
+        let errors = weston_log::protocol_errors(&log);
         assert!(errors.is_empty(), "{name}: protocol errors: {errors:#?}");
     }
 }

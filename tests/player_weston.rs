@@ -230,26 +230,6 @@ fn stats_line(log: &str) -> HashMap<String, u64> {
         .collect()
 }
 
-fn frame_count(clip: &Path) -> u64 {
-    let out = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-count_frames",
-            "-show_entries",
-        ])
-        .args(["stream=nb_read_frames", "-of", "csv=p=0"])
-        .arg(clip)
-        .output()
-        .expect("ffprobe");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .expect("ffprobe frame count")
-}
-
 #[test]
 fn plays_every_frame_to_the_end_through_dmabuf() {
     let weston = Weston::start(640, 480);
@@ -261,7 +241,7 @@ fn plays_every_frame_to_the_end_through_dmabuf() {
     let stats = stats_line(&log);
     assert_eq!(
         stats["presented"] + stats["dropped_late"],
-        frame_count(&clip),
+        media::frame_count(&clip) as u64,
         "{log}"
     );
     assert!(stats["presented"] > 0);
@@ -499,7 +479,7 @@ fn a_bad_file_in_a_playlist_is_reported_and_skipped() {
     let stats = stats_line(&log);
     assert_eq!(
         stats["presented"] + stats["dropped_late"],
-        frame_count(&good),
+        media::frame_count(&good) as u64,
         "{log}"
     );
     let errors: Vec<&str> = log

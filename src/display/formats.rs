@@ -46,6 +46,12 @@ impl AdvertisedFormats {
         self.pairs.remove(&(fourcc, modifier));
     }
 
+    pub fn remove_all(&mut self, pairs: &[(u32, u64)]) {
+        for &(fourcc, modifier) in pairs {
+            self.remove(fourcc, modifier);
+        }
+    }
+
     pub fn contains(&self, fourcc: u32, modifier: u64) -> bool {
         self.pairs.contains(&(fourcc, modifier))
     }

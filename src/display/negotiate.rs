@@ -178,11 +178,7 @@ impl CompositorFormats {
                     tranche.pairs.retain(|p| !refused.contains(p));
                 }
             }
-            Self::V3(formats) => {
-                for &(fourcc, modifier) in refused {
-                    formats.remove(fourcc, modifier);
-                }
-            }
+            Self::V3(formats) => formats.remove_all(refused),
         }
         self
     }

@@ -204,9 +204,7 @@ impl State {
         }
         match feedback.advertised() {
             Ok(mut formats) => {
-                for &(fourcc, modifier) in &self.refused {
-                    formats.remove(fourcc, modifier);
-                }
+                formats.remove_all(&self.refused);
                 self.advertised = formats;
             }
             Err(e) => debug!("feedback in effect unusable: {e}"),

@@ -38,6 +38,18 @@ impl Default for DecoderChoice {
     }
 }
 
+impl DecoderChoice {
+    /// A V4L2 decoder only (discovered), its CAPTURE format picked by
+    /// `capture_chooser`.
+    pub fn v4l2_only(capture_chooser: CaptureChooser) -> Self {
+        Self {
+            hwdec: Hwdec::V4l2,
+            device: None,
+            capture_chooser: Some(capture_chooser),
+        }
+    }
+}
+
 /// The decoder a stream would get, before any is opened.
 #[derive(Debug)]
 pub enum Plan {

@@ -473,14 +473,12 @@ impl Player {
     }
 
     fn seek_to(&mut self, position: Duration) {
-        self.restart_at(position, |position, epoch| Request::Seek {
-            position,
-            epoch,
-        });
+        self.restart_at(position, false);
     }
 
-    /// Drops what was decoded and prerolls from `position` with `request`.
-    fn restart_at(&mut self, position: Duration, request: fn(Duration, u64) -> Request) {
+    /// Drops what was decoded and prerolls from `position`, reopening the
+    /// decoder first if asked.
+    fn restart_at(&mut self, position: Duration, reopen_decoder: bool) {
         self.pending_steps = 0;
         self.epoch += 1;
         self.next = None;
@@ -489,7 +487,11 @@ impl Player {
         self.seek_target = Some(position);
         self.cancel_timer();
         if let Some(source) = &self.source {
-            source.request(request(position, self.epoch));
+            source.request(Request::Seek {
+                position,
+                epoch: self.epoch,
+                reopen_decoder,
+            });
         }
     }
 
@@ -518,10 +520,7 @@ impl Player {
                     ?position,
                     "reopening the decoder for the new CAPTURE format"
                 );
-                self.restart_at(position, |position, epoch| Request::Reopen {
-                    position,
-                    epoch,
-                });
+                self.restart_at(position, true);
             }
         }
     }

@@ -6,6 +6,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use anyhow::Context;
 use calloop::ping::Ping;
 use tracing::{debug, error};
 
@@ -20,11 +21,8 @@ pub enum Request {
     Seek {
         position: Duration,
         epoch: u64,
-    },
-    /// Reopen the decoder (new CAPTURE format and buffers), then seek.
-    Reopen {
-        position: Duration,
-        epoch: u64,
+        /// Reopen the decoder first (a new CAPTURE format and buffers).
+        reopen_decoder: bool,
     },
     Stop,
 }
@@ -58,7 +56,11 @@ impl Source {
         let (requests, request_rx) = mpsc::channel();
         let (event_tx, events) = mpsc::sync_channel(DECODE_AHEAD);
         if let Some(position) = start {
-            let _ = requests.send(Request::Seek { position, epoch });
+            let _ = requests.send(Request::Seek {
+                position,
+                epoch,
+                reopen_decoder: false,
+            });
         }
         let thread = std::thread::Builder::new()
             .name("reel-decode".into())
@@ -135,29 +137,20 @@ fn decode_loop(
             Some(Request::Seek {
                 position,
                 epoch: new_epoch,
+                reopen_decoder,
             }) => {
                 epoch = new_epoch;
                 ended = false;
-                if let Err(error) = pipeline.seek(position, epoch) {
+                let done = if reopen_decoder {
+                    pipeline
+                        .reopen_decoder()
+                        .context("cannot reopen the decoder")
+                        .and_then(|()| pipeline.seek(position, epoch))
+                } else {
+                    pipeline.seek(position, epoch)
+                };
+                if let Err(error) = done {
                     let message = format!("seek to {position:?} failed: {error:#}");
-                    if !send(SourceEvent::Failed { epoch, message }) {
-                        return;
-                    }
-                    ended = true;
-                }
-                continue;
-            }
-            Some(Request::Reopen {
-                position,
-                epoch: new_epoch,
-            }) => {
-                epoch = new_epoch;
-                ended = false;
-                let reopened = pipeline
-                    .reopen_decoder()
-                    .and_then(|()| pipeline.seek(position, epoch));
-                if let Err(error) = reopened {
-                    let message = format!("cannot reopen the decoder: {error:#}");
                     if !send(SourceEvent::Failed { epoch, message }) {
                         return;
                     }

@@ -1139,12 +1139,10 @@ fn read_capture_layout(
     )
 }
 
-/// The first plane's bytesperline the driver would give `fourcc` at the
-/// current size (TRY_FMT changes nothing); 0 if it says nothing.
-fn try_bytes_per_line(video: &mut File, queue: QueueType, fourcc: u32) -> u32 {
-    let Ok(mut format) = ioctl::g_fmt::<Format>(video, queue) else {
-        return 0;
-    };
+/// The first plane's bytesperline the driver would give `fourcc` in place
+/// of `current`'s format (TRY_FMT changes nothing); 0 if it says nothing.
+fn try_bytes_per_line(video: &File, queue: QueueType, current: &Format, fourcc: u32) -> u32 {
+    let mut format = current.clone();
     format.pixelformat = fourcc.into();
     ioctl::try_fmt::<_, Format>(video, (queue, &format))
         .ok()
@@ -1165,11 +1163,14 @@ fn choose_capture_format(
     let chosen;
     let preference: &[u32] = match &config.capture_chooser {
         Some(chooser) => {
+            let current: Option<Format> = ioctl::g_fmt(video, queue).ok();
             let offered: Vec<OfferedCapture> = offered
                 .iter()
                 .map(|&fourcc| OfferedCapture {
                     fourcc,
-                    bytes_per_line: try_bytes_per_line(video, queue, fourcc),
+                    bytes_per_line: current
+                        .as_ref()
+                        .map_or(0, |f| try_bytes_per_line(video, queue, f, fourcc)),
                 })
                 .collect();
             chosen = (chooser.0)(&offered, config.bit_depth);

@@ -8,6 +8,9 @@
 
 #![allow(dead_code)]
 
+#[path = "../support/weston_log.rs"]
+mod weston_log;
+
 use std::fs::{self, File};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -189,9 +192,8 @@ impl Weston {
     /// The protocol errors weston sent to any client, as its protocol log
     /// shows them (`wl_display@1.error(object, code, "message")`).
     pub fn protocol_errors(&self) -> Vec<String> {
-        self.log()
-            .lines()
-            .filter(|l| l.contains("[proto]") && l.contains(" ev wl_display@1.error("))
+        weston_log::protocol_errors(&self.log())
+            .into_iter()
             .map(str::to_owned)
             .collect()
     }

@@ -37,15 +37,24 @@ pub fn clip(name: &str) -> PathBuf {
 /// One ffprobe column for the first video stream of `clip`: `entries` as
 /// `-show_entries` takes it (e.g. `frame=pts`), one value per line.
 pub fn ffprobe<T: std::str::FromStr>(clip: &Path, entries: &str) -> Vec<T> {
+    ffprobe_with(clip, &[], entries)
+}
+
+/// The number of video frames in `clip`, as ffprobe decodes them.
+pub fn frame_count(clip: &Path) -> usize {
+    // MPEG-TS files also list the stream under their program: one count
+    // per line, the same.
+    ffprobe_with(clip, &["-count_frames"], "stream=nb_read_frames")
+        .first()
+        .copied()
+        .unwrap_or_else(|| panic!("ffprobe gave no frame count for {}", clip.display()))
+}
+
+fn ffprobe_with<T: std::str::FromStr>(clip: &Path, options: &[&str], entries: &str) -> Vec<T> {
     let output = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            entries,
-        ])
+        .args(["-v", "error", "-select_streams", "v:0"])
+        .args(options)
+        .args(["-show_entries", entries])
         .args(["-of", "csv=p=0"])
         .arg(clip)
         .output()

@@ -5,3 +5,4 @@ pub mod oracle;
 pub mod visl_trace;
 #[path = "../vm/mod.rs"]
 pub mod vm;
+pub mod weston_log;

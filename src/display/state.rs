@@ -26,7 +26,7 @@ use super::formats::{device_name, AdvertisedFormats};
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::pool::{BufferPool, Released};
 use super::protocol::{DmabufGlobal, FeedbackData, NoEvents};
-use super::wayland::{clamp_i32, FrameBuffer};
+use super::wayland::{clamp_i32, CopyReason, FrameBuffer};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 
 /// Everything the Wayland event handlers touch.
@@ -76,7 +76,7 @@ pub(super) struct State {
     /// 10-bit frames are copied into an 8-bit format (logged once).
     pub(super) depth_reduced: bool,
     /// Why a decoder dmabuf frame is copied, once we know (logged once).
-    pub(super) copy_reason: Option<String>,
+    pub(super) copy_reason: Option<CopyReason>,
     /// wl_buffers imported from decoder dmabufs (zero-copy path).
     pub(super) imported: ImportedBuffers<WlBuffer>,
     /// The viewport source rectangle last set (`None`: the whole buffer).

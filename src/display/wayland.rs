@@ -290,23 +290,19 @@ impl Display {
     /// (fourcc, modifier) is used when the compositor advertises exactly it.
     fn zero_copy_accepted(&mut self, dmabuf: &DmabufFrame) -> bool {
         let reason = if self.state.force_copy {
-            "forced by option".to_owned()
+            CopyReason::Forced
         } else if self.state.dmabuf.is_none() {
-            "the compositor has no zwp_linux_dmabuf_v1".to_owned()
+            CopyReason::NoDmabuf
         } else if !self
             .state
             .advertised
             .contains(dmabuf.fourcc, dmabuf.modifier)
         {
-            format!(
-                "the compositor does not advertise {} with modifier {}",
-                fourcc_name(dmabuf.fourcc),
-                modifier_name(dmabuf.modifier)
-            )
+            CopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
         } else {
             return true;
         };
-        if self.state.copy_reason.as_deref() != Some(reason.as_str()) {
+        if self.state.copy_reason != Some(reason) {
             info!("copying decoded frames instead of presenting their dmabufs: {reason}");
             self.state.copy_reason = Some(reason);
         }
@@ -686,4 +682,28 @@ fn fourcc_name(code: u32) -> String {
         .iter()
         .map(|&b| if b.is_ascii_graphic() { b as char } else { '?' })
         .collect()
+}
+
+/// Why a decoder's dmabuf frame is copied rather than presented as is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CopyReason {
+    Forced,
+    NoDmabuf,
+    /// (fourcc, modifier) of the decoder's buffers.
+    NotAdvertised(u32, u64),
+}
+
+impl std::fmt::Display for CopyReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Forced => f.write_str("forced by option"),
+            Self::NoDmabuf => f.write_str("the compositor has no zwp_linux_dmabuf_v1"),
+            Self::NotAdvertised(fourcc, modifier) => write!(
+                f,
+                "the compositor does not advertise {} with modifier {}",
+                fourcc_name(fourcc),
+                modifier_name(modifier)
+            ),
+        }
+    }
 }

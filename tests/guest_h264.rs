@@ -517,8 +517,9 @@ fn seeking_starts_at_the_frame_shown_at_the_target() {
 /// tests/media/generate.sh): the requests H264Codec makes in each mode.
 #[test]
 fn requests_follow_the_decode_mode_and_start_code() {
-    use reel::v4l2::decoder::StatelessCodec;
-    use reel::v4l2::h264::{DecodeMode, H264Codec, H264Mode};
+    use reel::v4l2::codec::{Bitstream, StatelessCodec, Timestamps};
+    use reel::v4l2::h264::H264Codec;
+    use reel::v4l2::slice_mode::{DecodeMode, SliceMode};
     use v4l2r::bindings as b;
 
     const SLICES: usize = 4;
@@ -529,7 +530,7 @@ fn requests_follow_the_decode_mode_and_start_code() {
         for start_codes in [false, true] {
             let what = format!("{decode_mode:?}, start codes {start_codes}");
             let mut codec = H264Codec::new(
-                H264Mode {
+                SliceMode {
                     decode_mode,
                     start_codes,
                 },
@@ -537,21 +538,23 @@ fn requests_follow_the_decode_mode_and_start_code() {
             );
             let mut demuxer = reel::media::Demuxer::open(&clip).unwrap_or_else(|e| panic!("{e}"));
             let mut requests = Vec::new();
-            let mut timestamp = 0;
+            let mut timestamps = Timestamps::new();
             while let Some(packet) = demuxer.next_packet().unwrap_or_else(|e| panic!("{e}")) {
-                timestamp += 1000;
-                requests.extend(
-                    codec
-                        .decode_jobs(&packet.data, timestamp)
-                        .unwrap_or_else(|e| panic!("{what}: {e}")),
-                );
+                timestamps.start_packet();
+                let decoded = codec
+                    .decode(&packet.data, &mut timestamps)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                for request in decoded {
+                    let bytes = Bitstream::new(&packet.data, &request.bitstream).to_vec();
+                    requests.push((request, bytes));
+                }
             }
             let per_picture = match decode_mode {
                 DecodeMode::SliceBased => SLICES,
                 DecodeMode::FrameBased => 1,
             };
             assert_eq!(requests.len(), pictures * per_picture, "{what}");
-            for (i, request) in requests.iter().enumerate() {
+            for (i, (request, bitstream)) in requests.iter().enumerate() {
                 let last_of_picture = i % per_picture == per_picture - 1;
                 assert_eq!(
                     request.hold_capture, !last_of_picture,
@@ -573,14 +576,13 @@ fn requests_follow_the_decode_mode_and_start_code() {
                 // Slices of one picture share its timestamp; pictures differ.
                 let picture_start = i - i % per_picture;
                 assert_eq!(
-                    request.timestamp_ns, requests[picture_start].timestamp_ns,
+                    request.timestamp_ns, requests[picture_start].0.timestamp_ns,
                     "{what}: request {i}"
                 );
                 // Bitstream: NAL units of slices (types 1 and 5), each after a
                 // 3-byte start code when asked; without, one NAL unit.
                 let nal_starts: Vec<usize> = if start_codes {
-                    request
-                        .bitstream
+                    bitstream
                         .windows(3)
                         .enumerate()
                         .filter(|(_, w)| *w == [0, 0, 1])
@@ -590,7 +592,7 @@ fn requests_follow_the_decode_mode_and_start_code() {
                     vec![0]
                 };
                 if start_codes {
-                    assert_eq!(&request.bitstream[..3], &[0, 0, 1], "{what}: request {i}");
+                    assert_eq!(&bitstream[..3], &[0, 0, 1], "{what}: request {i}");
                     let slices = if decode_mode == DecodeMode::SliceBased {
                         1
                     } else {
@@ -599,21 +601,24 @@ fn requests_follow_the_decode_mode_and_start_code() {
                     assert_eq!(nal_starts.len(), slices, "{what}: request {i}");
                 }
                 for at in nal_starts {
-                    let nal_type = request.bitstream[at] & 0x1f;
+                    let nal_type = bitstream[at] & 0x1f;
                     assert!(
                         matches!(nal_type, 1 | 5),
                         "{what}: request {i}: NAL type {nal_type}"
                     );
                 }
             }
-            let mut stamps: Vec<u64> = requests.iter().map(|r| r.timestamp_ns).collect();
+            let mut stamps: Vec<u64> = requests.iter().map(|r| r.0.timestamp_ns).collect();
             stamps.dedup();
             assert_eq!(stamps.len(), pictures, "{what}");
             assert!(
-                requests[0].sequence.is_some(),
+                requests[0].0.sequence.is_some(),
                 "{what}: first request starts a sequence"
             );
-            assert!(requests[1..].iter().all(|r| r.sequence.is_none()), "{what}");
+            assert!(
+                requests[1..].iter().all(|r| r.0.sequence.is_none()),
+                "{what}"
+            );
         }
     }
 }

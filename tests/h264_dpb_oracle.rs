@@ -142,8 +142,8 @@ fn check_clip(clip: &str) -> usize {
                 idr: h.idr,
                 frame_num: h.frame_num,
                 poc: (
-                    i64::from(job.decode_params.top_field_order_cnt),
-                    i64::from(job.decode_params.bottom_field_order_cnt),
+                    i64::from(job.top_field_order_cnt),
+                    i64::from(job.bottom_field_order_cnt),
                 ),
                 short_term: set(Reference::ShortTerm),
                 long_term: set(Reference::LongTerm),

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::H264Decoder;
+use reel::v4l2::h264::controls::{PictureControls, SliceControls};
 use v4l2r::bindings as b;
 
 fn check_clip(clip: &str) -> usize {
@@ -65,9 +66,10 @@ fn check_clip(clip: &str) -> usize {
 
 /// Every list entry a slice uses points at a valid DPB entry of its job.
 fn check_job_references(clip: &str, job: &reel::codec::h264::DecodeJob) {
-    let dpb = &job.decode_params.dpb;
-    for s in &job.slices {
-        let (n0, n1) = s.header.num_ref_idx_active();
+    let dpb = &PictureControls::of(job).decode_params.dpb;
+    for slice in &job.slices {
+        let s = SliceControls::of(slice);
+        let (n0, n1) = slice.header.num_ref_idx_active();
         for (list, n) in [(&s.params.ref_pic_list0, n0), (&s.params.ref_pic_list1, n1)] {
             for r in &list[..n] {
                 assert!(

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use reel::v4l2::codec::{
+    Bitstream, BitstreamPart, CodecError, OutputPicture, Request, StatelessCodec, Timestamps,
+};
 use reel::v4l2::controls::ExtControl;
 use reel::v4l2::discovery::{self, DecoderInfo, StreamRequirements};
 use reel::v4l2::formats::{coded, fourcc_str};
@@ -346,12 +349,17 @@ fn inguest_discovery_matches_v4l2_ctl() {
 
     // H.264 menus: "h264_decode_mode 0x00a40900 (menu) : ..." then "0: Slice-Based".
     let menus = v4l2_ctl(&["-d", &dev, "-L"]);
-    let h264 = decoder.h264.as_ref().expect("H.264 menus");
-    for (name, menu) in [
-        ("h264_decode_mode", &h264.decode_mode),
-        ("h264_start_code", &h264.start_code),
+    for (name, id) in [
+        (
+            "h264_decode_mode",
+            bindings::V4L2_CID_STATELESS_H264_DECODE_MODE,
+        ),
+        (
+            "h264_start_code",
+            bindings::V4L2_CID_STATELESS_H264_START_CODE,
+        ),
     ] {
-        let menu = menu.as_ref().unwrap_or_else(|| panic!("{name} missing"));
+        let menu = decoder.menu(id).unwrap_or_else(|| panic!("{name} missing"));
         let block: Vec<&str> = menus
             .lines()
             .skip_while(|l| !l.trim_start().starts_with(name))
@@ -370,7 +378,12 @@ fn inguest_discovery_matches_v4l2_ctl() {
             .collect();
         assert_eq!(ours, block, "{name}");
     }
-    assert!(h264.profile.is_none(), "visl has no H.264 profile menu");
+    assert!(
+        decoder
+            .menu(bindings::V4L2_CID_MPEG_VIDEO_H264_PROFILE)
+            .is_none(),
+        "visl has no H.264 profile menu"
+    );
 
     // --device path finds the same media node and entity.
     let probed = discovery::probe_device(&decoder.video_node).expect("probe_device");
@@ -382,7 +395,7 @@ fn inguest_discovery_matches_v4l2_ctl() {
         coded_format: coded::H264_SLICE,
         width: 320,
         height: 240,
-        h264_profile_idc: Some(66),
+        profile: Some(reel::v4l2::h264::profile_need(66)),
     };
     assert_eq!(
         found.choose(&needs).expect("choose").video_node,
@@ -428,7 +441,7 @@ fn inguest_frames_round_trip_and_buffers_come_back() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
@@ -502,7 +515,7 @@ fn inguest_timestamps_round_trip() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
@@ -538,7 +551,7 @@ fn inguest_references_keep_buffers_from_the_driver() {
         session.submit(DecodeRequest {
             timestamp_ns: timestamp(i),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
     };
@@ -603,7 +616,7 @@ fn inguest_bad_controls_fail_clearly() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -623,7 +636,7 @@ fn inguest_bad_controls_fail_clearly() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -660,7 +673,7 @@ fn inguest_bad_controls_fail_clearly() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -694,7 +707,7 @@ fn inguest_bad_controls_fail_clearly() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i} after errors: {e}"));
@@ -744,7 +757,7 @@ fn inguest_visl_processing_time_runs_in_the_queue_call() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit");
@@ -776,7 +789,7 @@ fn inguest_stuck_request_times_out() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit");
@@ -820,7 +833,7 @@ fn inguest_stuck_request_times_out() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(1),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit after reset");
@@ -855,7 +868,7 @@ fn inguest_slices_share_one_capture_buffer() {
                 .submit(DecodeRequest {
                     timestamp_ns: timestamp(i),
                     controls: &controls,
-                    bitstream: slice,
+                    bitstream: Bitstream::whole(slice),
                     hold_capture: true,
                 })
                 .unwrap_or_else(|e| panic!("picture {i} slice {s}: {e}"));
@@ -885,7 +898,7 @@ fn inguest_slices_share_one_capture_buffer() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(pictures),
                 controls: &controls,
-                bitstream: slice,
+                bitstream: Bitstream::whole(slice),
                 hold_capture: !last,
             })
             .unwrap_or_else(|e| panic!("slice {s}: {e}"));
@@ -920,7 +933,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
@@ -937,7 +950,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(30),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit");
@@ -946,7 +959,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(30),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -957,7 +970,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(20),
             controls: &controls,
-            bitstream: &[],
+            bitstream: Bitstream::whole(&[]),
             hold_capture: false,
         })
         .unwrap_err();
@@ -967,7 +980,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(21),
             controls: &controls,
-            bitstream: &huge,
+            bitstream: Bitstream::whole(&huge),
             hold_capture: false,
         })
         .unwrap_err();
@@ -983,27 +996,33 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
 /// one; output is in decode order.
 struct TestCodec {
     previous: Option<u64>,
-    decoded: Vec<u64>,
+    decoded: Vec<OutputPicture>,
     frame_num: u16,
 }
 
-impl reel::v4l2::decoder::StatelessCodec for TestCodec {
-    fn decode_jobs(
+impl StatelessCodec for TestCodec {
+    fn decode(
         &mut self,
-        access_unit: &[u8],
-        timestamp_ns: u64,
-    ) -> Result<Vec<reel::v4l2::decoder::DecodeJob>, String> {
-        let units = annexb::access_units(access_unit);
+        packet: &[u8],
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
+        let units = annexb::access_units(packet);
         let Some(au) = units.first() else {
-            return Err("no slice in access unit".into());
+            return Err(CodecError::Bitstream("no slice in access unit".into()));
         };
+        let timestamp_ns = timestamps.next_picture();
         self.frame_num = self.frame_num.wrapping_add(1);
-        self.previous = self.decoded.last().copied();
-        self.decoded.push(timestamp_ns);
-        Ok(vec![reel::v4l2::decoder::DecodeJob {
+        self.previous = self.decoded.last().map(|p| p.timestamp_ns);
+        self.decoded.push(OutputPicture {
+            timestamp_ns,
+            packet: timestamps.packet(),
+            visible: (320, 240),
+            sample_aspect: (1, 1),
+        });
+        Ok(vec![Request {
             timestamp_ns,
             controls: frame_controls(self.frame_num, 30),
-            bitstream: au.slices.concat(),
+            bitstream: vec![BitstreamPart::Owned(au.slices.concat())],
             hold_capture: false,
             sequence: None,
         }])
@@ -1011,15 +1030,15 @@ impl reel::v4l2::decoder::StatelessCodec for TestCodec {
     fn references(&self) -> Vec<u64> {
         self.previous.into_iter().collect()
     }
-    fn take_output(&mut self, _end_of_stream: bool) -> Vec<u64> {
+    fn take_output(&mut self, _end_of_stream: bool) -> Vec<OutputPicture> {
         std::mem::take(&mut self.decoded)
-    }
-    fn visible_size(&self) -> (u32, u32) {
-        (320, 240)
     }
     fn reset(&mut self) {
         self.previous = None;
         self.decoded.clear();
+    }
+    fn describe(&self) -> String {
+        "test codec".into()
     }
 }
 
@@ -1033,7 +1052,8 @@ fn decode_all(decoder_info: &DecoderInfo, aus: &[annexb::AccessUnit]) -> Vec<(i6
         frame_num: 0,
     };
     let mut decoder =
-        V4l2Decoder::new(session_config(decoder_info), codec, (1, 15360)).expect("decoder");
+        V4l2Decoder::new(session_config(decoder_info), Box::new(codec), (1, 15360), 8)
+            .expect("decoder");
     assert_send(&decoder);
     let mut out = Vec::new();
     let take = |frame: reel::frame::Frame, out: &mut Vec<(i64, String)>| {
@@ -1100,7 +1120,7 @@ fn inguest_reconfigure_for_a_new_resolution() {
         session.submit(DecodeRequest {
             timestamp_ns: timestamp(i),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
     };

@@ -40,7 +40,7 @@ pub trait FrameDecoder: Send {
     fn receive(&mut self) -> Result<Option<Frame>, DecodeFault>;
     fn send_eof(&mut self) -> Result<(), DecodeFault>;
     /// Forgets every buffered packet and frame (after a container seek).
-    fn flush(&mut self);
+    fn discard(&mut self);
 }
 
 impl FrameDecoder for SwDecoder {
@@ -56,8 +56,8 @@ impl FrameDecoder for SwDecoder {
     fn send_eof(&mut self) -> Result<(), DecodeFault> {
         Ok(SwDecoder::send_eof(self)?)
     }
-    fn flush(&mut self) {
-        SwDecoder::flush(self)
+    fn discard(&mut self) {
+        SwDecoder::discard(self)
     }
 }
 
@@ -80,7 +80,7 @@ impl FrameDecoder for Closed {
     fn send_eof(&mut self) -> Result<(), DecodeFault> {
         Ok(())
     }
-    fn flush(&mut self) {}
+    fn discard(&mut self) {}
 }
 
 /// How the pipeline is built.
@@ -168,7 +168,7 @@ impl Pipeline {
     pub fn seek(&mut self, position: Duration, epoch: u64) -> Result<()> {
         let target = self.media_time(position);
         debug!(?position, ?target, epoch, "seek");
-        self.decoder.flush();
+        self.decoder.discard();
         self.demuxer.seek(target)?;
         self.epoch = epoch;
         self.drop_before = Some(target);

@@ -25,6 +25,7 @@ use v4l2r::nix::errno::Errno;
 use v4l2r::{Format, PlaneLayout, QueueType};
 
 use super::buffers::{self, CaptureBuffer, OutputBuffer};
+use super::codec::Bitstream;
 use super::controls::{control_name, ExtControl};
 use super::discovery::queue_types;
 use super::formats::{capture_format, fourcc_str, CaptureFormat, ModifierRule};
@@ -80,6 +81,23 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// Whether later requests can still succeed: a request the driver or
+    /// the session refused, or one that timed out (the session is reset),
+    /// costs that picture only; a failed ioctl on the queues or a lost
+    /// device ends the stream.
+    pub fn is_recoverable(&self) -> bool {
+        matches!(
+            self,
+            Self::Controls { .. }
+                | Self::MissingControl(_)
+                | Self::BitstreamTooLarge { .. }
+                | Self::EmptyBitstream
+                | Self::RequestTimeout { .. }
+                | Self::NoCaptureBuffer { .. }
+                | Self::DuplicateTimestamp(_)
+        )
+    }
+
     pub(crate) fn ioctl(ioctl: &'static str, errno: Errno) -> Self {
         Self::Ioctl { ioctl, errno }
     }
@@ -266,7 +284,7 @@ pub struct DecodeRequest<'a> {
     /// whole number of microseconds. References name pictures by it.
     pub timestamp_ns: u64,
     pub controls: &'a [ExtControl],
-    pub bitstream: &'a [u8],
+    pub bitstream: Bitstream<'a>,
     /// More slices of this picture follow (V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF).
     pub hold_capture: bool,
 }
@@ -301,6 +319,7 @@ impl DmabufSource for CaptureHold {
 }
 
 /// A decoded picture as the driver returned it.
+#[derive(Clone)]
 pub struct DecodedFrame {
     pub timestamp_ns: u64,
     pub buffer_index: u32,
@@ -718,7 +737,7 @@ impl Session {
         job: &DecodeRequest<'_>,
     ) -> Result<(), SessionError> {
         set_controls(&self.video, Some(request), job.controls)?;
-        let used = self.output[output_index as usize].write(job.bitstream);
+        let used = self.output[output_index as usize].write(&job.bitstream);
         let (sec, usec) = timeval_of(job.timestamp_ns);
         let mut buffer =
             ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.output_queue, output_index)

@@ -626,7 +626,13 @@ fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
     );
     assert_eq!(shown, vec![0, 2], "one output per frame");
 
-    let second = &jobs[1].decode_params;
+    // The controls a V4L2 decoder gets for these jobs.
+    use crate::v4l2::h264::controls::{PictureControls, SliceControls};
+    let params: Vec<_> = jobs
+        .iter()
+        .map(|j| PictureControls::of(j).decode_params)
+        .collect();
+    let second = &params[1];
     assert_eq!(
         second.flags,
         b::V4L2_H264_DECODE_PARAM_FLAG_FIELD_PIC | b::V4L2_H264_DECODE_PARAM_FLAG_BOTTOM_FIELD
@@ -646,7 +652,7 @@ fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
     );
 
     let list = |job: usize| {
-        let l = &jobs[job].slices[0].params.ref_pic_list0;
+        let l = &SliceControls::of(&jobs[job].slices[0]).params.ref_pic_list0;
         [
             (l[0].index, u32::from(l[0].fields)),
             (l[1].index, u32::from(l[1].fields)),
@@ -668,7 +674,7 @@ fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
             (1, b::V4L2_H264_TOP_FIELD_REF)
         ]
     );
-    let pair = &jobs[3].decode_params.dpb[0];
+    let pair = &params[3].dpb[0];
     assert_eq!(u32::from(pair.fields), b::V4L2_H264_FRAME_REF);
     assert_eq!(
         (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
@@ -676,8 +682,8 @@ fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
     );
     assert_eq!(
         (
-            jobs[3].decode_params.top_field_order_cnt,
-            jobs[3].decode_params.bottom_field_order_cnt
+            params[3].top_field_order_cnt,
+            params[3].bottom_field_order_cnt
         ),
         (4, 5),
         "a second field carries both counts"

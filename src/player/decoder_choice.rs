@@ -7,12 +7,10 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use tracing::info;
 
-use super::pipeline::{DecodeFault, FrameDecoder};
-use super::source::FRAMES_HELD_DOWNSTREAM;
-use crate::frame::{DecoderKind, Frame};
-use crate::media::{Packet, VideoStreamInfo};
+use super::frame_decoder::{FrameDecoder, FRAMES_HELD_DOWNSTREAM};
+use crate::media::VideoStreamInfo;
 use crate::sw::{SwDecoder, SwOptions};
-use crate::v4l2::decoder::{DecoderError, OpenOptions, V4l2Decoder};
+use crate::v4l2::decoder::{OpenOptions, V4l2Decoder};
 use crate::v4l2::discovery::{self, DecoderInfo};
 use crate::v4l2::registry::{self, CodecEntry};
 use crate::v4l2::session::CaptureChooser;
@@ -139,32 +137,4 @@ pub fn open(
     let decoder =
         SwDecoder::new(stream, sw).with_context(|| format!("cannot decode {}", stream.codec))?;
     Ok(Box::new(decoder))
-}
-
-impl From<DecoderError> for DecodeFault {
-    fn from(error: DecoderError) -> Self {
-        Self {
-            recoverable: error.is_recoverable(),
-            error: error.into(),
-        }
-    }
-}
-
-impl FrameDecoder for V4l2Decoder {
-    fn kind(&self) -> DecoderKind {
-        DecoderKind::V4l2Stateless
-    }
-    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
-        let pts = packet.pts.or(packet.dts).unwrap_or(0);
-        Ok(V4l2Decoder::send(self, &packet.data, pts, packet.duration)?)
-    }
-    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
-        Ok(V4l2Decoder::receive(self)?)
-    }
-    fn send_eof(&mut self) -> Result<(), DecodeFault> {
-        Ok(V4l2Decoder::send_eof(self)?)
-    }
-    fn discard(&mut self) {
-        V4l2Decoder::discard(self)
-    }
 }

@@ -14,15 +14,7 @@ use crate::frame::Frame;
 
 use super::pipeline::Pipeline;
 
-/// Frames decoded ahead of the one on screen.
-const DECODE_AHEAD: usize = 4;
-
-/// Decoded frames the player may hold at once outside the decoder: the
-/// compositor's (2: on screen, and committed but not yet shown), the
-/// decode-ahead queue, and 2 in transit (the one the decode thread is
-/// handing over, the player's next). A V4L2 decoder keeps a CAPTURE
-/// buffer for each.
-pub const FRAMES_HELD_DOWNSTREAM: usize = 2 + DECODE_AHEAD + 2;
+use super::frame_decoder::DECODE_AHEAD;
 
 pub enum Request {
     Seek {

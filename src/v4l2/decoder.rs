@@ -4,7 +4,7 @@
 //! pictures are references and when each is due for output; this owns the
 //! session, packet timing and frames.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -83,6 +83,9 @@ pub struct V4l2Decoder {
     /// By packet number.
     timings: HashMap<u64, PacketTiming>,
     decoded: HashMap<u64, DecodedFrame>,
+    /// Pictures in `decoded` already shown, kept while still referenced
+    /// (a codec may show them again: VP9/AV1 `show_existing_frame`).
+    shown: HashSet<u64>,
     /// Pictures due for output whose CAPTURE buffers have not come back yet.
     due: VecDeque<OutputPicture>,
     frames: VecDeque<Frame>,
@@ -154,6 +157,7 @@ impl V4l2Decoder {
             timestamps: Timestamps::new(),
             timings: HashMap::new(),
             decoded: HashMap::new(),
+            shown: HashSet::new(),
             due: VecDeque::new(),
             frames: VecDeque::new(),
             epoch: 0,
@@ -182,6 +186,7 @@ impl V4l2Decoder {
             .codec
             .decode(packet, &mut self.timestamps)
             .inspect_err(|_| self.errors += 1)?;
+        self.forget_unreferenced_shown();
         let output = self.codec.take_output(false);
         // Only a packet that decoded a picture, or shows one again, needs
         // its timing (a second field in its own packet decodes under its
@@ -332,6 +337,7 @@ impl V4l2Decoder {
         self.holding_for = None;
         self.timings.clear();
         self.decoded.clear();
+        self.shown.clear();
         self.due.clear();
         self.frames.clear();
     }
@@ -363,14 +369,17 @@ impl V4l2Decoder {
     }
 
     /// Turns due pictures that came back into frames, in order. A picture
-    /// the codec may show again (still a reference) keeps its buffer here.
+    /// still referenced keeps its buffer here once shown: the codec may
+    /// show it again.
     fn emit(&mut self) {
         let references = self.codec.references();
         while let Some(&picture) = self.due.front() {
             let timestamp = picture.timestamp_ns;
             let decoded = if references.contains(&timestamp) {
+                self.shown.insert(timestamp);
                 self.decoded.get(&timestamp).cloned()
             } else {
+                self.shown.remove(&timestamp);
                 self.decoded.remove(&timestamp)
             };
             let Some(decoded) = decoded else {
@@ -393,10 +402,26 @@ impl V4l2Decoder {
                 }
             }
         }
-        // Pictures neither due nor referenced any more are not shown again.
+    }
+
+    /// Drops shown pictures no longer referenced, before their buffers are
+    /// needed for the next requests.
+    fn forget_unreferenced_shown(&mut self) {
+        if self.shown.is_empty() {
+            return;
+        }
+        let references = self.codec.references();
         let due = &self.due;
-        self.decoded
-            .retain(|ts, _| references.contains(ts) || due.iter().any(|p| p.timestamp_ns == *ts));
+        let gone: Vec<u64> = self
+            .shown
+            .iter()
+            .copied()
+            .filter(|ts| !references.contains(ts) && !due.iter().any(|p| p.timestamp_ns == *ts))
+            .collect();
+        for ts in gone {
+            self.shown.remove(&ts);
+            self.decoded.remove(&ts);
+        }
     }
 
     fn to_frame(

@@ -170,6 +170,9 @@ impl Pipeline {
                 return Ok(self.last_dropped.take());
             }
             match self.demuxer.next_packet() {
+                // Only the video stream is decoded here; other streams
+                // are handed out only when enabled for their own consumer.
+                Ok(Some(packet)) if packet.stream_index != self.demuxer.stream().index => {}
                 Ok(Some(packet)) => {
                     if packet.corrupt {
                         warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");

@@ -1,5 +1,5 @@
 //! Ties parsing, POC, the DPB and reference lists together: access units in
-//! decoding order become decode jobs (V4L2 controls + slices) and output
+//! decoding order become decode jobs (parsed headers, references, slices) and output
 //! order.
 
 use std::collections::HashMap;

@@ -50,4 +50,4 @@ pub enum H264Error {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -328,3 +328,103 @@ pub fn pred_weights_control(h: &SliceHeader) -> Option<b::v4l2_ctrl_h264_pred_we
     }
     Some(c)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
+        use crate::codec::h264::tests::{field_parameter_sets, field_slice};
+        use crate::codec::h264::H264Decoder;
+
+        let mut decoder = H264Decoder::new();
+        let mut au0 = field_parameter_sets();
+        au0.extend(field_slice(true, false, 0, false, 0));
+        let units = [
+            au0,
+            field_slice(false, false, 0, true, 1),
+            field_slice(false, true, 1, false, 4),
+            field_slice(false, true, 1, true, 5),
+        ];
+        let mut jobs = Vec::new();
+        let mut shown = Vec::new();
+        for (i, unit) in units.iter().enumerate() {
+            for job in decoder.decode_access_unit(unit, i as u64).expect("decodes") {
+                shown.extend(job.output.clone());
+                jobs.push(job);
+            }
+        }
+        shown.extend(decoder.flush().output);
+        assert_eq!(jobs.len(), 4);
+        let ts: Vec<u64> = jobs.iter().map(|j| j.timestamp_ns).collect();
+        assert_eq!(
+            ts,
+            vec![0, 0, 2, 2],
+            "second fields decode into their first field's buffer"
+        );
+        assert_eq!(shown, vec![0, 2], "one output per frame");
+
+        let params: Vec<_> = jobs
+            .iter()
+            .map(|j| PictureControls::of(j).decode_params)
+            .collect();
+        let second = &params[1];
+        assert_eq!(
+            second.flags,
+            b::V4L2_H264_DECODE_PARAM_FLAG_FIELD_PIC | b::V4L2_H264_DECODE_PARAM_FLAG_BOTTOM_FIELD
+        );
+        assert_eq!(
+            (second.top_field_order_cnt, second.bottom_field_order_cnt),
+            (0, 1)
+        );
+        let first_field = &second.dpb[0];
+        assert_eq!(first_field.reference_ts, 0);
+        assert_eq!(u32::from(first_field.fields), b::V4L2_H264_TOP_FIELD_REF);
+        assert_eq!(
+            first_field.flags,
+            b::V4L2_H264_DPB_ENTRY_FLAG_VALID
+                | b::V4L2_H264_DPB_ENTRY_FLAG_ACTIVE
+                | b::V4L2_H264_DPB_ENTRY_FLAG_FIELD
+        );
+
+        let list = |job: usize| {
+            let l = &SliceControls::of(&jobs[job].slices[0]).params.ref_pic_list0;
+            [
+                (l[0].index, u32::from(l[0].fields)),
+                (l[1].index, u32::from(l[1].fields)),
+            ]
+        };
+        // Top field of frame 1: both fields of frame 0, top (same parity) first.
+        assert_eq!(
+            list(2),
+            [
+                (0, b::V4L2_H264_TOP_FIELD_REF),
+                (0, b::V4L2_H264_BOTTOM_FIELD_REF)
+            ]
+        );
+        // Its bottom field: frame 0's bottom, then frame 1's own top field.
+        assert_eq!(
+            list(3),
+            [
+                (0, b::V4L2_H264_BOTTOM_FIELD_REF),
+                (1, b::V4L2_H264_TOP_FIELD_REF)
+            ]
+        );
+        let pair = &params[3].dpb[0];
+        assert_eq!(u32::from(pair.fields), b::V4L2_H264_FRAME_REF);
+        assert_eq!(
+            (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
+            (0, 1)
+        );
+        assert_eq!(
+            (
+                params[3].top_field_order_cnt,
+                params[3].bottom_field_order_cnt
+            ),
+            (4, 5),
+            "a second field carries both counts"
+        );
+        assert!(jobs.iter().all(|j| !j.missing_references));
+    }
+}

@@ -162,13 +162,20 @@ fn v4l2_section(out: &mut String, problems: &mut Vec<String>) {
     problems.extend(found.problems.iter().map(ToString::to_string));
 }
 
-/// For each codec the decoder offers a path for, the menus that say how it
-/// decodes it (decode mode, start code, profiles, levels).
+/// For each coded format of the decoder that reel has a V4L2 path for,
+/// that codec and the menus that say how the driver decodes it (decode
+/// mode, start code, profiles, levels).
 fn codec_menu_lines(out: &mut String, decoder: &DecoderInfo) {
     for format in &decoder.coded_formats {
         let Some(entry) = registry::by_coded_format(format.fourcc) else {
             continue;
         };
+        let _ = writeln!(
+            out,
+            "    reel decodes {} here ({})",
+            entry.codec,
+            crate::v4l2::formats::fourcc_str(format.fourcc)
+        );
         for (id, label) in entry.menus {
             if let Some(menu) = decoder.menu(*id) {
                 let names: Vec<String> =

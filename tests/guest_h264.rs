@@ -437,7 +437,7 @@ fn the_decoder_is_chosen_as_asked() {
         "coded formats:",
         "S264",
         "h264 decode mode: 0=Slice-Based, 1=Frame-Based",
-        "reel decodes H.264 here (S264)",
+        "reel decodes h264 here (S264)",
         "decoder: V4L2 stateless /dev/video0 (visl; SliceBased, Annex-B start codes: false)",
     ] {
         assert!(out.contains(expected), "probe lacks {expected:?}:\n{out}");

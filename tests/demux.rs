@@ -200,22 +200,31 @@ fn seek_clip(name: &str, codec_args: &[&str]) -> PathBuf {
     path
 }
 
-/// (pts, keyframe) of every video packet, as ffprobe lists them.
-fn ffprobe_packets(path: &Path) -> Vec<(i64, bool)> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["packet=pts,flags", "-of", "csv=p=0"])
+/// ffprobe's packet list: the `entries` of each packet (of `select`, when
+/// given), in file order.
+fn ffprobe_packet_fields(path: &Path, select: Option<&str>, entries: &str) -> Vec<Vec<String>> {
+    let mut command = Command::new("ffprobe");
+    command.args(["-v", "error"]);
+    if let Some(stream) = select {
+        command.args(["-select_streams", stream]);
+    }
+    let out = command
+        .args(["-show_entries", &format!("packet={entries}")])
+        .args(["-of", "csv=p=0"])
         .arg(path)
         .output()
         .expect("run ffprobe");
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| {
-            let mut f = l.split(',');
-            let pts = f.next()?.parse().ok()?;
-            let key = f.next()?.starts_with('K');
-            Some((pts, key))
-        })
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// (pts, keyframe) of every video packet, as ffprobe lists them.
+fn ffprobe_packets(path: &Path) -> Vec<(i64, bool)> {
+    ffprobe_packet_fields(path, Some("v:0"), "pts,flags")
+        .iter()
+        .filter_map(|f| Some((f.first()?.parse().ok()?, f.get(1)?.starts_with('K'))))
         .collect()
 }
 
@@ -316,20 +325,9 @@ fn open_errors_are_typed() {
 
 /// (stream index, pts) of every packet, as ffprobe lists them in file order.
 fn ffprobe_all_packets(path: &Path) -> Vec<(usize, i64)> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries"])
-        .args(["packet=stream_index,pts", "-of", "csv=p=0"])
-        .arg(path)
-        .output()
-        .expect("run ffprobe");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split(',');
-            let index = f.next()?.parse().ok()?;
-            let pts = f.next()?.parse().ok()?;
-            Some((index, pts))
-        })
+    ffprobe_packet_fields(path, None, "stream_index,pts")
+        .iter()
+        .filter_map(|f| Some((f.first()?.parse().ok()?, f.get(1)?.parse().ok()?)))
         .collect()
 }
 

@@ -379,39 +379,22 @@ impl StatelessCodec for H264Codec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v4l2::discovery::{CodedFormat, DiscoveryError, MenuControl};
 
     #[test]
-    fn profile_menu_refuses_a_high_stream_on_a_main_decoder() {
-        let mut d = DecoderInfo::for_tests("/dev/video0");
-        d.coded_formats.push(CodedFormat {
-            fourcc: coded::H264_SLICE,
-            description: "H.264 Parsed Slice Data".into(),
-            sizes: None,
-        });
-        let profile = MenuControl {
-            id: b::V4L2_CID_MPEG_VIDEO_H264_PROFILE,
-            minimum: 0,
-            maximum: 2,
-            default: 2,
-            items: vec![
-                (0, "Baseline".into()),
-                (1, "Constrained Baseline".into()),
-                (2, "Main".into()),
-            ],
-        };
-        d.menus.insert(profile.id, profile);
-        let needs = |idc| StreamRequirements {
-            coded_format: coded::H264_SLICE,
-            width: 640,
-            height: 480,
-            profile: Some(profile_need(idc)),
-        };
-        assert!(matches!(
-            d.check(&needs(100)),
-            Err(DiscoveryError::UnsupportedProfile { profile, .. }) if profile == "H.264 profile_idc 100"
+    fn profiles_map_to_the_menu_values_that_take_them() {
+        use b::*;
+        let high = profile_need(100);
+        assert_eq!(high.menu, V4L2_CID_MPEG_VIDEO_H264_PROFILE);
+        assert_eq!(
+            high.accepted,
+            [v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH]
+        );
+        assert_eq!(high.label, "H.264 profile_idc 100");
+        // A constrained-baseline decoder is let try a baseline stream.
+        assert!(profile_need(66).accepted.contains(
+            &v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_CONSTRAINED_BASELINE
         ));
-        assert!(d.check(&needs(77)).is_ok());
-        assert!(d.check(&needs(66)).is_ok());
+        // An unknown profile matches no menu value: refused where a menu exists.
+        assert!(profile_need(1).accepted.is_empty());
     }
 }

@@ -3,8 +3,8 @@
 //! sets precede every keyframe, and a seek lands on the keyframe ffprobe
 //! lists at or before the target.
 
-mod media;
-use media::{clip, dir as media_dir};
+mod support;
+use support::media::{clip, dir as media_dir};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -15,8 +15,6 @@
 //! checks its part of the results. If the guest cannot start, every test
 //! fails with the reason.
 
-#[path = "media/mod.rs"]
-mod media;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +22,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace::{self, FrameRecord};
 use support::vm::{self, Guest, GuestCommand, GuestResult};

@@ -3,10 +3,10 @@
 //! slice_data() starts), pic_order_cnt_bit_size, dec_ref_pic_marking_bit_size,
 //! and the per-slice / per-picture syntax elements.
 
-mod h264_support;
+mod support;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::H264Decoder;
+use support::h264::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use v4l2r::bindings as b;
 
 /// Expected values from one slice's trace.

@@ -3,15 +3,15 @@
 //! and field POCs, and its short- and long-term reference lists after
 //! marking. reel's decode params and DPB must agree for every clip.
 
-mod h264_support;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::dpb::Reference;
 use reel::codec::h264::slice::SliceType;
 use reel::codec::h264::H264Decoder;
+use support::h264::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 
 #[derive(Debug, Default, Clone)]
 struct Picture {

@@ -2,11 +2,11 @@
 //! trace_headers reads from the same bytes: name, bit position and value,
 //! for every NAL unit of every generated H.264 clip.
 
-mod h264_support;
+mod support;
 
-use h264_support::{annex_b_with_trace, media_dir, strip_indices, work_dir, Element, H264_CLIPS};
 use reel::codec::h264::nal::split_annex_b;
 use reel::codec::h264::trace::HeaderTracer;
+use support::h264::{annex_b_with_trace, media_dir, strip_indices, work_dir, Element, H264_CLIPS};
 
 /// Elements FFmpeg reads that belong to no header (trailing bits, the CABAC
 /// alignment at the start of slice_data()).

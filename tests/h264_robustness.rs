@@ -1,10 +1,10 @@
 //! Damaged streams give errors, never a panic or a hang: real clips with
 //! bytes flipped, cut or dropped (seeded, so failures reproduce), and noise.
 
-mod h264_support;
+mod support;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir};
 use reel::codec::h264::H264Decoder;
+use support::h264::{access_units, annex_b_with_trace, media_dir, work_dir};
 
 /// xorshift64*: a small deterministic generator for the damage.
 struct Rng(u64);

@@ -3,8 +3,7 @@
 //! frames decoded by the ffmpeg CLI; what reel sent is checked in weston's
 //! protocol log. reel is driven through its control socket.
 
-mod compositor;
-mod media;
+mod support;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -15,7 +14,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use compositor::{Screenshot, Weston};
+use support::compositor::{Screenshot, Weston};
+use support::media;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 

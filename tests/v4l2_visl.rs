@@ -7,9 +7,7 @@
 //! the driver received, the driver's own buffer bookkeeping (DQBUF) for
 //! timestamps and buffer return.
 
-#[path = "vm/mod.rs"]
-#[allow(dead_code)]
-mod vm;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +18,8 @@ use reel::v4l2::discovery::{self, DecoderInfo, StreamRequirements};
 use reel::v4l2::formats::{coded, fourcc_str};
 use reel::v4l2::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
 use v4l2r::bindings;
+
+use support::vm;
 
 // ---------------------------------------------------------------- host side
 

@@ -1,10 +1,10 @@
 //! Shared by the H.264 tests: finding the generated clips, and asking the
 //! ffmpeg CLI (the oracle) for an Annex-B stream with its header trace.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use super::media;
 
 /// Every H.264 clip tests/media/generate.sh makes.
 pub const H264_CLIPS: &[&str] = &[
@@ -20,9 +20,6 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_cqm_444.mp4",
     "h264_high10_intra.mkv",
 ];
-
-#[path = "../media/mod.rs"]
-pub mod media;
 
 /// The test media directory, generating the clips on first use.
 pub fn media_dir() -> PathBuf {

@@ -1,7 +1,5 @@
 //! The generated test clips (`tests/media/generate.sh`), for integration tests.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

@@ -4,7 +4,7 @@
 //! lists at or before the target.
 
 mod support;
-use support::media::{clip, dir as media_dir};
+use support::media::{self, clip};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -309,7 +309,7 @@ fn open_errors_are_typed() {
         Err(MediaError::NoVideoStream(_))
     ));
     assert!(matches!(
-        Demuxer::open(media_dir()),
+        Demuxer::open(media::dir()),
         Err(MediaError::Open(_))
     ));
 }

@@ -34,6 +34,7 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::media;
 use support::vm::{self, Guest, GuestCommand, GuestResult};
 use support::weston_log;
 
@@ -45,7 +46,7 @@ const WESTON_LOG: &str = "weston-feedback.log";
 const WESTON_RESENDS: &str = "Need to update and resend the dma-buf feedback";
 
 fn script() -> String {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let media = media::dir();
     let helper = vm::shell_quote(&vm::guest_script("weston-drm.sh").display().to_string());
     let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
     let control = vm::shell_quote(&vm::guest_script("reel-control.py").display().to_string());

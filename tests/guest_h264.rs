@@ -98,14 +98,13 @@ fn too_small_clip() -> PathBuf {
 
 struct GuestRuns {
     result: GuestResult,
-    media: PathBuf,
 }
 
 /// One guest boot running every reel decode the tests look at.
 fn runs() -> &'static GuestRuns {
     static RUNS: OnceLock<GuestRuns> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+        let media = media::dir();
         let corrupted = corrupted_clip(&media);
         let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
         let trace = vm::shell_quote(&vm::guest_script("visl-trace.sh").display().to_string());
@@ -169,7 +168,7 @@ fn runs() -> &'static GuestRuns {
         )
         .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
         result.assert_success();
-        GuestRuns { result, media }
+        GuestRuns { result }
     })
 }
 
@@ -310,7 +309,7 @@ fn framemd5_in_display_order_and_deterministic() {
         let lines = framemd5_lines(&first);
         assert_eq!(
             lines.len(),
-            media::frame_count(&runs().media.join(clip.file)),
+            media::frame_count(&media::dir().join(clip.file)),
             "{name}: frame count"
         );
         assert!(
@@ -373,7 +372,7 @@ fn corrupted_file_resumes_at_the_next_idr() {
     // Requests go on after the damage (in the first segment): the second
     // segment's IDR and every frame after it (its half of the clip) are
     // decoded.
-    let total = media::frame_count(&runs().media.join(CORRUPTED_SOURCE));
+    let total = media::frame_count(&media::dir().join(CORRUPTED_SOURCE));
     let (traced, idrs) = traced_frames("corrupted");
     let last_idr = idrs.last().copied().unwrap_or(0);
     assert!(
@@ -446,7 +445,7 @@ fn the_decoder_is_chosen_as_asked() {
 /// one line saying why; --hwdec=v4l2 fails with that reason.
 #[test]
 fn without_a_decoder_auto_falls_back_and_v4l2_fails() {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let media = media::dir();
     let clip = media.join("h264_baseline.mp4");
     let reel = env!("CARGO_BIN_EXE_reel");
     let run = |args: &[&str]| {
@@ -521,7 +520,7 @@ fn requests_follow_the_decode_mode_and_start_code() {
     use v4l2r::bindings as b;
 
     const SLICES: usize = 4;
-    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let media = media::dir();
     let clip = media.join("h264_slices.mp4");
     let pictures = media::frame_count(&clip);
     for decode_mode in [DecodeMode::SliceBased, DecodeMode::FrameBased] {

@@ -37,7 +37,7 @@ const SPLIT: usize = 12;
 
 #[test]
 fn renegotiation_guest_suite() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     let command = vm::GuestCommand::inguest_tests()
         .env("REEL_RENEGOTIATE_CLIP", media.join(CLIP).to_string_lossy())
         .timeout(Duration::from_secs(300))

@@ -11,6 +11,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace;
 use support::vm::{self, Guest, GuestCommand, GuestError, Root};
@@ -238,7 +239,7 @@ fn visl_offers_the_formats_and_controls_of_its_source() {
 
 #[test]
 fn the_trace_helper_records_controls_per_request() {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("{e}"));
+    let media = media::dir();
     let clip = media.join("h264_baseline.mp4");
     let script = format!(
         "gst-launch-1.0 -q filesrc location={} ! parsebin ! v4l2slh264dec ! fakesink",
@@ -257,7 +258,7 @@ fn the_trace_helper_records_controls_per_request() {
 
 /// Checks one clip's capture against FFmpeg and the codec's control set.
 pub fn check_capture(clip: &OracleClip) -> Result<(), String> {
-    let media = vm::test_media().map_err(|e| e.to_string())?;
+    let media = media::dir();
     let frames = oracle::oracle_frames(clip)?;
     let expected = oracle::ffmpeg_frame_count(clip, &media)?;
     let mut problems = Vec::new();

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::media;
 use support::vm::{self, Guest, GuestCommand, GuestResult};
 use support::weston_log;
 
@@ -115,7 +116,7 @@ struct Runs {
 fn runs() -> &'static Runs {
     static RUNS: OnceLock<Runs> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+        let media = media::dir();
         let result = Guest::run(
             &GuestCommand::new(script(&media))
                 .timeout(Duration::from_secs(420))

@@ -19,7 +19,7 @@ use reel::v4l2::formats::{coded, fourcc_str};
 use reel::v4l2::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
 use v4l2r::bindings;
 
-use support::vm;
+use support::{media, vm};
 
 // ---------------------------------------------------------------- host side
 
@@ -28,7 +28,7 @@ const GUEST_TESTS: usize = 11;
 
 #[test]
 fn visl_guest_suite() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     let clip = annexb_clip(&media.join("h264_baseline.mp4"), "baseline");
     let sliced = annexb_clip(&media.join("h264_slices.mp4"), "slices");
     let command = vm::GuestCommand::inguest_tests()
@@ -59,7 +59,7 @@ fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
 
 #[test]
 fn annexb_splitter_agrees_with_ffprobe() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     for (clip, name) in [
         ("h264_baseline.mp4", "baseline"),
         ("h264_slices.mp4", "slices"),

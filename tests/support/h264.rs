@@ -4,8 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::media;
-
 /// Every H.264 clip tests/media/generate.sh makes.
 pub const H264_CLIPS: &[&str] = &[
     "h264_baseline.mp4",
@@ -20,11 +18,6 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_cqm_444.mp4",
     "h264_high10_intra.mkv",
 ];
-
-/// The test media directory, generating the clips on first use.
-pub fn media_dir() -> PathBuf {
-    media::dir().to_path_buf()
-}
 
 /// One syntax element of FFmpeg's trace: bit position, name without array
 /// indices, value.

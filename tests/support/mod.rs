@@ -20,3 +20,19 @@ pub mod oracle;
 pub mod visl_trace;
 pub mod vm;
 pub mod weston_log;
+
+use std::path::PathBuf;
+
+/// The checkout (the test guest sees it at the same path).
+pub fn project_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The cargo target directory this test binary was built into.
+pub fn target_dir() -> PathBuf {
+    // target/<profile>/deps/<test binary>
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+        .unwrap_or_else(|| project_dir().join("target"))
+}

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::media;
 use super::visl_trace::{self, FrameRecord};
 use super::vm::{self, Guest, GuestCommand, GuestError, Root};
 
@@ -145,7 +146,7 @@ pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
     let lock = File::create(dir.join(".lock")).map_err(|e| GuestError::Io(e.to_string()))?;
     let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| GuestError::Io(format!("locking {}: {e}", dir.display())))?;
-    let media = vm::test_media()?;
+    let media = media::dir();
     let path = dir.join(format!("{}.trace", clip.name));
     if !is_fresh(&path, &media.join(clip.file)) {
         capture(&clips_for(clip.root), clip.root, &media, &dir)?;

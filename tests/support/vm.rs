@@ -13,6 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::media;
+pub use super::{project_dir, target_dir};
+
 /// The guest's root filesystem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Root {
@@ -188,11 +191,6 @@ pub enum GuestError {
     Io(String),
 }
 
-/// The checkout (the guest sees it at the same path).
-pub fn project_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The test bed's cache (`REEL_VM_CACHE`, default `tests/vm/cache`).
 pub fn cache_dir() -> PathBuf {
     std::env::var_os("REEL_VM_CACHE")
@@ -206,44 +204,9 @@ pub fn bed_dir() -> PathBuf {
     cache_dir().join("current")
 }
 
-/// The cargo target directory this test binary was built into.
-pub fn target_dir() -> PathBuf {
-    // target/<profile>/deps/<test binary>
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
-        .unwrap_or_else(|| project_dir().join("target"))
-}
-
 /// A helper script the guest runs (tests/vm/guest/NAME).
 pub fn guest_script(name: &str) -> PathBuf {
     project_dir().join("tests/vm/guest").join(name)
-}
-
-/// The generated test clips (tests/media/generate.sh), generated if missing.
-pub fn test_media() -> Result<PathBuf, GuestError> {
-    static MEDIA: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    MEDIA
-        .get_or_init(|| {
-            let dir = std::env::var_os("REEL_TEST_MEDIA")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| target_dir().join("test-media"));
-            let output = Command::new(project_dir().join("tests/media/generate.sh"))
-                .arg(&dir)
-                .output()
-                .map_err(|e| format!("tests/media/generate.sh: {e}"))?;
-            if !output.status.success() {
-                return Err(format!(
-                    "tests/media/generate.sh failed:\n{}",
-                    String::from_utf8_lossy(&output.stderr)
-                ));
-            }
-            // The guest sees the host's paths: hand it an absolute one.
-            dir.canonicalize()
-                .map_err(|e| format!("{}: {e}", dir.display()))
-        })
-        .clone()
-        .map_err(GuestError::Io)
 }
 
 /// Runs tests/vm/prepare.sh (once per process per root; a fast no-op when
@@ -309,7 +272,8 @@ impl Guest {
         // Another root sees the checkout; the target directory and the test
         // media may live elsewhere (CARGO_TARGET_DIR, REEL_TEST_MEDIA).
         run.arg("--bind").arg(target_dir());
-        if let Some(media) = std::env::var_os("REEL_TEST_MEDIA") {
+        let media = media::location();
+        if !media.starts_with(target_dir()) {
             run.arg("--bind").arg(media);
         }
         run.env_remove("REEL_VM_SHOW");

@@ -25,7 +25,7 @@ use std::time::Duration;
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace::{self, FrameRecord};
-use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::vm::{self, Guest, GuestCommand, GuestResult, ScriptCall};
 
 /// The H.264 clips GStreamer's oracle covers.
 fn h264_clips() -> Vec<&'static OracleClip> {
@@ -100,68 +100,77 @@ struct GuestRuns {
     result: GuestResult,
 }
 
+/// One reel decode of `file` in the guest, traced
+/// (tests/vm/guest/traced-run.sh): its results are NAME.out, NAME.log,
+/// NAME.rc and NAME.trace.
+fn decode(name: &str, options: &[&str], file: &Path) -> ScriptCall {
+    ScriptCall::new("traced-run.sh")
+        .arg(name)
+        .arg(RUN_LIMIT_SECS.to_string())
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(options)
+        .arg(file)
+        .arg("-v")
+}
+
 /// One guest boot running every reel decode the tests look at.
 fn runs() -> &'static GuestRuns {
     static RUNS: OnceLock<GuestRuns> = OnceLock::new();
     RUNS.get_or_init(|| {
         let media = media::dir();
-        let corrupted = corrupted_clip(&media);
-        let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
-        let trace = vm::shell_quote(&vm::guest_script("visl-trace.sh").display().to_string());
-        let mut script = String::from("set -u\n");
-        // One decode: NAME, then the command's arguments after reel.
-        script.push_str(&format!(
-            "run() {{ name=$1; shift; \
-             VISL_TRACE_NAME=$name.trace timeout {RUN_LIMIT_SECS} {trace} {reel} \"$@\" -v \
-             >\"$REEL_RESULTS/$name.out\" 2>\"$REEL_RESULTS/$name.log\"; \
-             echo $? >\"$REEL_RESULTS/$name.rc\"; }}\n"
-        ));
+        let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
+        let v4l2_framemd5 = ["--hwdec", "v4l2", "--output", "framemd5"];
+        let mut calls = Vec::new();
         for clip in h264_clips() {
-            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
-            script.push_str(&format!(
-                "run slice-{name} --hwdec v4l2 --output null {file}\n\
-                 REEL_V4L2_H264_MODE=frame REEL_V4L2_H264_START_CODE=annexb \
-                 run frame-{name} --hwdec v4l2 --output null {file}\n",
-                name = clip.name
-            ));
+            let file = media.join(clip.file);
+            calls.push(decode(&format!("slice-{}", clip.name), &v4l2_null, &file));
+            calls.push(
+                decode(&format!("frame-{}", clip.name), &v4l2_null, &file)
+                    .env("REEL_V4L2_H264_MODE", "frame")
+                    .env("REEL_V4L2_H264_START_CODE", "annexb"),
+            );
         }
         for name in FRAMEMD5_CLIPS {
-            let clip = oracle::clip(name).expect("known clip");
-            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
-            script.push_str(&format!(
-                "run md5a-{name} --hwdec v4l2 --output framemd5 {file}\n\
-                 run md5b-{name} --hwdec v4l2 --output framemd5 {file}\n"
-            ));
+            let file = media.join(oracle::clip(name).expect("known clip").file);
+            calls.push(decode(&format!("md5a-{name}"), &v4l2_framemd5, &file));
+            calls.push(decode(&format!("md5b-{name}"), &v4l2_framemd5, &file));
         }
         let bframes = oracle::clip("h264_main_bframes").expect("known clip");
-        let bframes = vm::shell_quote(&media.join(bframes.file).display().to_string());
-        script.push_str(&format!(
-            "run seek --hwdec v4l2 --start {SEEK_SECONDS} --output framemd5 {bframes}\n"
+        let seek = SEEK_SECONDS.to_string();
+        calls.push(decode(
+            "seek",
+            &["--hwdec", "v4l2", "--start", &seek, "--output", "framemd5"],
+            &media.join(bframes.file),
         ));
-        let truncated = vm::shell_quote(&media.join("truncated.mkv").display().to_string());
-        let damaged = vm::shell_quote(&corrupted.display().to_string());
-        script.push_str(&format!(
-            "run truncated --hwdec v4l2 --output framemd5 {truncated}\n\
-             run corrupted --hwdec v4l2 --output framemd5 {damaged}\n"
+        calls.push(decode(
+            "truncated",
+            &v4l2_framemd5,
+            &media.join("truncated.mkv"),
         ));
+        calls.push(decode("corrupted", &v4l2_framemd5, &corrupted_clip(media)));
         // Choosing the decoder: by default (auto), forced software, a named
         // node, a node that is no decoder; and what `reel probe` says.
-        let baseline = vm::shell_quote(&media.join("h264_baseline.mp4").display().to_string());
-        let vp9 = vm::shell_quote(&media.join("vp9.webm").display().to_string());
-        let small = vm::shell_quote(&too_small_clip().display().to_string());
-        script.push_str(&format!(
-            "run auto --output null {baseline}\n\
-             run software --hwdec no --output null {baseline}\n\
-             run device --hwdec v4l2 --device /dev/video0 --output null {baseline}\n\
-             run not-a-decoder --hwdec v4l2 --device /dev/zero --output null {baseline}\n\
-             run vp9-v4l2 --hwdec v4l2 --output null {vp9}\n\
-             run small-auto --output null {small}\n\
-             run small-v4l2 --hwdec v4l2 --output null {small}\n\
-             run probe probe {baseline}\n"
-        ));
-        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 11;
+        let baseline = media.join("h264_baseline.mp4");
+        let small = too_small_clip();
+        let null = ["--output", "null"];
+        let device = |node| ["--hwdec", "v4l2", "--device", node, "--output", "null"];
+        calls.extend([
+            decode("auto", &null, &baseline),
+            decode(
+                "software",
+                &["--hwdec", "no", "--output", "null"],
+                &baseline,
+            ),
+            decode("device", &device("/dev/video0"), &baseline),
+            decode("not-a-decoder", &device("/dev/zero"), &baseline),
+            decode("vp9-v4l2", &v4l2_null, &media.join("vp9.webm")),
+            decode("small-auto", &null, &small),
+            decode("small-v4l2", &v4l2_null, &small),
+            decode("probe", &["probe"], &baseline),
+        ]);
+        let count = calls.len();
         let result = Guest::run(
-            &GuestCommand::new(script)
+            &GuestCommand::scripts(calls)
                 .timeout(Duration::from_secs(120 + 60 * count as u64))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-h264"),

@@ -9,7 +9,7 @@ mod support;
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace::FrameRecord;
-use support::vm::{Guest, GuestCommand, Root};
+use support::vm::{Guest, GuestCommand, Root, ScriptCall};
 
 /// The values of one field over the controls whose name starts with a prefix.
 fn referenced_frames(frame: &FrameRecord, control_prefix: &str, key: &str) -> Vec<String> {
@@ -48,7 +48,7 @@ fn check(clip: &OracleClip) -> Vec<FrameRecord> {
 #[test]
 fn trixie_root_runs_gstreamer_1_26() {
     let result = Guest::run(
-        &GuestCommand::new("gst-launch-1.0 --version; . /etc/os-release; echo $VERSION_CODENAME")
+        &GuestCommand::script(ScriptCall::new("gst-version.sh"))
             .root(Root::Trixie)
             .label("trixie-version"),
     )

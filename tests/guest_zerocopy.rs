@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::media;
-use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 use support::weston_log;
 
 const CLIP: &str = "h264_baseline.mp4";
@@ -44,71 +44,6 @@ const BARS: u32 = 8;
 /// videoconvert by a few units.
 const TOLERANCE: i32 = 16;
 
-fn script(media: &Path) -> String {
-    let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
-    let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
-    let odd = vm::shell_quote(&media.join(ODD_CLIP).display().to_string());
-    let reschange = vm::shell_quote(&media.join(RESCHANGE_CLIP).display().to_string());
-    format!(
-        r#"set -u
-R=$REEL_RESULTS
-export GST_REGISTRY=/dev/shm/gst-registry.bin
-# The oracle: GStreamer's first picture of CLIP through visl, as a PNG.
-oracle() {{
-  timeout 120 gst-launch-1.0 -q filesrc location="$2" ! parsebin ! v4l2slh264dec \
-    ! videoconvert ! video/x-raw,format=RGB ! pngenc snapshot=true ! filesink location=$R/$1.png \
-    >$R/$1.log 2>&1
-  echo $? >$R/$1.rc
-}}
-oracle oracle {clip}
-oracle oracle-odd {odd}
-export XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
-chmod 700 $XDG_RUNTIME_DIR
-# A fresh weston for each playback: weston 14's kiosk-shell segfaults now
-# and then when a client connects right after another one left.
-start_weston() {{
-  weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
-    --refresh-rate=1000000 --width={WIDTH} --height={HEIGHT} --socket=wl-zc-$1 >$R/weston-$1.log 2>&1 &
-  WESTON=$!
-  export WAYLAND_DISPLAY=wl-zc-$1
-  i=0
-  until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
-    i=$((i+1)); [ $i -gt 600 ] && {{ echo "weston did not come up"; cat $R/weston-$1.log; exit 3; }}
-    sleep 0.2
-  done
-}}
-# One playback: NAME, then reel's extra options. Loops until the screenshot
-# is taken, then SIGTERM (reel prints its stats and exits 0).
-play() {{
-  name=$1; shift
-  start_weston $name
-  {reel} --stats --loop --hwdec v4l2 -vv "$@" >$R/$name.out 2>$R/$name.log &
-  pid=$!
-  i=0
-  until grep -q 'frame presented' $R/$name.log; do
-    i=$((i+1)); [ $i -gt 600 ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.2
-  done
-  sleep 2
-  mkdir -p $R/$name-shot
-  (cd $R/$name-shot && XDG_PICTURES_DIR=$R/$name-shot timeout 60 weston-screenshooter) \
-    >$R/$name-shot.log 2>&1
-  kill -TERM $pid
-  timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
-  wait $pid
-  echo $? >$R/$name.rc
-  kill $WESTON
-  wait $WESTON 2>/dev/null
-}}
-play zerocopy {clip}
-play copy --copy {clip}
-play odd {odd}
-play reschange {reschange}
-"#
-    )
-}
-
 struct Runs {
     result: GuestResult,
 }
@@ -117,8 +52,14 @@ fn runs() -> &'static Runs {
     static RUNS: OnceLock<Runs> = OnceLock::new();
     RUNS.get_or_init(|| {
         let media = media::dir();
+        let playbacks = ScriptCall::new("zerocopy.sh")
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .arg(format!("{WIDTH}x{HEIGHT}"))
+            .arg(media.join(CLIP))
+            .arg(media.join(ODD_CLIP))
+            .arg(media.join(RESCHANGE_CLIP));
         let result = Guest::run(
-            &GuestCommand::new(script(&media))
+            &GuestCommand::script(playbacks)
                 .timeout(Duration::from_secs(420))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-zerocopy"),

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::media;
 use super::visl_trace::{self, FrameRecord};
-use super::vm::{self, Guest, GuestCommand, GuestError, Root};
+use super::vm::{self, Guest, GuestCommand, GuestError, Root, ScriptCall};
 
 /// One clip of tests/media/generate.sh and how GStreamer decodes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,24 +188,11 @@ pub fn capture(
     media: &Path,
     dest: &Path,
 ) -> Result<(), GuestError> {
-    let specs: Vec<String> = clips
+    let specs = clips
         .iter()
-        .map(|c| {
-            vm::shell_quote(&format!(
-                "{}:{}:{}",
-                c.element,
-                media.join(c.file).display(),
-                c.name
-            ))
-        })
-        .collect();
-    let script = format!(
-        "{} {}",
-        vm::guest_script("gst-oracle.sh").display(),
-        specs.join(" ")
-    );
+        .map(|c| format!("{}:{}:{}", c.element, media.join(c.file).display(), c.name));
     let result = Guest::run(
-        &GuestCommand::new(script)
+        &GuestCommand::script(ScriptCall::new("gst-oracle.sh").args(specs))
             .root(root)
             .timeout(Duration::from_secs(120 + 60 * clips.len() as u64))
             .label(format!("gst-oracle-{root:?}")),

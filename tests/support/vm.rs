@@ -7,7 +7,8 @@
 //! the guest and cannot start it gets an error saying why; it must fail, never
 //! skip.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -29,7 +30,8 @@ pub enum Root {
 /// What to run in the guest.
 #[derive(Debug, Clone)]
 pub struct GuestCommand {
-    /// A POSIX shell script, run by `/bin/sh` in the checkout's directory.
+    /// What `/bin/sh` runs in the checkout's directory: calls of the helper
+    /// scripts in tests/vm/guest ([`ScriptCall`]) or a single command.
     /// `$REEL_RESULTS` is a directory whose files come back to the host.
     pub script: String,
     pub root: Root,
@@ -43,8 +45,74 @@ pub struct GuestCommand {
     pub label: String,
 }
 
+/// One call of a helper script of the guest (tests/vm/guest/NAME), with its
+/// arguments and environment: a line of a [`GuestCommand`].
+#[derive(Debug, Clone)]
+pub struct ScriptCall {
+    name: String,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+}
+
+impl ScriptCall {
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            env: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    /// One argument; a path is passed as the host sees it, which is where
+    /// the guest sees it too.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_string_lossy().into_owned());
+        self
+    }
+
+    pub fn args<S: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        for arg in args {
+            self = self.arg(arg);
+        }
+        self
+    }
+
+    /// Environment for this call only.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The call as a shell command line, every word quoted.
+    pub fn command_line(&self) -> String {
+        let env = self
+            .env
+            .iter()
+            .map(|(key, value)| format!("{key}={}", shell_quote(value)));
+        let script = shell_quote(&guest_script(&self.name).to_string_lossy());
+        let args = self.args.iter().map(|a| shell_quote(a));
+        env.chain([script])
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 impl GuestCommand {
-    /// A script on the host root with visl loaded and a 120 s limit.
+    /// Runs one helper script of tests/vm/guest; its exit status is the
+    /// run's.
+    pub fn script(call: ScriptCall) -> Self {
+        Self::new(call.command_line())
+    }
+
+    /// Runs helper scripts one after the other; the last one's exit status
+    /// is the run's.
+    pub fn scripts(calls: impl IntoIterator<Item = ScriptCall>) -> Self {
+        let lines: Vec<String> = calls.into_iter().map(|c| c.command_line()).collect();
+        Self::new(lines.join("\n"))
+    }
+
+    /// A command line on the host root with visl loaded and a 120 s limit.
     pub fn new(script: impl Into<String>) -> Self {
         Self {
             script: script.into(),
@@ -354,11 +422,4 @@ pub fn shell_quote(text: &str) -> String {
 fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// Path relative to the checkout, as the guest scripts take them.
-pub fn relative_to_project(path: &Path) -> PathBuf {
-    path.strip_prefix(project_dir())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf())
 }

@@ -30,13 +30,13 @@
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::media;
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 use support::weston_log;
+use support::{media, reel_output};
 
 const CLIP: &str = "h264_baseline.mp4";
 /// weston-drm.sh's log for the first instance of tests/vm/guest/feedback.sh.
@@ -528,16 +528,10 @@ fn zero_copy_negotiation_picks_a_pair_weston_advertised() {
         adv.pairs().contains(&pair),
         "{pair:?} negotiated but not advertised by weston"
     );
-    let stats = read("reel.log");
-    let stats = stats
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
-    let zero_copy: u64 = stats
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("zero_copy_frames=")?.parse().ok())
-        .unwrap_or_else(|| panic!("no zero_copy_frames in {stats:?}"));
-    assert!(zero_copy > 0, "no zero-copy frame presented: {stats}");
+    let stats =
+        reel_output::stats(&read("reel.log")).unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let zero_copy = reel_output::number(&stats, "zero_copy_frames");
+    assert!(zero_copy > 0, "no zero-copy frame presented: {stats:?}");
 }
 
 #[test]
@@ -749,25 +743,10 @@ const PHASES: [(&str, bool); 3] = [
 ];
 
 /// A `status` reply of reel's control socket: its `key=value` words.
-fn status(name: &str) -> std::collections::HashMap<String, String> {
+fn status(name: &str) -> HashMap<String, String> {
     let text = switch_read(&format!("switch-status-{name}.txt"));
-    let map: std::collections::HashMap<String, String> = text
-        .split_whitespace()
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    assert!(
-        map.contains_key("state"),
-        "status {name} is not a status reply: {text:?}"
-    );
-    map
-}
-
-fn status_number(status: &std::collections::HashMap<String, String>, key: &str) -> u64 {
-    status
-        .get(key)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no numeric {key} in {status:?}"))
+    reel_output::status(&text)
+        .unwrap_or_else(|| panic!("status {name} is not a status reply: {text:?}"))
 }
 
 /// The log line numbers of reel's `set_fullscreen` and `unset_fullscreen`
@@ -817,12 +796,20 @@ fn runtime_fullscreen_switch_follows_the_control_socket_and_stays_zero_copy() {
                 Some(if fullscreen { "true" } else { "false" }),
                 "{phase} {when}: {s:?}"
             );
-            assert_eq!(status_number(s, "copy_frames"), 0, "{phase} {when}: {s:?}");
-            assert_eq!(status_number(s, "copy_buffers"), 0, "{phase} {when}: {s:?}");
+            assert_eq!(
+                reel_output::number(s, "copy_frames"),
+                0,
+                "{phase} {when}: {s:?}"
+            );
+            assert_eq!(
+                reel_output::number(s, "copy_buffers"),
+                0,
+                "{phase} {when}: {s:?}"
+            );
         }
         let (from, to) = (
-            status_number(&start, "zero_copy_frames"),
-            status_number(&end, "zero_copy_frames"),
+            reel_output::number(&start, "zero_copy_frames"),
+            reel_output::number(&end, "zero_copy_frames"),
         );
         assert!(
             from >= previous_end && to > from,
@@ -831,18 +818,10 @@ fn runtime_fullscreen_switch_follows_the_control_socket_and_stays_zero_copy() {
         eprintln!("{phase}: zero_copy_frames {from} -> {to}");
         previous_end = to;
     }
-    let stats = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
-    let stat = |key: &str| -> u64 {
-        stats
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{key}="))?.parse().ok())
-            .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
-    };
-    assert!(stat("zero_copy_frames") >= previous_end, "{stats}");
-    assert_eq!(stat("copy_frames"), 0, "{stats}");
+    let stats = reel_output::stats(&log).unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let stat = |key: &str| reel_output::number(&stats, key);
+    assert!(stat("zero_copy_frames") >= previous_end, "{stats:?}");
+    assert_eq!(stat("copy_frames"), 0, "{stats:?}");
 }
 
 #[test]

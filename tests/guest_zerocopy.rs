@@ -17,15 +17,15 @@
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::media;
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 use support::weston_log;
+use support::{media, reel_output};
 
 const CLIP: &str = "h264_baseline.mp4";
 /// 250x130 visible in 256x144 coded: the crop test.
@@ -202,30 +202,13 @@ fn weston_sent_no_protocol_error() {
     }
 }
 
-/// The `reel: stats:` line's counters.
-fn stats(name: &str) -> Vec<(String, u64)> {
+/// The counters of reel's `--stats` line.
+fn stats(name: &str) -> HashMap<String, u64> {
     let rc = read(&format!("{name}.rc"));
     let log = read(&format!("{name}.log"));
     assert_eq!(rc.trim(), "0", "{name}: reel failed:\n{log}");
     assert!(!log.contains("panicked"), "{name}:\n{log}");
-    let line = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("{name}: no stats line:\n{log}"));
-    line.split_whitespace()
-        .filter_map(|w| {
-            let (k, v) = w.split_once('=')?;
-            Some((k.to_owned(), v.parse().ok()?))
-        })
-        .collect()
-}
-
-fn stat(stats: &[(String, u64)], key: &str) -> u64 {
-    stats
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| *v)
-        .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
+    reel_output::stats(&log).unwrap_or_else(|| panic!("{name}: no stats line:\n{log}"))
 }
 
 /// The buffer identities of debug log lines containing `marker`.
@@ -249,12 +232,16 @@ fn copy_path_screenshot_shows_visls_frame() {
 #[test]
 fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
     let s = stats("zerocopy");
-    let presented = stat(&s, "presented");
+    let presented = reel_output::number(&s, "presented");
     assert!(presented > 0, "nothing presented: {s:?}");
-    assert_eq!(stat(&s, "zero_copy_frames"), presented, "{s:?}");
-    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
     assert_eq!(
-        stat(&s, "buffers_allocated"),
+        reel_output::number(&s, "zero_copy_frames"),
+        presented,
+        "{s:?}"
+    );
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
+    assert_eq!(
+        reel_output::number(&s, "buffers_allocated"),
         0,
         "copy-path buffers made: {s:?}"
     );
@@ -267,7 +254,10 @@ fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
     let imported = buffer_ids(&log, "decoder dmabuf imported");
     let distinct: BTreeSet<_> = imported.iter().collect();
     assert_eq!(imported.len(), distinct.len(), "a buffer imported twice");
-    assert_eq!(stat(&s, "zero_copy_buffers"), imported.len() as u64);
+    assert_eq!(
+        reel_output::number(&s, "zero_copy_buffers"),
+        imported.len() as u64
+    );
     let used: BTreeSet<_> = buffer_ids(&log, "path=\"zero-copy\"").into_iter().collect();
     assert_eq!(
         used.len(),
@@ -284,12 +274,12 @@ fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
 #[test]
 fn forced_copy_path_copies_every_frame() {
     let s = stats("copy");
-    let presented = stat(&s, "presented");
+    let presented = reel_output::number(&s, "presented");
     assert!(presented > 0, "nothing presented: {s:?}");
-    assert_eq!(stat(&s, "zero_copy_frames"), 0, "{s:?}");
-    assert_eq!(stat(&s, "zero_copy_buffers"), 0, "{s:?}");
-    assert_eq!(stat(&s, "copy_frames"), presented, "{s:?}");
-    assert!(stat(&s, "buffers_allocated") > 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "zero_copy_frames"), 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "zero_copy_buffers"), 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "copy_frames"), presented, "{s:?}");
+    assert!(reel_output::number(&s, "buffers_allocated") > 0, "{s:?}");
 }
 
 /// Columns of `row` where the colour changes, from `from` on.
@@ -312,8 +302,8 @@ fn crop_is_applied_by_the_viewport() {
         "GStreamer's crop of {ODD_CLIP}"
     );
     let s = stats("odd");
-    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
-    assert!(stat(&s, "zero_copy_frames") > 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
+    assert!(reel_output::number(&s, "zero_copy_frames") > 0, "{s:?}");
     let shot = screenshot("odd");
     // The kiosk shell makes the window the output's size; reel fits the
     // visible 250x130 into it (320x166, centred). Presenting the coded
@@ -349,9 +339,13 @@ fn crop_is_applied_by_the_viewport() {
 #[test]
 fn reallocated_queue_gets_new_wl_buffers() {
     let s = stats("reschange");
-    let presented = stat(&s, "presented");
-    assert_eq!(stat(&s, "zero_copy_frames"), presented, "{s:?}");
-    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
+    let presented = reel_output::number(&s, "presented");
+    assert_eq!(
+        reel_output::number(&s, "zero_copy_frames"),
+        presented,
+        "{s:?}"
+    );
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
     let log = read("reschange.log");
     let imported = buffer_ids(&log, "decoder dmabuf imported");
     let distinct: BTreeSet<_> = imported.iter().collect();

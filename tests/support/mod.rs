@@ -7,6 +7,7 @@
 //! - `weston_log`: reading weston's protocol log;
 //! - `oracle`, `visl_trace`: GStreamer's decodes through visl and the
 //!   normalised visl traces they are compared by;
+//! - `reel_output`: reel's `--stats` line and control `status` reply;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
 
 // Every test binary compiles this whole tree but uses a different subset of
@@ -17,6 +18,7 @@ pub mod compositor;
 pub mod h264;
 pub mod media;
 pub mod oracle;
+pub mod reel_output;
 pub mod visl_trace;
 pub mod vm;
 pub mod weston_log;

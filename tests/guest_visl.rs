@@ -238,7 +238,7 @@ fn the_trace_helper_records_controls_per_request() {
     let clip = oracle::clip("h264_baseline").expect("known clip");
     assert_eq!(
         frames.len(),
-        oracle::ffmpeg_frame_count(clip, &media).expect("ffmpeg counts")
+        oracle::ffmpeg_frame_count(clip, media).expect("ffmpeg counts")
     );
 }
 
@@ -246,7 +246,7 @@ fn the_trace_helper_records_controls_per_request() {
 pub fn check_capture(clip: &OracleClip) -> Result<(), String> {
     let media = media::dir();
     let frames = oracle::oracle_frames(clip)?;
-    let expected = oracle::ffmpeg_frame_count(clip, &media)?;
+    let expected = oracle::ffmpeg_frame_count(clip, media)?;
     let mut problems = Vec::new();
     if frames.len() != expected {
         problems.push(format!(

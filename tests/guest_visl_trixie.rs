@@ -25,7 +25,7 @@ fn referenced_frames(frame: &FrameRecord, control_prefix: &str, key: &str) -> Ve
 fn check(clip: &OracleClip) -> Vec<FrameRecord> {
     let media = media::dir();
     let frames = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
-    let expected = oracle::ffmpeg_frame_count(clip, &media).unwrap_or_else(|e| panic!("{e}"));
+    let expected = oracle::ffmpeg_frame_count(clip, media).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         frames.len(),
         expected,

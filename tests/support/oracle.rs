@@ -149,7 +149,7 @@ pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
     let media = media::dir();
     let path = dir.join(format!("{}.trace", clip.name));
     if !is_fresh(&path, &media.join(clip.file)) {
-        capture(&clips_for(clip.root), clip.root, &media, &dir)?;
+        capture(&clips_for(clip.root), clip.root, media, &dir)?;
     }
     std::fs::read_to_string(&path).map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
 }

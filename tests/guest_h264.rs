@@ -25,7 +25,7 @@ use std::time::Duration;
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace::{self, FrameRecord};
-use support::vm::{self, Guest, GuestCommand, GuestResult, ScriptCall};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
 /// The H.264 clips GStreamer's oracle covers.
 fn h264_clips() -> Vec<&'static OracleClip> {
@@ -76,7 +76,7 @@ fn corrupted_clip(media: &Path) -> PathBuf {
             *byte = noise as u8;
         }
     }
-    let path = vm::target_dir().join("guest-h264/h264_corrupted.ts");
+    let path = support::target_dir().join("guest-h264/h264_corrupted.ts");
     std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
@@ -84,7 +84,7 @@ fn corrupted_clip(media: &Path) -> PathBuf {
 
 /// An H.264 clip below visl's smallest size (64x64), made with FFmpeg.
 fn too_small_clip() -> PathBuf {
-    let path = vm::target_dir().join("guest-h264/h264_48x48.mp4");
+    let path = support::target_dir().join("guest-h264/h264_48x48.mp4");
     let status = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
         .arg("testsrc=size=48x48:rate=30:duration=0.2")
@@ -213,7 +213,7 @@ fn reel_frames(name: &str) -> Vec<FrameRecord> {
         .read_result(&format!("{name}.trace"))
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let path = vm::target_dir().join(format!("guest-h264/{name}.normalised"));
+    let path = support::target_dir().join(format!("guest-h264/{name}.normalised"));
     let _ = std::fs::write(&path, visl_trace::render(&frames));
     frames
 }

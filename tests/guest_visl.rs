@@ -73,7 +73,7 @@ fn guest_sees_the_checkout_and_runs_host_binaries() {
     );
     // Writes in the guest land in its tmpfs overlay, never on the host.
     assert!(
-        !vm::project_dir().join("guest-write-probe").exists(),
+        !support::project_dir().join("guest-write-probe").exists(),
         "the guest wrote to the host's checkout"
     );
 }

@@ -43,7 +43,7 @@ fn visl_guest_suite() {
 
 /// Annex-B elementary stream of `clip`, made by FFmpeg.
 fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
-    let dir = vm::target_dir().join("v4l2-visl");
+    let dir = support::target_dir().join("v4l2-visl");
     std::fs::create_dir_all(&dir).expect("create target/v4l2-visl");
     let out = dir.join(format!("{name}.h264"));
     let status = Command::new("ffmpeg")

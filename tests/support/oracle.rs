@@ -134,7 +134,7 @@ pub fn clips_for(root: Root) -> Vec<&'static OracleClip> {
 }
 
 pub fn oracle_dir() -> PathBuf {
-    vm::target_dir().join("visl-oracle")
+    super::target_dir().join("visl-oracle")
 }
 
 /// The oracle trace (raw text) of a clip, captured if missing or stale.

@@ -14,8 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::media;
-pub use super::{project_dir, target_dir};
+use super::{media, project_dir, target_dir};
 
 /// The guest's root filesystem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 //! sets precede every keyframe, and a seek lands on the keyframe ffprobe
 //! lists at or before the target.
 
-mod media;
-use media::{clip, dir as media_dir};
+mod support;
+use support::media::{self, clip};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -318,7 +318,7 @@ fn open_errors_are_typed() {
         Err(MediaError::NoVideoStream(_))
     ));
     assert!(matches!(
-        Demuxer::open(media_dir()),
+        Demuxer::open(media::dir()),
         Err(MediaError::Open(_))
     ));
 }

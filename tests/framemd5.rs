@@ -2,8 +2,8 @@
 //! generated clip: same header (but `#software`), same rows (timestamps,
 //! sizes, hashes) in the same order.
 
-mod media;
-use media::clip;
+mod support;
+use support::media::clip;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,11 +3,12 @@
 //! slice_data() starts), pic_order_cnt_bit_size, dec_ref_pic_marking_bit_size,
 //! and the per-slice / per-picture syntax elements.
 
-mod h264_support;
+mod support;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::H264Decoder;
 use reel::v4l2::h264::controls::{PictureControls, SliceControls};
+use support::h264::{access_units, annex_b_with_trace, work_dir, H264_CLIPS};
+use support::media;
 use v4l2r::bindings as b;
 
 /// Expected values from one slice's trace.
@@ -60,7 +61,7 @@ fn expected(elements: &[(usize, String, i64)], lengths: &[usize]) -> Expected {
 #[test]
 fn slice_controls_match_ffmpeg_trace() {
     for clip in H264_CLIPS {
-        let annexb = annex_b_with_trace(&media_dir().join(clip), &work_dir("controls"));
+        let annexb = annex_b_with_trace(&media::dir().join(clip), &work_dir("controls"));
         let mut slices = annexb
             .trace
             .iter()
@@ -128,7 +129,7 @@ fn slice_controls_match_ffmpeg_trace() {
 /// tests/media/generate.sh passed to x264 for h264_cqm_444.mp4.
 #[test]
 fn scaling_matrix_control_gives_back_the_encoder_lists() {
-    let annexb = annex_b_with_trace(&media_dir().join("h264_cqm_444.mp4"), &work_dir("cqm"));
+    let annexb = annex_b_with_trace(&media::dir().join("h264_cqm_444.mp4"), &work_dir("cqm"));
     let mut decoder = H264Decoder::new();
     let units = access_units(&annexb.stream);
     let job = decoder

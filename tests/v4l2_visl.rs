@@ -7,9 +7,7 @@
 //! the driver received, the driver's own buffer bookkeeping (DQBUF) for
 //! timestamps and buffer return.
 
-#[path = "vm/mod.rs"]
-#[allow(dead_code)]
-mod vm;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,6 +22,8 @@ use reel::v4l2::formats::{coded, fourcc_str};
 use reel::v4l2::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
 use v4l2r::bindings;
 
+use support::{media, vm};
+
 // ---------------------------------------------------------------- host side
 
 /// The `inguest_*` tests below; the guest run must pass every one.
@@ -31,7 +31,7 @@ const GUEST_TESTS: usize = 11;
 
 #[test]
 fn visl_guest_suite() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     let clip = annexb_clip(&media.join("h264_baseline.mp4"), "baseline");
     let sliced = annexb_clip(&media.join("h264_slices.mp4"), "slices");
     let command = vm::GuestCommand::inguest_tests()
@@ -46,7 +46,7 @@ fn visl_guest_suite() {
 
 /// Annex-B elementary stream of `clip`, made by FFmpeg.
 fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
-    let dir = vm::target_dir().join("v4l2-visl");
+    let dir = support::target_dir().join("v4l2-visl");
     std::fs::create_dir_all(&dir).expect("create target/v4l2-visl");
     let out = dir.join(format!("{name}.h264"));
     let status = Command::new("ffmpeg")
@@ -62,7 +62,7 @@ fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
 
 #[test]
 fn annexb_splitter_agrees_with_ffprobe() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     for (clip, name) in [
         ("h264_baseline.mp4", "baseline"),
         ("h264_slices.mp4", "slices"),

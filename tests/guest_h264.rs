@@ -168,6 +168,25 @@ fn runs() -> &'static GuestRuns {
             decode("small-v4l2", &v4l2_null, &small),
             decode("probe", &["probe"], &baseline),
         ]);
+        // Last (they reload visl): the OUTPUT buffers' bytes, reel's and
+        // GStreamer's, in visl's default mode.
+        for name in BITSTREAM_CLIPS {
+            let file = media.join(oracle::clip(name).expect("known clip").file);
+            calls.push(
+                ScriptCall::new("visl-bitstream.sh")
+                    .arg(format!("bits-gst-{name}"))
+                    .args(["timeout", "120", "gst-launch-1.0", "-q", "filesrc"])
+                    .arg(format!("location={}", file.display()))
+                    .args(["!", "parsebin", "!", "v4l2slh264dec", "!", "fakesink"]),
+            );
+            calls.push(
+                ScriptCall::new("visl-bitstream.sh")
+                    .arg(format!("bits-reel-{name}"))
+                    .args(["timeout", "120", env!("CARGO_BIN_EXE_reel")])
+                    .args(v4l2_null)
+                    .arg(&file),
+            );
+        }
         let count = calls.len();
         let result = Guest::run(
             &GuestCommand::scripts(calls)
@@ -179,6 +198,40 @@ fn runs() -> &'static GuestRuns {
         result.assert_success();
         GuestRuns { result }
     })
+}
+
+/// Clips whose OUTPUT buffers are compared byte for byte with GStreamer's.
+const BITSTREAM_CLIPS: [&str; 3] = ["h264_main_bframes", "h264_slices", "h264_weighted"];
+
+/// The OUTPUT buffers visl kept for one run (visl-bitstream.sh), in
+/// sequence order.
+fn output_buffers(name: &str) -> Vec<Vec<u8>> {
+    let r = &runs().result;
+    let rc = r.read_result(&format!("{name}.rc")).unwrap_or_default();
+    assert_eq!(rc.trim(), "0", "{name}: exit status\n{}", r.report());
+    let dir = r.result_dir.join(format!("{name}.bitstream"));
+    let mut numbered: Vec<(u32, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| {
+            let path = entry.expect("directory entry").path();
+            let n = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("bitstream"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("unexpected dump {}", path.display()));
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            (n, bytes)
+        })
+        .collect();
+    numbered.sort_by_key(|(n, _)| *n);
+    let sequence: Vec<u32> = numbered.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        sequence,
+        (0..numbered.len() as u32).collect::<Vec<_>>(),
+        "{name}: every OUTPUT buffer dumped once"
+    );
+    numbered.into_iter().map(|(_, bytes)| bytes).collect()
 }
 
 /// Exit status, stderr and stdout of one run.
@@ -634,5 +687,32 @@ fn requests_follow_the_decode_mode_and_start_code() {
                 "{what}"
             );
         }
+    }
+}
+
+#[test]
+fn output_buffer_bytes_equal_gstreamers() {
+    for name in BITSTREAM_CLIPS {
+        let ours = output_buffers(&format!("bits-reel-{name}"));
+        let theirs = output_buffers(&format!("bits-gst-{name}"));
+        let clip = oracle::clip(name).expect("known clip");
+        let pictures = media::frame_count(&media::dir().join(clip.file));
+        assert!(
+            ours.len() >= pictures,
+            "{name}: {} OUTPUT buffers for {pictures} pictures",
+            ours.len()
+        );
+        assert_eq!(ours.len(), theirs.len(), "{name}: number of OUTPUT buffers");
+        for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+            let first_difference = a.iter().zip(b).position(|(x, y)| x != y);
+            assert!(
+                a == b,
+                "{name}: OUTPUT buffer {i}: {} bytes vs GStreamer's {}, first difference at {:?}",
+                a.len(),
+                b.len(),
+                first_difference
+            );
+        }
+        eprintln!("{name}: {} OUTPUT buffers equal GStreamer's", ours.len());
     }
 }

@@ -35,7 +35,11 @@ pub struct DpbLimits {
 }
 
 impl DpbLimits {
-    pub fn new(max_dec_pic_buffering_minus1: u32, max_num_reorder: u32, latency_plus1: u32) -> Self {
+    pub fn new(
+        max_dec_pic_buffering_minus1: u32,
+        max_num_reorder: u32,
+        latency_plus1: u32,
+    ) -> Self {
         Self {
             max_dec_pic_buffering: max_dec_pic_buffering_minus1 as usize + 1,
             max_num_reorder: max_num_reorder as usize,

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Inside the guest: runs a command with visl keeping a copy of every OUTPUT
+# buffer it decodes (its debugfs bitstream dump), and saves the copies as
+# $REEL_RESULTS/NAME.bitstream/bitstreamN (N: the OUTPUT buffer's sequence
+# number, counted from the command's STREAMON). visl is reloaded first so
+# that each command's dump starts empty.
+#
+#   tests/vm/guest/visl-bitstream.sh NAME COMMAND [ARGS...]
+#
+# Exits with COMMAND's status; 2 if visl cannot be reloaded for the dump.
+set -eu
+name=$1
+shift
+out="${REEL_RESULTS:?not in the test guest}/$name.bitstream"
+debug=/sys/kernel/debug
+mountpoint -q "$debug" || mount -t debugfs debugfs "$debug"
+rmmod visl 2>/dev/null || true
+modprobe visl keep_bitstream_buffers=1 bitstream_trace_frame_start=0 \
+    bitstream_trace_nframes=1000000 || { echo "visl-bitstream: cannot load visl" >&2; exit 2; }
+# udev is not running: wait for the node the driver registers.
+i=0
+while [ ! -e /dev/video0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+
+rc=0
+"$@" || rc=$?
+
+mkdir -p "$out"
+for blob in "$debug"/visl/bitstream/bitstream*; do
+    [ -e "$blob" ] && cp "$blob" "$out/"
+done
+echo "$rc" >"$REEL_RESULTS/$name.rc"
+exit $rc

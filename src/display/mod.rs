@@ -9,6 +9,7 @@
 //! [`Display::as_fd`] and calls [`Display::dispatch`].
 
 mod aspect;
+mod compositor_formats;
 mod copy;
 pub mod feedback;
 pub mod formats;
@@ -17,17 +18,18 @@ mod imported;
 mod keys;
 mod layout;
 mod memory;
-pub mod negotiate;
 pub mod pool;
 mod protocol;
 mod shm_convert;
 mod state;
+mod user_data;
 mod wayland;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 pub use aspect::{display_size, fit, surface_size};
+pub use compositor_formats::{CompositorFormats, CompositorTranche};
 pub use copy::CopyError;
 pub use keys::Key;
 pub use layout::{BufferLayout, PlaneLayout};

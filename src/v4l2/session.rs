@@ -27,8 +27,9 @@ use v4l2r::{Format, PlaneLayout, QueueType};
 use super::buffers::{self, CaptureBuffer, OutputBuffer};
 use super::controls::{control_name, ExtControl};
 use super::discovery::queue_types;
-use super::formats::{capture_format, fourcc_str, CaptureFormat, ModifierRule};
+use super::formats::{capture_format, CaptureFormat, ModifierRule};
 use super::requests::{self, RequestPool};
+use crate::fourcc::fourcc_text;
 use crate::frame::{BufferId, CpuPlanes, DmabufPlane, DmabufSource};
 
 #[derive(Debug, thiserror::Error)]
@@ -1068,7 +1069,7 @@ fn configure(
         e => SessionError::ioctl("VIDIOC_S_FMT(OUTPUT)", e.into()),
     })?;
     if u32::from(got.pixelformat) != config.coded_format {
-        return Err(SessionError::CodedFormat(fourcc_str(config.coded_format)));
+        return Err(SessionError::CodedFormat(fourcc_text(config.coded_format)));
     }
 
     // 2. Sequence-level controls, which decide the CAPTURE formats.
@@ -1079,7 +1080,7 @@ fn configure(
     info!(
         "{}: OUTPUT {} {}x{}, CAPTURE {} {}x{} planes {:?}",
         config.video_node.display(),
-        fourcc_str(config.coded_format),
+        fourcc_text(config.coded_format),
         got.width,
         got.height,
         layout.format.name,
@@ -1202,7 +1203,7 @@ fn choose_capture_format(
             SessionError::NoCaptureFormat(
                 offered
                     .iter()
-                    .map(|f| fourcc_str(*f))
+                    .map(|f| fourcc_text(*f))
                     .collect::<Vec<_>>()
                     .join(" "),
             )
@@ -1213,7 +1214,7 @@ fn choose_capture_format(
     let _: Format = ioctl::s_fmt(video, (queue, &format))
         .map_err(|e| SessionError::ioctl("VIDIOC_S_FMT(CAPTURE)", e.into()))?;
     read_capture_layout(video, queue)?
-        .ok_or_else(|| SessionError::NoCaptureFormat(fourcc_str(candidate)))
+        .ok_or_else(|| SessionError::NoCaptureFormat(fourcc_text(candidate)))
 }
 
 #[cfg(test)]
@@ -1222,7 +1223,7 @@ mod tests {
 
     fn layout(v4l2: &[u8; 4], planes: Vec<(u32, u32)>) -> CaptureLayout {
         CaptureLayout {
-            format: capture_format(crate::v4l2::formats::fourcc(v4l2)).unwrap(),
+            format: capture_format(crate::fourcc::fourcc(v4l2)).unwrap(),
             coded_width: 320,
             coded_height: 240,
             planes,

@@ -4,9 +4,10 @@
 //! themselves against brute-force searches over generated inputs.
 
 use super::*;
-use crate::display::formats::{FeedbackBuilder, MOD_INVALID, MOD_LINEAR};
+use crate::display::formats::{AdvertisedFormats, FeedbackBuilder, FeedbackError};
 use crate::display::testutil::format_table_bytes as table_bytes;
-use crate::v4l2::formats::{mod_broadcom_sand128, CAPTURE_FORMATS, MOD_ALLWINNER_TILED};
+use crate::fourcc::{mod_broadcom_sand128, MOD_ALLWINNER_TILED};
+use crate::v4l2::formats::CAPTURE_FORMATS;
 
 const NV12: u32 = fourcc(b"NV12");
 const YU12: u32 = fourcc(b"YU12");
@@ -126,7 +127,7 @@ fn a_tiled_decoder_and_a_linear_only_compositor_do_not_match() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"ST12")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::ModifierMismatch {
+            reason: NoSharedFormat::ModifierMismatch {
                 drm_fourcc: NV12,
                 decoder: MOD_ALLWINNER_TILED
             },
@@ -156,7 +157,7 @@ fn sand128_matches_only_its_own_column_height() {
     assert!(matches!(
         negotiate(&[d], &c, 8),
         Negotiation::Copy {
-            reason: CopyReason::ModifierMismatch { .. },
+            reason: NoSharedFormat::ModifierMismatch { .. },
             ..
         }
     ));
@@ -191,7 +192,7 @@ fn implicit_and_explicit_are_never_mixed() {
                 tranche: 0,
                 bit_depth: 8
             },
-            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: NV12 },
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
         }
     );
     // Implicit decoder, compositor lists only explicit modifiers.
@@ -205,7 +206,7 @@ fn implicit_and_explicit_are_never_mixed() {
         Negotiation::Copy {
             decoder_format: Some(d),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: NV12 },
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
         }
     );
 }
@@ -244,7 +245,7 @@ fn an_nv12_only_compositor_sends_ten_bit_through_the_copy_path() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"P010")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::CompositorBitDepth {
+            reason: NoSharedFormat::CompositorBitDepth {
                 stream: 10,
                 shared_max: 8
             },
@@ -266,7 +267,7 @@ fn packed_ten_bit_without_compositor_support_is_copied_to_p010() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"NV15")),
             target: linear_target(P010, 0, 10),
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
     let with_nv15 = comp(vec![tranche(false, &[(NV15, MOD_LINEAR)])]);
@@ -285,7 +286,7 @@ fn an_eight_bit_decoder_for_a_ten_bit_stream_is_copied_with_a_reason() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"NV12")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::DecoderBitDepth {
+            reason: NoSharedFormat::DecoderBitDepth {
                 stream: 10,
                 decoder_max: 8
             },
@@ -303,7 +304,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"NV12")),
             target: CopyTarget::Shm,
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
     // No dmabuf feedback at all.
@@ -312,7 +313,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"YU12")),
             target: CopyTarget::Shm,
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
     // A decoder that listed nothing reel knows.
@@ -321,7 +322,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: None,
             target: CopyTarget::Shm,
-            reason: CopyReason::NoDecoderFormats,
+            reason: NoSharedFormat::NoDecoderFormats,
         }
     );
     // YU12 decoder, NV12-only compositor: copy (convert) into NV12.
@@ -334,7 +335,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"YU12")),
             target: linear_target(NV12, 1, 8),
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
 }
@@ -351,7 +352,7 @@ fn formats_without_a_modifier_are_never_shared() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"MM21")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::NotShareable {
+            reason: NoSharedFormat::NotShareable {
                 formats: vec![fourcc(b"MM21"), fourcc(b"HM12")]
             },
         }
@@ -435,7 +436,7 @@ fn v3_modifier_events_are_one_tranche() {
                 modifier: MOD_INVALID,
                 ..
             },
-            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: P010 },
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: P010 },
             ..
         }
     ));
@@ -701,7 +702,7 @@ fn check(
                     tranche,
                     bit_depth,
                 } => {
-                    seen.push(format!("copy to {}", fourcc_str(*drm_fourcc)));
+                    seen.push(format!("copy to {}", fourcc_text(*drm_fourcc)));
                     assert!([MOD_LINEAR, MOD_INVALID].contains(modifier), "{}", ctx());
                     assert!(
                         tranches[*tranche].pairs.contains(&(*drm_fourcc, *modifier)),
@@ -729,22 +730,22 @@ fn check(
             // The reason is true of the input.
             let pairs: Vec<(u32, u64)> = tranches.iter().flat_map(|t| t.pairs.clone()).collect();
             match reason {
-                CopyReason::NoDecoderFormats => assert!(decoder.is_empty()),
-                CopyReason::DecoderBitDepth { .. } => {
+                NoSharedFormat::NoDecoderFormats => assert!(decoder.is_empty()),
+                NoSharedFormat::DecoderBitDepth { .. } => {
                     assert!(decoder.iter().all(|d| d.bit_depth < depth), "{}", ctx())
                 }
-                CopyReason::NotShareable { formats } => {
+                NoSharedFormat::NotShareable { formats } => {
                     for f in formats {
                         assert!(decoder.iter().any(|d| d.v4l2_fourcc == *f && !d.shareable));
                     }
                 }
-                CopyReason::CompositorBitDepth { shared_max, .. } => {
+                NoSharedFormat::CompositorBitDepth { shared_max, .. } => {
                     assert!(*shared_max < depth);
                     assert!(decoder
                         .iter()
                         .any(|d| d.drm_pair().is_some_and(|p| pairs.contains(&p))));
                 }
-                CopyReason::ImplicitExplicitMix { drm_fourcc } => {
+                NoSharedFormat::ImplicitExplicitMix { drm_fourcc } => {
                     let implicit_decoder = decoder.iter().any(|d| {
                         d.drm_pair()
                             .is_some_and(|p| p.0 == *drm_fourcc && p.1 == MOD_INVALID)
@@ -763,14 +764,14 @@ fn check(
                         ctx()
                     );
                 }
-                CopyReason::ModifierMismatch {
+                NoSharedFormat::ModifierMismatch {
                     drm_fourcc,
                     decoder: m,
                 } => {
                     assert!(pairs.iter().any(|p| p.0 == *drm_fourcc), "{}", ctx());
                     assert!(!pairs.contains(&(*drm_fourcc, *m)), "{}", ctx());
                 }
-                CopyReason::FormatNotAdvertised => {
+                NoSharedFormat::FormatNotAdvertised => {
                     for d in decoder.iter().filter(|d| eligible(d)) {
                         let (f, _) = d.drm_pair().expect("eligible");
                         assert!(!pairs.iter().any(|p| p.0 == f), "{}", ctx());

@@ -12,7 +12,7 @@ use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBa
 use v4l2r::memory::MemoryType;
 use v4l2r::QueueType;
 
-use super::session::SessionError;
+use super::error::SessionError;
 
 /// One mapped plane of a buffer.
 pub struct MappedPlane {

@@ -112,35 +112,8 @@ pub enum Output {
     Null,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hwdec {
-    Auto,
-    No,
-    V4l2,
-}
-
-/// Parses `12.5`, `1:02.5` or `1:00:02.5` into a duration.
-pub fn parse_time(text: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid time '{text}': expected seconds or [[HH:]MM:]SS[.frac]");
-    let parts: Vec<&str> = text.trim().split(':').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(bad());
-    }
-    let mut seconds = 0f64;
-    let last = parts.len() - 1;
-    for (i, part) in parts.iter().enumerate() {
-        let value: f64 = if i == last {
-            part.parse().map_err(|_| bad())?
-        } else {
-            part.parse::<u32>().map_err(|_| bad())? as f64
-        };
-        if !value.is_finite() || value < 0.0 || (i > 0 && value >= 60.0) {
-            return Err(bad());
-        }
-        seconds = seconds * 60.0 + value;
-    }
-    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
-}
+pub use crate::player::commands::parse_time;
+pub use crate::player::decoder_choice::Hwdec;
 
 #[cfg(test)]
 mod tests {

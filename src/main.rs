@@ -54,9 +54,9 @@ fn init_logging(args: &LogArgs) {
 /// (playback went on with the others).
 fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
     let decoder = DecoderChoice {
-        capture_chooser: None,
         hwdec: args.hwdec,
         device: args.device.clone(),
+        ..DecoderChoice::default()
     };
     if decoder.hwdec == Hwdec::No && decoder.device.is_some() {
         anyhow::bail!("--device names a V4L2 decoder, but --hwdec=no forbids V4L2");

@@ -11,13 +11,13 @@ use anyhow::Result;
 
 use crate::display::formats::{choose_dmabuf, device_name, AdvertisedFormats, Feedback};
 use crate::display::{Display, WindowOptions};
-use crate::fourcc::{fourcc_text_distinct, modifier_name};
+use crate::fourcc::{fourcc_text, fourcc_text_distinct, modifier_name};
 use crate::media::{Codec, Demuxer};
 use crate::player::decoder_choice::{self, DecoderChoice, Plan};
 use crate::player::negotiation::Negotiator;
 use crate::player::pipeline::{Pipeline, PipelineOptions};
-use crate::v4l2::discovery;
-use crate::v4l2::h264::H264Mode;
+use crate::v4l2::discovery::{self, DecoderInfo};
+use crate::v4l2::registry;
 
 /// Prints the report on stdout. Returns problems that did not stop it.
 pub fn run(file: Option<&Path>) -> Result<Vec<String>> {
@@ -80,14 +80,9 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
                 .unwrap_or("unknown pixel format")
         );
         let presentation_by_v4l2 = match decoder_choice::plan(stream, &DecoderChoice::default()) {
-            Plan::V4l2(info) => {
-                let mode = H264Mode::from_env(&info)
-                    .map(|m| {
-                        format!(
-                            "{:?}, Annex-B start codes: {}",
-                            m.decode_mode, m.start_codes
-                        )
-                    })
+            Plan::V4l2 { entry, info } => {
+                let mode = (entry.open)(&info, stream)
+                    .map(|setup| setup.codec.describe())
                     .unwrap_or_else(|e| e);
                 let _ = writeln!(
                     out,
@@ -151,10 +146,43 @@ fn v4l2_presentation(path: &Path, display: &Display) -> String {
 fn v4l2_section(out: &mut String, problems: &mut Vec<String>) {
     let _ = writeln!(out, "V4L2 stateless decoders:");
     let found = discovery::discover();
-    for line in found.to_string().lines() {
-        let _ = writeln!(out, "  {line}");
+    if found.decoders.is_empty() {
+        let _ = writeln!(out, "  no V4L2 stateless decoder");
+    }
+    for decoder in &found.decoders {
+        for line in decoder.to_string().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        codec_menu_lines(out, decoder);
+    }
+    for problem in &found.problems {
+        let _ = writeln!(out, "  skipped: {problem}");
     }
     problems.extend(found.problems.iter().map(ToString::to_string));
+}
+
+/// For each coded format of the decoder that reel has a V4L2 path for,
+/// that codec and the menus that say how the driver decodes it (decode
+/// mode, start code, profiles, levels).
+fn codec_menu_lines(out: &mut String, decoder: &DecoderInfo) {
+    for format in &decoder.coded_formats {
+        let Some(entry) = registry::by_coded_format(format.fourcc) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "    reel decodes {} here ({})",
+            entry.codec,
+            fourcc_text(format.fourcc)
+        );
+        for (id, label) in entry.menus {
+            if let Some(menu) = decoder.menu(*id) {
+                let names: Vec<String> =
+                    menu.items.iter().map(|(v, n)| format!("{v}={n}")).collect();
+                let _ = writeln!(out, "    {label}: {}", names.join(", "));
+            }
+        }
+    }
 }
 
 /// v4+: the feedback in effect, tranche by tranche in preference order.

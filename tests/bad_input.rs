@@ -6,8 +6,8 @@
 //! 1: the file is damaged, and a script checking a file must be able to see
 //! that, while a viewer still gets every frame the file holds.
 
-mod media;
-use media::clip;
+mod support;
+use support::media::clip;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

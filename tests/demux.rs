@@ -3,15 +3,15 @@
 //! sets precede every keyframe, and a seek lands on the keyframe ffprobe
 //! lists at or before the target.
 
-mod media;
-use media::{clip, dir as media_dir};
+mod support;
+use support::media::{self, clip};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use reel::media::annexb::annexb_nals;
-use reel::media::{duration_to_ts, Codec, Demuxer, MediaError, Packet};
+use reel::media::{duration_to_ts, Codec, Demuxer, MediaError, Packet, StreamKind};
 
 fn all_packets(demuxer: &mut Demuxer) -> Vec<Packet> {
     let mut packets = Vec::new();
@@ -200,22 +200,31 @@ fn seek_clip(name: &str, codec_args: &[&str]) -> PathBuf {
     path
 }
 
-/// (pts, keyframe) of every video packet, as ffprobe lists them.
-fn ffprobe_packets(path: &Path) -> Vec<(i64, bool)> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["packet=pts,flags", "-of", "csv=p=0"])
+/// ffprobe's packet list: the `entries` of each packet (of `select`, when
+/// given), in file order.
+fn ffprobe_packet_fields(path: &Path, select: Option<&str>, entries: &str) -> Vec<Vec<String>> {
+    let mut command = Command::new("ffprobe");
+    command.args(["-v", "error"]);
+    if let Some(stream) = select {
+        command.args(["-select_streams", stream]);
+    }
+    let out = command
+        .args(["-show_entries", &format!("packet={entries}")])
+        .args(["-of", "csv=p=0"])
         .arg(path)
         .output()
         .expect("run ffprobe");
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter_map(|l| {
-            let mut f = l.split(',');
-            let pts = f.next()?.parse().ok()?;
-            let key = f.next()?.starts_with('K');
-            Some((pts, key))
-        })
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// (pts, keyframe) of every video packet, as ffprobe lists them.
+fn ffprobe_packets(path: &Path) -> Vec<(i64, bool)> {
+    ffprobe_packet_fields(path, Some("v:0"), "pts,flags")
+        .iter()
+        .filter_map(|f| Some((f.first()?.parse().ok()?, f.get(1)?.starts_with('K'))))
         .collect()
 }
 
@@ -309,7 +318,106 @@ fn open_errors_are_typed() {
         Err(MediaError::NoVideoStream(_))
     ));
     assert!(matches!(
-        Demuxer::open(media_dir()),
+        Demuxer::open(media::dir()),
         Err(MediaError::Open(_))
     ));
+}
+
+/// (stream index, pts) of every packet, as ffprobe lists them in file order.
+fn ffprobe_all_packets(path: &Path) -> Vec<(usize, i64)> {
+    ffprobe_packet_fields(path, None, "stream_index,pts")
+        .iter()
+        .filter_map(|f| Some((f.first()?.parse().ok()?, f.get(1)?.parse().ok()?)))
+        .collect()
+}
+
+#[test]
+fn other_streams_are_listed_and_handed_out_when_enabled() {
+    let path = seek_clip(
+        "video_and_audio.mkv",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:duration=3",
+            "-c:v",
+            "libx264",
+            "-c:a",
+            "libopus",
+        ],
+    );
+    let mut demuxer = Demuxer::open(&path).expect("open");
+    let video = demuxer.stream().index;
+    let streams = demuxer.streams();
+    assert_eq!(streams.len(), 2, "{streams:?}");
+    let audio = streams
+        .iter()
+        .find(|s| s.kind == StreamKind::Audio)
+        .unwrap_or_else(|| panic!("no audio stream in {streams:?}"));
+    assert_eq!(audio.codec, "opus");
+    assert!(!audio.enabled);
+    assert!(streams.iter().any(|s| s.index == video && s.enabled));
+    let audio = audio.index;
+
+    // Video only by default: the same packets ffprobe lists for it.
+    let video_only: Vec<Packet> = all_packets(&mut demuxer);
+    assert!(video_only.iter().all(|p| p.stream_index == video));
+    let listed = ffprobe_all_packets(&path);
+    let listed_video: Vec<i64> = listed
+        .iter()
+        .filter(|p| p.0 == video)
+        .map(|p| p.1)
+        .collect();
+    assert_eq!(
+        video_only
+            .iter()
+            .map(|p| p.pts.unwrap_or(-1))
+            .collect::<Vec<_>>(),
+        listed_video
+    );
+
+    // Enabled: every packet of both streams, in file order, the video ones
+    // unchanged.
+    let mut demuxer = Demuxer::open(&path).expect("open");
+    assert!(demuxer.enable_stream(video).is_err());
+    assert!(matches!(
+        demuxer.enable_stream(7),
+        Err(MediaError::NoSuchStream { index: 7, .. })
+    ));
+    demuxer.enable_stream(audio).expect("enable audio");
+    assert!(demuxer.streams().iter().all(|s| s.enabled));
+    let both = all_packets(&mut demuxer);
+    assert_eq!(
+        both.iter()
+            .map(|p| (p.stream_index, p.pts.unwrap_or(-1)))
+            .collect::<Vec<_>>(),
+        listed
+    );
+    let video_again: Vec<&Packet> = both.iter().filter(|p| p.stream_index == video).collect();
+    assert_eq!(video_again.len(), video_only.len());
+    assert!(video_again.iter().zip(&video_only).all(|(a, b)| *a == b));
+    let audio_tb = both
+        .iter()
+        .find(|p| p.stream_index == audio)
+        .expect("audio packets")
+        .time_base;
+    assert_eq!(audio_tb, (1, 1000), "Matroska time base");
+
+    // A seek keeps the other stream from the video keyframe on.
+    demuxer
+        .seek(Duration::from_millis(1500))
+        .expect("seek with audio enabled");
+    let first = demuxer.next_packet().expect("read").expect("a packet");
+    assert_eq!(first.stream_index, video);
+    assert!(first.keyframe);
+    let after: Vec<Packet> = all_packets(&mut demuxer);
+    assert!(after.iter().any(|p| p.stream_index == audio));
+    let key_pts = first.pts.expect("pts");
+    assert!(
+        after
+            .iter()
+            .filter(|p| p.stream_index == audio)
+            .all(|p| p.pts.unwrap_or(0) + 100 >= key_pts),
+        "audio before the keyframe after a seek"
+    );
 }

@@ -1,11 +1,11 @@
 //! The weston harness itself: start-up failures carry weston's log,
 //! instances run side by side, screenshots have the output's size.
 
-mod compositor;
+mod support;
 
 use std::panic;
 
-use compositor::Weston;
+use support::compositor::Weston;
 
 #[test]
 fn start_failure_reports_westons_log() {

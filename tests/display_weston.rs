@@ -2,16 +2,16 @@
 //! llvmpipe). Expected colours come from FFmpeg's own BT.601 conversion;
 //! which buffer path was used is read from weston's protocol log.
 
-mod compositor;
+mod support;
 
 use std::collections::HashSet;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use compositor::{Screenshot, Weston};
 use reel::display::{Display, WindowOptions, MAX_POOL_BUFFERS};
 use reel::frame::{CpuPlanes, DecoderKind, Frame, FrameStorage, PixelFormat};
+use support::compositor::{Screenshot, Weston};
 
 /// 8-bit limited-range Y'CbCr of the four quadrants: red, green, blue, grey.
 const QUADRANTS: [[u8; 3]; 4] = [

@@ -2,8 +2,8 @@
 //! generated clip: same header (but `#software`), same rows (timestamps,
 //! sizes, hashes) in the same order.
 
-mod media;
-use media::clip;
+mod support;
+use support::media::clip;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -160,9 +160,8 @@ fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
             for_display: true,
             // The software path's display conversions are what is compared.
             decoder: DecoderChoice {
-                capture_chooser: None,
                 hwdec: Hwdec::No,
-                device: None,
+                ..DecoderChoice::default()
             },
         },
     )
@@ -274,7 +273,7 @@ fn seek_then_decode_gives_ffmpeg_frames() {
         }
         let target = demuxer.stream().start_time + Duration::from_millis(900);
         demuxer.seek(target).expect("seek");
-        decoder.flush();
+        decoder.discard();
         let mut ours = Vec::new();
         let mut hash = |frame: reel::frame::Frame| {
             assert_eq!(frame.epoch, 1, "{name}: frame from before the flush");

@@ -1,7 +1,7 @@
 //! dmabuf feedback (zwp_linux_dmabuf_v1 v4+) from a real compositor, in the
-//! QEMU guest: weston 14's DRM backend on vkms (tests/vm/guest/weston-drm.sh),
-//! GL renderer on Mesa's kms_swrast. reel plays an H.264 clip through visl
-//! and what it logs is compared with:
+//! QEMU guest (tests/vm/guest/feedback.sh): weston 14's DRM backend on vkms
+//! (tests/vm/guest/weston-drm.sh), GL renderer on Mesa's kms_swrast. reel
+//! plays an H.264 clip through visl and what it logs is compared with:
 //! - `wayland-info` in the same guest against the same weston (the oracle for
 //!   the default feedback: version, main device, tranches, format pairs);
 //! - the guest kernel's device nodes (the main device is vkms's render node);
@@ -30,111 +30,33 @@
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 use support::weston_log;
+use support::{media, reel_output};
 
 const CLIP: &str = "h264_baseline.mp4";
-/// weston-drm.sh's log for the instance below.
+/// weston-drm.sh's log for the first instance of tests/vm/guest/feedback.sh.
 const WESTON_LOG: &str = "weston-feedback.log";
 /// What weston's drm backend logs when it re-sends a surface's feedback
-/// (a scanout tranche added or removed).
+/// (a scanout tranche added or removed); feedback.sh waits for it too.
 const WESTON_RESENDS: &str = "Need to update and resend the dma-buf feedback";
-
-fn script() -> String {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
-    let helper = vm::shell_quote(&vm::guest_script("weston-drm.sh").display().to_string());
-    let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
-    let control = vm::shell_quote(&vm::guest_script("reel-control.py").display().to_string());
-    let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
-    format!(
-        r#"set -u
-R=$REEL_RESULTS
-. {helper}
-WESTON_DRM_SCOPES=log,drm-backend,proto weston_drm_start feedback || exit 3
-# The kernel's DRM nodes: NAME MAJOR MINOR (decimal).
-for n in /dev/dri/*; do
-  [ -c "$n" ] && echo "$(basename $n) $(stat -c '%t %T' $n)"
-done | while read name maj min; do echo "$name $((0x$maj)) $((0x$min))"; done >$R/dri-nodes.txt
-wayland-info >$R/wayland-info.txt 2>&1
-echo $? >$R/wayland-info.rc
-{reel} probe {clip} >$R/probe.txt 2>$R/probe.log
-echo $? >$R/probe.rc
-{reel} --stats --loop --fullscreen --hwdec v4l2 -vv {clip} >$R/reel.out 2>$R/reel.log &
-pid=$!
-echo $pid >$R/reel.pid
-# Until weston has re-sent reel's surface feedback (the view has failed to
-# go on a plane for 2 s), then long enough for reel to re-negotiate.
-i=0
-until grep -q '{WESTON_RESENDS}' $R/{WESTON_LOG}; do
-  i=$((i+1)); [ $i -gt 150 ] && break
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.2
-done
-sleep 3
-kill -TERM $pid
-timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
-wait $pid
-echo $? >$R/reel.rc
-weston_drm_stop
-
-# The run-time switch: the desktop shell, reel windowed, then `fullscreen on`
-# and `fullscreen off` through its control socket. Each phase lasts until
-# reel's status shows the new state, then 5 s: more than weston's 2 s before
-# it re-sends a surface's feedback.
-S=$XDG_RUNTIME_DIR/reel-switch.sock
-ctl() {{ python3 {control} $S "$1"; }}
-# phase NAME fullscreen=true|false: waits for the state, snapshots the
-# status at the start and at the end of the phase.
-phase() {{
-  i=0
-  until ctl status >$R/switch-status-$1-start.txt && grep -q "$2" $R/switch-status-$1-start.txt; do
-    i=$((i+1)); [ $i -gt 100 ] && break
-    sleep 0.2
-  done
-  sleep 5
-  ctl status >$R/switch-status-$1-end.txt
-}}
-if WESTON_DRM_SHELL=desktop WESTON_DRM_SCOPES=log,drm-backend,proto weston_drm_start switch; then
-  {reel} --stats --loop --hwdec v4l2 --control $S -vv {clip} >$R/switch-reel.out 2>$R/switch-reel.log &
-  pid=$!
-  echo $pid >$R/switch-reel.pid
-  # Windowed: until weston has re-sent the surface feedback (it does for a
-  # window too), then as any phase.
-  i=0
-  until grep -q '{WESTON_RESENDS}' $R/weston-switch.log; do
-    i=$((i+1)); [ $i -gt 150 ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.2
-  done
-  phase windowed fullscreen=false
-  ctl 'fullscreen on' >$R/switch-on.txt
-  phase fullscreen fullscreen=true
-  ctl 'fullscreen off' >$R/switch-off.txt
-  phase windowed-again fullscreen=false
-  kill -TERM $pid
-  timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
-  wait $pid
-  echo $? >$R/switch-reel.rc
-  weston_drm_stop
-else
-  echo "weston (desktop shell) did not start" >$R/switch-weston.failed
-fi
-"#
-    )
-}
 
 fn run() -> &'static GuestResult {
     static RUN: OnceLock<GuestResult> = OnceLock::new();
     RUN.get_or_init(|| {
         let result = Guest::run(
-            &GuestCommand::new(script())
-                .timeout(Duration::from_secs(420))
-                .env("RUST_BACKTRACE", "1")
-                .label("guest-feedback"),
+            &GuestCommand::script(
+                ScriptCall::new("feedback.sh")
+                    .arg(env!("CARGO_BIN_EXE_reel"))
+                    .arg(media::dir().join(CLIP)),
+            )
+            .timeout(Duration::from_secs(420))
+            .env("RUST_BACKTRACE", "1")
+            .label("guest-feedback"),
         )
         .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
         result.assert_success();
@@ -606,16 +528,10 @@ fn zero_copy_negotiation_picks_a_pair_weston_advertised() {
         adv.pairs().contains(&pair),
         "{pair:?} negotiated but not advertised by weston"
     );
-    let stats = read("reel.log");
-    let stats = stats
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
-    let zero_copy: u64 = stats
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("zero_copy_frames=")?.parse().ok())
-        .unwrap_or_else(|| panic!("no zero_copy_frames in {stats:?}"));
-    assert!(zero_copy > 0, "no zero-copy frame presented: {stats}");
+    let stats =
+        reel_output::stats(&read("reel.log")).unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let zero_copy = reel_output::number(&stats, "zero_copy_frames");
+    assert!(zero_copy > 0, "no zero-copy frame presented: {stats:?}");
 }
 
 #[test]
@@ -827,25 +743,10 @@ const PHASES: [(&str, bool); 3] = [
 ];
 
 /// A `status` reply of reel's control socket: its `key=value` words.
-fn status(name: &str) -> std::collections::HashMap<String, String> {
+fn status(name: &str) -> HashMap<String, String> {
     let text = switch_read(&format!("switch-status-{name}.txt"));
-    let map: std::collections::HashMap<String, String> = text
-        .split_whitespace()
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    assert!(
-        map.contains_key("state"),
-        "status {name} is not a status reply: {text:?}"
-    );
-    map
-}
-
-fn status_number(status: &std::collections::HashMap<String, String>, key: &str) -> u64 {
-    status
-        .get(key)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no numeric {key} in {status:?}"))
+    reel_output::status(&text)
+        .unwrap_or_else(|| panic!("status {name} is not a status reply: {text:?}"))
 }
 
 /// The log line numbers of reel's `set_fullscreen` and `unset_fullscreen`
@@ -895,12 +796,20 @@ fn runtime_fullscreen_switch_follows_the_control_socket_and_stays_zero_copy() {
                 Some(if fullscreen { "true" } else { "false" }),
                 "{phase} {when}: {s:?}"
             );
-            assert_eq!(status_number(s, "copy_frames"), 0, "{phase} {when}: {s:?}");
-            assert_eq!(status_number(s, "copy_buffers"), 0, "{phase} {when}: {s:?}");
+            assert_eq!(
+                reel_output::number(s, "copy_frames"),
+                0,
+                "{phase} {when}: {s:?}"
+            );
+            assert_eq!(
+                reel_output::number(s, "copy_buffers"),
+                0,
+                "{phase} {when}: {s:?}"
+            );
         }
         let (from, to) = (
-            status_number(&start, "zero_copy_frames"),
-            status_number(&end, "zero_copy_frames"),
+            reel_output::number(&start, "zero_copy_frames"),
+            reel_output::number(&end, "zero_copy_frames"),
         );
         assert!(
             from >= previous_end && to > from,
@@ -909,18 +818,10 @@ fn runtime_fullscreen_switch_follows_the_control_socket_and_stays_zero_copy() {
         eprintln!("{phase}: zero_copy_frames {from} -> {to}");
         previous_end = to;
     }
-    let stats = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
-    let stat = |key: &str| -> u64 {
-        stats
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{key}="))?.parse().ok())
-            .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
-    };
-    assert!(stat("zero_copy_frames") >= previous_end, "{stats}");
-    assert_eq!(stat("copy_frames"), 0, "{stats}");
+    let stats = reel_output::stats(&log).unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let stat = |key: &str| reel_output::number(&stats, key);
+    assert!(stat("zero_copy_frames") >= previous_end, "{stats:?}");
+    assert_eq!(stat("copy_frames"), 0, "{stats:?}");
 }
 
 #[test]

@@ -15,8 +15,6 @@
 //! checks its part of the results. If the guest cannot start, every test
 //! fails with the reason.
 
-#[path = "media/mod.rs"]
-mod media;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -24,9 +22,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace::{self, FrameRecord};
-use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
 /// The H.264 clips GStreamer's oracle covers.
 fn h264_clips() -> Vec<&'static OracleClip> {
@@ -77,7 +76,7 @@ fn corrupted_clip(media: &Path) -> PathBuf {
             *byte = noise as u8;
         }
     }
-    let path = vm::target_dir().join("guest-h264/h264_corrupted.ts");
+    let path = support::target_dir().join("guest-h264/h264_corrupted.ts");
     std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
@@ -85,7 +84,7 @@ fn corrupted_clip(media: &Path) -> PathBuf {
 
 /// An H.264 clip below visl's smallest size (64x64), made with FFmpeg.
 fn too_small_clip() -> PathBuf {
-    let path = vm::target_dir().join("guest-h264/h264_48x48.mp4");
+    let path = support::target_dir().join("guest-h264/h264_48x48.mp4");
     let status = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
         .arg("testsrc=size=48x48:rate=30:duration=0.2")
@@ -99,78 +98,86 @@ fn too_small_clip() -> PathBuf {
 
 struct GuestRuns {
     result: GuestResult,
-    media: PathBuf,
+}
+
+/// One reel decode of `file` in the guest, traced
+/// (tests/vm/guest/traced-run.sh): its results are NAME.out, NAME.log,
+/// NAME.rc and NAME.trace.
+fn decode(name: &str, options: &[&str], file: &Path) -> ScriptCall {
+    ScriptCall::new("traced-run.sh")
+        .arg(name)
+        .arg(RUN_LIMIT_SECS.to_string())
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(options)
+        .arg(file)
+        .arg("-v")
 }
 
 /// One guest boot running every reel decode the tests look at.
 fn runs() -> &'static GuestRuns {
     static RUNS: OnceLock<GuestRuns> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
-        let corrupted = corrupted_clip(&media);
-        let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
-        let trace = vm::shell_quote(&vm::guest_script("visl-trace.sh").display().to_string());
-        let mut script = String::from("set -u\n");
-        // One decode: NAME, then the command's arguments after reel.
-        script.push_str(&format!(
-            "run() {{ name=$1; shift; \
-             VISL_TRACE_NAME=$name.trace timeout {RUN_LIMIT_SECS} {trace} {reel} \"$@\" -v \
-             >\"$REEL_RESULTS/$name.out\" 2>\"$REEL_RESULTS/$name.log\"; \
-             echo $? >\"$REEL_RESULTS/$name.rc\"; }}\n"
-        ));
+        let media = media::dir();
+        let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
+        let v4l2_framemd5 = ["--hwdec", "v4l2", "--output", "framemd5"];
+        let mut calls = Vec::new();
         for clip in h264_clips() {
-            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
-            script.push_str(&format!(
-                "run slice-{name} --hwdec v4l2 --output null {file}\n\
-                 REEL_V4L2_H264_MODE=frame REEL_V4L2_H264_START_CODE=annexb \
-                 run frame-{name} --hwdec v4l2 --output null {file}\n",
-                name = clip.name
-            ));
+            let file = media.join(clip.file);
+            calls.push(decode(&format!("slice-{}", clip.name), &v4l2_null, &file));
+            calls.push(
+                decode(&format!("frame-{}", clip.name), &v4l2_null, &file)
+                    .env("REEL_V4L2_H264_MODE", "frame")
+                    .env("REEL_V4L2_H264_START_CODE", "annexb"),
+            );
         }
         for name in FRAMEMD5_CLIPS {
-            let clip = oracle::clip(name).expect("known clip");
-            let file = vm::shell_quote(&media.join(clip.file).display().to_string());
-            script.push_str(&format!(
-                "run md5a-{name} --hwdec v4l2 --output framemd5 {file}\n\
-                 run md5b-{name} --hwdec v4l2 --output framemd5 {file}\n"
-            ));
+            let file = media.join(oracle::clip(name).expect("known clip").file);
+            calls.push(decode(&format!("md5a-{name}"), &v4l2_framemd5, &file));
+            calls.push(decode(&format!("md5b-{name}"), &v4l2_framemd5, &file));
         }
         let bframes = oracle::clip("h264_main_bframes").expect("known clip");
-        let bframes = vm::shell_quote(&media.join(bframes.file).display().to_string());
-        script.push_str(&format!(
-            "run seek --hwdec v4l2 --start {SEEK_SECONDS} --output framemd5 {bframes}\n"
+        let seek = SEEK_SECONDS.to_string();
+        calls.push(decode(
+            "seek",
+            &["--hwdec", "v4l2", "--start", &seek, "--output", "framemd5"],
+            &media.join(bframes.file),
         ));
-        let truncated = vm::shell_quote(&media.join("truncated.mkv").display().to_string());
-        let damaged = vm::shell_quote(&corrupted.display().to_string());
-        script.push_str(&format!(
-            "run truncated --hwdec v4l2 --output framemd5 {truncated}\n\
-             run corrupted --hwdec v4l2 --output framemd5 {damaged}\n"
+        calls.push(decode(
+            "truncated",
+            &v4l2_framemd5,
+            &media.join("truncated.mkv"),
         ));
+        calls.push(decode("corrupted", &v4l2_framemd5, &corrupted_clip(media)));
         // Choosing the decoder: by default (auto), forced software, a named
         // node, a node that is no decoder; and what `reel probe` says.
-        let baseline = vm::shell_quote(&media.join("h264_baseline.mp4").display().to_string());
-        let vp9 = vm::shell_quote(&media.join("vp9.webm").display().to_string());
-        let small = vm::shell_quote(&too_small_clip().display().to_string());
-        script.push_str(&format!(
-            "run auto --output null {baseline}\n\
-             run software --hwdec no --output null {baseline}\n\
-             run device --hwdec v4l2 --device /dev/video0 --output null {baseline}\n\
-             run not-a-decoder --hwdec v4l2 --device /dev/zero --output null {baseline}\n\
-             run vp9-v4l2 --hwdec v4l2 --output null {vp9}\n\
-             run small-auto --output null {small}\n\
-             run small-v4l2 --hwdec v4l2 --output null {small}\n\
-             run probe probe {baseline}\n"
-        ));
-        let count = h264_clips().len() * 2 + FRAMEMD5_CLIPS.len() * 2 + 11;
+        let baseline = media.join("h264_baseline.mp4");
+        let small = too_small_clip();
+        let null = ["--output", "null"];
+        let device = |node| ["--hwdec", "v4l2", "--device", node, "--output", "null"];
+        calls.extend([
+            decode("auto", &null, &baseline),
+            decode(
+                "software",
+                &["--hwdec", "no", "--output", "null"],
+                &baseline,
+            ),
+            decode("device", &device("/dev/video0"), &baseline),
+            decode("not-a-decoder", &device("/dev/zero"), &baseline),
+            decode("vp9-v4l2", &v4l2_null, &media.join("vp9.webm")),
+            decode("small-auto", &null, &small),
+            decode("small-v4l2", &v4l2_null, &small),
+            decode("probe", &["probe"], &baseline),
+        ]);
+        let count = calls.len();
         let result = Guest::run(
-            &GuestCommand::new(script)
+            &GuestCommand::scripts(calls)
                 .timeout(Duration::from_secs(120 + 60 * count as u64))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-h264"),
         )
         .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
         result.assert_success();
-        GuestRuns { result, media }
+        GuestRuns { result }
     })
 }
 
@@ -206,7 +213,7 @@ fn reel_frames(name: &str) -> Vec<FrameRecord> {
         .read_result(&format!("{name}.trace"))
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let path = vm::target_dir().join(format!("guest-h264/{name}.normalised"));
+    let path = support::target_dir().join(format!("guest-h264/{name}.normalised"));
     let _ = std::fs::write(&path, visl_trace::render(&frames));
     frames
 }
@@ -311,7 +318,7 @@ fn framemd5_in_display_order_and_deterministic() {
         let lines = framemd5_lines(&first);
         assert_eq!(
             lines.len(),
-            media::frame_count(&runs().media.join(clip.file)),
+            media::frame_count(&media::dir().join(clip.file)),
             "{name}: frame count"
         );
         assert!(
@@ -374,7 +381,7 @@ fn corrupted_file_resumes_at_the_next_idr() {
     // Requests go on after the damage (in the first segment): the second
     // segment's IDR and every frame after it (its half of the clip) are
     // decoded.
-    let total = media::frame_count(&runs().media.join(CORRUPTED_SOURCE));
+    let total = media::frame_count(&media::dir().join(CORRUPTED_SOURCE));
     let (traced, idrs) = traced_frames("corrupted");
     let last_idr = idrs.last().copied().unwrap_or(0);
     assert!(
@@ -405,10 +412,16 @@ fn the_decoder_is_chosen_as_asked() {
     assert_ne!(rc, 0, "{log}");
     assert!(log.contains("/dev/zero"), "{log}");
     assert!(log.contains("--hwdec=v4l2"), "{log}");
-    // No V4L2 path for VP9 yet: --hwdec=v4l2 fails saying so.
-    let (rc, log, _) = outcome("vp9-v4l2");
-    assert_ne!(rc, 0, "{log}");
-    assert!(log.contains("no V4L2 path for"), "{log}");
+    // VP9 with --hwdec=v4l2 follows the codec registry: decoded through
+    // visl (which offers VP9F) once reel has a VP9 path, else refused
+    // saying there is none.
+    if reel::v4l2::registry::lookup(reel::media::Codec::Vp9).is_some() {
+        successful("vp9-v4l2");
+    } else {
+        let (rc, log, _) = outcome("vp9-v4l2");
+        assert_ne!(rc, 0, "{log}");
+        assert!(log.contains("no V4L2 path for"), "{log}");
+    }
     // Below visl's smallest size: auto says why (naming the device and the
     // size) and decodes in software; --hwdec=v4l2 fails with that reason.
     let reason = "/dev/video0: 48x48 is outside the decoder's sizes";
@@ -437,6 +450,7 @@ fn the_decoder_is_chosen_as_asked() {
         "coded formats:",
         "S264",
         "h264 decode mode: 0=Slice-Based, 1=Frame-Based",
+        "reel decodes h264 here (S264)",
         "decoder: V4L2 stateless /dev/video0 (visl; SliceBased, Annex-B start codes: false)",
     ] {
         assert!(out.contains(expected), "probe lacks {expected:?}:\n{out}");
@@ -447,7 +461,7 @@ fn the_decoder_is_chosen_as_asked() {
 /// one line saying why; --hwdec=v4l2 fails with that reason.
 #[test]
 fn without_a_decoder_auto_falls_back_and_v4l2_fails() {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let media = media::dir();
     let clip = media.join("h264_baseline.mp4");
     let reel = env!("CARGO_BIN_EXE_reel");
     let run = |args: &[&str]| {
@@ -517,19 +531,20 @@ fn seeking_starts_at_the_frame_shown_at_the_target() {
 /// tests/media/generate.sh): the requests H264Codec makes in each mode.
 #[test]
 fn requests_follow_the_decode_mode_and_start_code() {
-    use reel::v4l2::decoder::StatelessCodec;
-    use reel::v4l2::h264::{DecodeMode, H264Codec, H264Mode};
+    use reel::v4l2::codec::{Bitstream, StatelessCodec, Timestamps};
+    use reel::v4l2::h264::H264Codec;
+    use reel::v4l2::slice_mode::{DecodeMode, SliceMode};
     use v4l2r::bindings as b;
 
     const SLICES: usize = 4;
-    let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+    let media = media::dir();
     let clip = media.join("h264_slices.mp4");
     let pictures = media::frame_count(&clip);
     for decode_mode in [DecodeMode::SliceBased, DecodeMode::FrameBased] {
         for start_codes in [false, true] {
             let what = format!("{decode_mode:?}, start codes {start_codes}");
             let mut codec = H264Codec::new(
-                H264Mode {
+                SliceMode {
                     decode_mode,
                     start_codes,
                 },
@@ -537,21 +552,23 @@ fn requests_follow_the_decode_mode_and_start_code() {
             );
             let mut demuxer = reel::media::Demuxer::open(&clip).unwrap_or_else(|e| panic!("{e}"));
             let mut requests = Vec::new();
-            let mut timestamp = 0;
+            let mut timestamps = Timestamps::new();
             while let Some(packet) = demuxer.next_packet().unwrap_or_else(|e| panic!("{e}")) {
-                timestamp += 1000;
-                requests.extend(
-                    codec
-                        .decode_jobs(&packet.data, timestamp)
-                        .unwrap_or_else(|e| panic!("{what}: {e}")),
-                );
+                timestamps.start_packet();
+                let decoded = codec
+                    .decode(&packet.data, &mut timestamps)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                for request in decoded {
+                    let bytes = Bitstream::new(&packet.data, &request.bitstream).to_vec();
+                    requests.push((request, bytes));
+                }
             }
             let per_picture = match decode_mode {
                 DecodeMode::SliceBased => SLICES,
                 DecodeMode::FrameBased => 1,
             };
             assert_eq!(requests.len(), pictures * per_picture, "{what}");
-            for (i, request) in requests.iter().enumerate() {
+            for (i, (request, bitstream)) in requests.iter().enumerate() {
                 let last_of_picture = i % per_picture == per_picture - 1;
                 assert_eq!(
                     request.hold_capture, !last_of_picture,
@@ -573,14 +590,13 @@ fn requests_follow_the_decode_mode_and_start_code() {
                 // Slices of one picture share its timestamp; pictures differ.
                 let picture_start = i - i % per_picture;
                 assert_eq!(
-                    request.timestamp_ns, requests[picture_start].timestamp_ns,
+                    request.timestamp_ns, requests[picture_start].0.timestamp_ns,
                     "{what}: request {i}"
                 );
                 // Bitstream: NAL units of slices (types 1 and 5), each after a
                 // 3-byte start code when asked; without, one NAL unit.
                 let nal_starts: Vec<usize> = if start_codes {
-                    request
-                        .bitstream
+                    bitstream
                         .windows(3)
                         .enumerate()
                         .filter(|(_, w)| *w == [0, 0, 1])
@@ -590,7 +606,7 @@ fn requests_follow_the_decode_mode_and_start_code() {
                     vec![0]
                 };
                 if start_codes {
-                    assert_eq!(&request.bitstream[..3], &[0, 0, 1], "{what}: request {i}");
+                    assert_eq!(&bitstream[..3], &[0, 0, 1], "{what}: request {i}");
                     let slices = if decode_mode == DecodeMode::SliceBased {
                         1
                     } else {
@@ -599,21 +615,24 @@ fn requests_follow_the_decode_mode_and_start_code() {
                     assert_eq!(nal_starts.len(), slices, "{what}: request {i}");
                 }
                 for at in nal_starts {
-                    let nal_type = request.bitstream[at] & 0x1f;
+                    let nal_type = bitstream[at] & 0x1f;
                     assert!(
                         matches!(nal_type, 1 | 5),
                         "{what}: request {i}: NAL type {nal_type}"
                     );
                 }
             }
-            let mut stamps: Vec<u64> = requests.iter().map(|r| r.timestamp_ns).collect();
+            let mut stamps: Vec<u64> = requests.iter().map(|r| r.0.timestamp_ns).collect();
             stamps.dedup();
             assert_eq!(stamps.len(), pictures, "{what}");
             assert!(
-                requests[0].sequence.is_some(),
+                requests[0].0.sequence.is_some(),
                 "{what}: first request starts a sequence"
             );
-            assert!(requests[1..].iter().all(|r| r.sequence.is_none()), "{what}");
+            assert!(
+                requests[1..].iter().all(|r| r.0.sequence.is_none()),
+                "{what}"
+            );
         }
     }
 }

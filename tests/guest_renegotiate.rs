@@ -13,8 +13,6 @@
 //! The host test `renegotiation_guest_suite` boots the guest and runs this
 //! binary inside it with `--ignored inguest_`.
 
-#[path = "media/mod.rs"]
-mod media;
 mod support;
 
 use std::path::PathBuf;
@@ -27,7 +25,7 @@ use reel::player::decoder_choice::DecoderChoice;
 use reel::player::negotiation::{Negotiator, Renegotiated};
 use reel::player::pipeline::{Pipeline, PipelineOptions};
 
-use support::vm;
+use support::{media, vm};
 
 const CLIP: &str = "h264_baseline.mp4";
 const GUEST_TESTS: usize = 1;
@@ -38,7 +36,7 @@ const SPLIT: usize = 12;
 
 #[test]
 fn renegotiation_guest_suite() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     let command = vm::GuestCommand::inguest_tests()
         .env("REEL_RENEGOTIATE_CLIP", media.join(CLIP).to_string_lossy())
         .timeout(Duration::from_secs(300))

@@ -11,9 +11,10 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace;
-use support::vm::{self, Guest, GuestCommand, GuestError, Root};
+use support::vm::{self, Guest, GuestCommand, GuestError, Root, ScriptCall};
 
 fn run(command: GuestCommand) -> vm::GuestResult {
     match Guest::run(&command) {
@@ -24,13 +25,10 @@ fn run(command: GuestCommand) -> vm::GuestResult {
 
 #[test]
 fn guest_returns_exit_code_output_and_files() {
-    let result = run(GuestCommand::new(
-        "echo to-stdout; echo to-stderr >&2; echo payload > \"$REEL_RESULTS/file.txt\"; \
-         uname -r > \"$REEL_RESULTS/kernel\"; echo \"$REEL_PROBE\" > \"$REEL_RESULTS/env\"; exit 7",
-    )
-    .env("REEL_PROBE", "two words, 'quoted' $NOT_EXPANDED")
-    .modules(Vec::<String>::new())
-    .label("exit-code"));
+    let result = run(GuestCommand::script(ScriptCall::new("guest-io.sh"))
+        .env("REEL_PROBE", "two words, 'quoted' $NOT_EXPANDED")
+        .modules(Vec::<String>::new())
+        .label("exit-code"));
     assert_eq!(result.exit_code, 7, "{}", result.report());
     assert_eq!(result.stdout.trim(), "to-stdout");
     assert_eq!(result.stderr.trim(), "to-stderr");
@@ -61,15 +59,11 @@ fn guest_returns_exit_code_output_and_files() {
 #[test]
 fn guest_sees_the_checkout_and_runs_host_binaries() {
     let reel = env!("CARGO_BIN_EXE_reel");
-    let script = format!(
-        "test -f Cargo.toml && test -x {reel} || exit 10; \
-         {reel} --help > \"$REEL_RESULTS/help\" || exit 11; \
-         touch guest-write-probe || exit 12; echo ok",
-        reel = vm::shell_quote(reel),
+    let result = run(
+        GuestCommand::script(ScriptCall::new("checkout-probe.sh").arg(reel))
+            .modules(Vec::<String>::new())
+            .label("checkout"),
     );
-    let result = run(GuestCommand::new(script)
-        .modules(Vec::<String>::new())
-        .label("checkout"));
     result.assert_success();
     assert_eq!(result.stdout.trim(), "ok");
     let help = result.read_result("help").unwrap_or_default();
@@ -79,7 +73,7 @@ fn guest_sees_the_checkout_and_runs_host_binaries() {
     );
     // Writes in the guest land in its tmpfs overlay, never on the host.
     assert!(
-        !vm::project_dir().join("guest-write-probe").exists(),
+        !support::project_dir().join("guest-write-probe").exists(),
         "the guest wrote to the host's checkout"
     );
 }
@@ -106,12 +100,7 @@ fn a_stuck_guest_is_killed_and_reported() {
 
 #[test]
 fn guest_sees_visl_video_and_media_nodes() {
-    let result = run(GuestCommand::new(
-        "for d in /dev/video*; do v4l2-ctl -d $d -D; done; \
-         for m in /dev/media*; do media-ctl -d $m -p; done; \
-         ls /sys/kernel/tracing/events | grep '^visl_'; ls /sys/kernel/debug/visl",
-    )
-    .label("nodes"));
+    let result = run(GuestCommand::script(ScriptCall::new("visl-nodes.sh")).label("nodes"));
     result.assert_success();
     let out = &result.stdout;
     assert!(
@@ -189,11 +178,10 @@ fn formats_in_visl_source() -> BTreeSet<String> {
 
 #[test]
 fn visl_offers_the_formats_and_controls_of_its_source() {
-    let result = run(GuestCommand::new(
-        "v4l2-ctl -d /dev/video0 --list-formats-out; v4l2-ctl -d /dev/video0 --list-formats; \
-         v4l2-ctl -d /dev/video0 --list-ctrls-menus",
-    )
-    .label("formats"));
+    let result = run(
+        GuestCommand::script(ScriptCall::new("v4l2-formats.sh").arg("/dev/video0"))
+            .label("formats"),
+    );
     result.assert_success();
     let out = &result.stdout;
     let expected = formats_in_visl_source();
@@ -238,28 +226,27 @@ fn visl_offers_the_formats_and_controls_of_its_source() {
 
 #[test]
 fn the_trace_helper_records_controls_per_request() {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("{e}"));
+    let media = media::dir();
     let clip = media.join("h264_baseline.mp4");
-    let script = format!(
-        "gst-launch-1.0 -q filesrc location={} ! parsebin ! v4l2slh264dec ! fakesink",
-        vm::shell_quote(&clip.display().to_string())
-    );
-    let result = run(GuestCommand::new(script).traced().label("traced"));
+    let decode = ScriptCall::new("gst-decode.sh")
+        .arg("v4l2slh264dec")
+        .arg(&clip);
+    let result = run(GuestCommand::script(decode).traced().label("traced"));
     result.assert_success();
     let trace = result.trace().unwrap_or_else(|e| panic!("{e}"));
     let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{e}"));
     let clip = oracle::clip("h264_baseline").expect("known clip");
     assert_eq!(
         frames.len(),
-        oracle::ffmpeg_frame_count(clip, &media).expect("ffmpeg counts")
+        oracle::ffmpeg_frame_count(clip, media).expect("ffmpeg counts")
     );
 }
 
 /// Checks one clip's capture against FFmpeg and the codec's control set.
 pub fn check_capture(clip: &OracleClip) -> Result<(), String> {
-    let media = vm::test_media().map_err(|e| e.to_string())?;
+    let media = media::dir();
     let frames = oracle::oracle_frames(clip)?;
-    let expected = oracle::ffmpeg_frame_count(clip, &media)?;
+    let expected = oracle::ffmpeg_frame_count(clip, media)?;
     let mut problems = Vec::new();
     if frames.len() != expected {
         problems.push(format!(

@@ -6,9 +6,10 @@
 
 mod support;
 
+use support::media;
 use support::oracle::{self, OracleClip};
 use support::visl_trace::FrameRecord;
-use support::vm::{self, Guest, GuestCommand, Root};
+use support::vm::{Guest, GuestCommand, Root, ScriptCall};
 
 /// The values of one field over the controls whose name starts with a prefix.
 fn referenced_frames(frame: &FrameRecord, control_prefix: &str, key: &str) -> Vec<String> {
@@ -22,9 +23,9 @@ fn referenced_frames(frame: &FrameRecord, control_prefix: &str, key: &str) -> Ve
 
 /// The capture has FFmpeg's frame count and the codec's controls per frame.
 fn check(clip: &OracleClip) -> Vec<FrameRecord> {
-    let media = vm::test_media().unwrap_or_else(|e| panic!("{e}"));
+    let media = media::dir();
     let frames = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
-    let expected = oracle::ffmpeg_frame_count(clip, &media).unwrap_or_else(|e| panic!("{e}"));
+    let expected = oracle::ffmpeg_frame_count(clip, media).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         frames.len(),
         expected,
@@ -47,7 +48,7 @@ fn check(clip: &OracleClip) -> Vec<FrameRecord> {
 #[test]
 fn trixie_root_runs_gstreamer_1_26() {
     let result = Guest::run(
-        &GuestCommand::new("gst-launch-1.0 --version; . /etc/os-release; echo $VERSION_CODENAME")
+        &GuestCommand::script(ScriptCall::new("gst-version.sh"))
             .root(Root::Trixie)
             .label("trixie-version"),
     )

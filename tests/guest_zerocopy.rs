@@ -17,14 +17,15 @@
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::vm::{self, Guest, GuestCommand, GuestResult};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 use support::weston_log;
+use support::{media, reel_output};
 
 const CLIP: &str = "h264_baseline.mp4";
 /// 250x130 visible in 256x144 coded: the crop test.
@@ -43,71 +44,6 @@ const BARS: u32 = 8;
 /// videoconvert by a few units.
 const TOLERANCE: i32 = 16;
 
-fn script(media: &Path) -> String {
-    let reel = vm::shell_quote(env!("CARGO_BIN_EXE_reel"));
-    let clip = vm::shell_quote(&media.join(CLIP).display().to_string());
-    let odd = vm::shell_quote(&media.join(ODD_CLIP).display().to_string());
-    let reschange = vm::shell_quote(&media.join(RESCHANGE_CLIP).display().to_string());
-    format!(
-        r#"set -u
-R=$REEL_RESULTS
-export GST_REGISTRY=/dev/shm/gst-registry.bin
-# The oracle: GStreamer's first picture of CLIP through visl, as a PNG.
-oracle() {{
-  timeout 120 gst-launch-1.0 -q filesrc location="$2" ! parsebin ! v4l2slh264dec \
-    ! videoconvert ! video/x-raw,format=RGB ! pngenc snapshot=true ! filesink location=$R/$1.png \
-    >$R/$1.log 2>&1
-  echo $? >$R/$1.rc
-}}
-oracle oracle {clip}
-oracle oracle-odd {odd}
-export XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
-chmod 700 $XDG_RUNTIME_DIR
-# A fresh weston for each playback: weston 14's kiosk-shell segfaults now
-# and then when a client connects right after another one left.
-start_weston() {{
-  weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
-    --refresh-rate=1000000 --width={WIDTH} --height={HEIGHT} --socket=wl-zc-$1 >$R/weston-$1.log 2>&1 &
-  WESTON=$!
-  export WAYLAND_DISPLAY=wl-zc-$1
-  i=0
-  until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
-    i=$((i+1)); [ $i -gt 600 ] && {{ echo "weston did not come up"; cat $R/weston-$1.log; exit 3; }}
-    sleep 0.2
-  done
-}}
-# One playback: NAME, then reel's extra options. Loops until the screenshot
-# is taken, then SIGTERM (reel prints its stats and exits 0).
-play() {{
-  name=$1; shift
-  start_weston $name
-  {reel} --stats --loop --hwdec v4l2 -vv "$@" >$R/$name.out 2>$R/$name.log &
-  pid=$!
-  i=0
-  until grep -q 'frame presented' $R/$name.log; do
-    i=$((i+1)); [ $i -gt 600 ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.2
-  done
-  sleep 2
-  mkdir -p $R/$name-shot
-  (cd $R/$name-shot && XDG_PICTURES_DIR=$R/$name-shot timeout 60 weston-screenshooter) \
-    >$R/$name-shot.log 2>&1
-  kill -TERM $pid
-  timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
-  wait $pid
-  echo $? >$R/$name.rc
-  kill $WESTON
-  wait $WESTON 2>/dev/null
-}}
-play zerocopy {clip}
-play copy --copy {clip}
-play odd {odd}
-play reschange {reschange}
-"#
-    )
-}
-
 struct Runs {
     result: GuestResult,
 }
@@ -115,9 +51,15 @@ struct Runs {
 fn runs() -> &'static Runs {
     static RUNS: OnceLock<Runs> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let media = vm::test_media().unwrap_or_else(|e| panic!("test media: {e}"));
+        let media = media::dir();
+        let playbacks = ScriptCall::new("zerocopy.sh")
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .arg(format!("{WIDTH}x{HEIGHT}"))
+            .arg(media.join(CLIP))
+            .arg(media.join(ODD_CLIP))
+            .arg(media.join(RESCHANGE_CLIP));
         let result = Guest::run(
-            &GuestCommand::new(script(&media))
+            &GuestCommand::script(playbacks)
                 .timeout(Duration::from_secs(420))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-zerocopy"),
@@ -260,30 +202,13 @@ fn weston_sent_no_protocol_error() {
     }
 }
 
-/// The `reel: stats:` line's counters.
-fn stats(name: &str) -> Vec<(String, u64)> {
+/// The counters of reel's `--stats` line.
+fn stats(name: &str) -> HashMap<String, u64> {
     let rc = read(&format!("{name}.rc"));
     let log = read(&format!("{name}.log"));
     assert_eq!(rc.trim(), "0", "{name}: reel failed:\n{log}");
     assert!(!log.contains("panicked"), "{name}:\n{log}");
-    let line = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("{name}: no stats line:\n{log}"));
-    line.split_whitespace()
-        .filter_map(|w| {
-            let (k, v) = w.split_once('=')?;
-            Some((k.to_owned(), v.parse().ok()?))
-        })
-        .collect()
-}
-
-fn stat(stats: &[(String, u64)], key: &str) -> u64 {
-    stats
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| *v)
-        .unwrap_or_else(|| panic!("no {key} in {stats:?}"))
+    reel_output::stats(&log).unwrap_or_else(|| panic!("{name}: no stats line:\n{log}"))
 }
 
 /// The buffer identities of debug log lines containing `marker`.
@@ -307,12 +232,16 @@ fn copy_path_screenshot_shows_visls_frame() {
 #[test]
 fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
     let s = stats("zerocopy");
-    let presented = stat(&s, "presented");
+    let presented = reel_output::number(&s, "presented");
     assert!(presented > 0, "nothing presented: {s:?}");
-    assert_eq!(stat(&s, "zero_copy_frames"), presented, "{s:?}");
-    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
     assert_eq!(
-        stat(&s, "buffers_allocated"),
+        reel_output::number(&s, "zero_copy_frames"),
+        presented,
+        "{s:?}"
+    );
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
+    assert_eq!(
+        reel_output::number(&s, "buffers_allocated"),
         0,
         "copy-path buffers made: {s:?}"
     );
@@ -325,7 +254,10 @@ fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
     let imported = buffer_ids(&log, "decoder dmabuf imported");
     let distinct: BTreeSet<_> = imported.iter().collect();
     assert_eq!(imported.len(), distinct.len(), "a buffer imported twice");
-    assert_eq!(stat(&s, "zero_copy_buffers"), imported.len() as u64);
+    assert_eq!(
+        reel_output::number(&s, "zero_copy_buffers"),
+        imported.len() as u64
+    );
     let used: BTreeSet<_> = buffer_ids(&log, "path=\"zero-copy\"").into_iter().collect();
     assert_eq!(
         used.len(),
@@ -342,12 +274,12 @@ fn every_frame_is_zero_copy_and_buffers_are_imported_once() {
 #[test]
 fn forced_copy_path_copies_every_frame() {
     let s = stats("copy");
-    let presented = stat(&s, "presented");
+    let presented = reel_output::number(&s, "presented");
     assert!(presented > 0, "nothing presented: {s:?}");
-    assert_eq!(stat(&s, "zero_copy_frames"), 0, "{s:?}");
-    assert_eq!(stat(&s, "zero_copy_buffers"), 0, "{s:?}");
-    assert_eq!(stat(&s, "copy_frames"), presented, "{s:?}");
-    assert!(stat(&s, "buffers_allocated") > 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "zero_copy_frames"), 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "zero_copy_buffers"), 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "copy_frames"), presented, "{s:?}");
+    assert!(reel_output::number(&s, "buffers_allocated") > 0, "{s:?}");
 }
 
 /// Columns of `row` where the colour changes, from `from` on.
@@ -370,8 +302,8 @@ fn crop_is_applied_by_the_viewport() {
         "GStreamer's crop of {ODD_CLIP}"
     );
     let s = stats("odd");
-    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
-    assert!(stat(&s, "zero_copy_frames") > 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
+    assert!(reel_output::number(&s, "zero_copy_frames") > 0, "{s:?}");
     let shot = screenshot("odd");
     // The kiosk shell makes the window the output's size; reel fits the
     // visible 250x130 into it (320x166, centred). Presenting the coded
@@ -407,9 +339,13 @@ fn crop_is_applied_by_the_viewport() {
 #[test]
 fn reallocated_queue_gets_new_wl_buffers() {
     let s = stats("reschange");
-    let presented = stat(&s, "presented");
-    assert_eq!(stat(&s, "zero_copy_frames"), presented, "{s:?}");
-    assert_eq!(stat(&s, "copy_frames"), 0, "{s:?}");
+    let presented = reel_output::number(&s, "presented");
+    assert_eq!(
+        reel_output::number(&s, "zero_copy_frames"),
+        presented,
+        "{s:?}"
+    );
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
     let log = read("reschange.log");
     let imported = buffer_ids(&log, "decoder dmabuf imported");
     let distinct: BTreeSet<_> = imported.iter().collect();

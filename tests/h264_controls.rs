@@ -3,10 +3,12 @@
 //! slice_data() starts), pic_order_cnt_bit_size, dec_ref_pic_marking_bit_size,
 //! and the per-slice / per-picture syntax elements.
 
-mod h264_support;
+mod support;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::H264Decoder;
+use reel::v4l2::h264::controls::{PictureControls, SliceControls};
+use support::h264::{access_units, annex_b_with_trace, work_dir, H264_CLIPS};
+use support::media;
 use v4l2r::bindings as b;
 
 /// Expected values from one slice's trace.
@@ -59,7 +61,7 @@ fn expected(elements: &[(usize, String, i64)], lengths: &[usize]) -> Expected {
 #[test]
 fn slice_controls_match_ffmpeg_trace() {
     for clip in H264_CLIPS {
-        let annexb = annex_b_with_trace(&media_dir().join(clip), &work_dir("controls"));
+        let annexb = annex_b_with_trace(&media::dir().join(clip), &work_dir("controls"));
         let mut slices = annexb
             .trace
             .iter()
@@ -69,8 +71,9 @@ fn slice_controls_match_ffmpeg_trace() {
         let mut checked = 0;
         for (i, unit) in access_units(&annexb.stream).iter().enumerate() {
             for job in decoder.decode_access_unit(unit, i as u64).expect("decodes") {
-                let dp = &job.decode_params;
+                let dp = &PictureControls::of(&job).decode_params;
                 for (k, s) in job.slices.iter().enumerate() {
+                    let s = SliceControls::of(s);
                     let (t, lengths) = slices.next().expect("a traced slice per slice job");
                     let e = expected(t, lengths);
                     let what = format!("{clip}: picture {i} slice {k}");
@@ -126,7 +129,7 @@ fn slice_controls_match_ffmpeg_trace() {
 /// tests/media/generate.sh passed to x264 for h264_cqm_444.mp4.
 #[test]
 fn scaling_matrix_control_gives_back_the_encoder_lists() {
-    let annexb = annex_b_with_trace(&media_dir().join("h264_cqm_444.mp4"), &work_dir("cqm"));
+    let annexb = annex_b_with_trace(&media::dir().join("h264_cqm_444.mp4"), &work_dir("cqm"));
     let mut decoder = H264Decoder::new();
     let units = access_units(&annexb.stream);
     let job = decoder
@@ -136,6 +139,7 @@ fn scaling_matrix_control_gives_back_the_encoder_lists() {
         .expect("a picture");
     let cqm4: Vec<u8> = (16..32).collect();
     let cqm8: Vec<u8> = (0..64).map(|i| 16 + i / 4).collect();
+    let job = PictureControls::of(&job);
     for list in &job.scaling_matrix.scaling_list_4x4 {
         assert_eq!(list.to_vec(), cqm4);
     }

@@ -3,15 +3,16 @@
 //! and field POCs, and its short- and long-term reference lists after
 //! marking. reel's decode params and DPB must agree for every clip.
 
-mod h264_support;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::dpb::Reference;
 use reel::codec::h264::slice::SliceType;
 use reel::codec::h264::H264Decoder;
+use support::h264::{access_units, annex_b_with_trace, work_dir, H264_CLIPS};
+use support::media;
 
 #[derive(Debug, Default, Clone)]
 struct Picture {
@@ -114,7 +115,7 @@ fn libavcodec_pictures(stream: &std::path::Path) -> Vec<Picture> {
 
 fn check_clip(clip: &str) -> usize {
     let work = work_dir("dpb-oracle");
-    let annexb = annex_b_with_trace(&media_dir().join(clip), &work);
+    let annexb = annex_b_with_trace(&media::dir().join(clip), &work);
     let es = work.join(format!("{clip}.h264"));
     std::fs::write(&es, &annexb.stream).unwrap();
     let theirs = libavcodec_pictures(&es);
@@ -142,8 +143,8 @@ fn check_clip(clip: &str) -> usize {
                 idr: h.idr,
                 frame_num: h.frame_num,
                 poc: (
-                    i64::from(job.decode_params.top_field_order_cnt),
-                    i64::from(job.decode_params.bottom_field_order_cnt),
+                    i64::from(job.top_field_order_cnt),
+                    i64::from(job.bottom_field_order_cnt),
                 ),
                 short_term: set(Reference::ShortTerm),
                 long_term: set(Reference::LongTerm),

@@ -2,11 +2,12 @@
 //! trace_headers reads from the same bytes: name, bit position and value,
 //! for every NAL unit of every generated H.264 clip.
 
-mod h264_support;
+mod support;
 
-use h264_support::{annex_b_with_trace, media_dir, strip_indices, work_dir, Element, H264_CLIPS};
 use reel::codec::h264::nal::split_annex_b;
 use reel::codec::h264::trace::HeaderTracer;
+use support::h264::{annex_b_with_trace, strip_indices, work_dir, Element, H264_CLIPS};
+use support::media;
 
 /// Elements FFmpeg reads that belong to no header (trailing bits, the CABAC
 /// alignment at the start of slice_data()).
@@ -23,7 +24,7 @@ fn parsed_payload(nal_type: u8) -> bool {
 }
 
 fn check_clip(clip: &str) -> usize {
-    let dir = media_dir();
+    let dir = media::dir();
     let work = work_dir("headers");
     let annexb = annex_b_with_trace(&dir.join(clip), &work);
     let nals: Vec<&[u8]> = split_annex_b(&annexb.stream).collect();

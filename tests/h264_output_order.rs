@@ -3,20 +3,22 @@
 //! the same frame count; and every decode job is consistent with the
 //! stream (controls, references present in the DPB array).
 
-mod h264_support;
+mod support;
 
 use std::collections::HashSet;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir, H264_CLIPS};
 use reel::codec::h264::H264Decoder;
+use reel::v4l2::h264::controls::{PictureControls, SliceControls};
+use support::h264::{access_units, annex_b_with_trace, work_dir, H264_CLIPS};
+use support::media;
 use v4l2r::bindings as b;
 
 fn check_clip(clip: &str) -> usize {
-    let path = media_dir().join(clip);
+    let path = media::dir().join(clip);
     let annexb = annex_b_with_trace(&path, &work_dir("order"));
     let units = access_units(&annexb.stream);
-    let packet_pts = h264_support::media::ffprobe::<i64>(&path, "packet=pts");
-    let frame_pts = h264_support::media::ffprobe::<i64>(&path, "frame=pts");
+    let packet_pts = media::ffprobe::<i64>(&path, "packet=pts");
+    let frame_pts = media::ffprobe::<i64>(&path, "frame=pts");
     assert_eq!(
         units.len(),
         packet_pts.len(),
@@ -65,9 +67,10 @@ fn check_clip(clip: &str) -> usize {
 
 /// Every list entry a slice uses points at a valid DPB entry of its job.
 fn check_job_references(clip: &str, job: &reel::codec::h264::DecodeJob) {
-    let dpb = &job.decode_params.dpb;
-    for s in &job.slices {
-        let (n0, n1) = s.header.num_ref_idx_active();
+    let dpb = &PictureControls::of(job).decode_params.dpb;
+    for slice in &job.slices {
+        let s = SliceControls::of(slice);
+        let (n0, n1) = slice.header.num_ref_idx_active();
         for (list, n) in [(&s.params.ref_pic_list0, n0), (&s.params.ref_pic_list1, n1)] {
             for r in &list[..n] {
                 assert!(
@@ -102,11 +105,11 @@ fn output_order_matches_libavcodec() {
 #[test]
 fn reset_restarts_at_the_next_idr() {
     let clip = "h264_main_bframes.mkv";
-    let path = media_dir().join(clip);
+    let path = media::dir().join(clip);
     let annexb = annex_b_with_trace(&path, &work_dir("reset"));
     let units = access_units(&annexb.stream);
-    let packet_pts = h264_support::media::ffprobe::<i64>(&path, "packet=pts");
-    let frame_pts = h264_support::media::ffprobe::<i64>(&path, "frame=pts");
+    let packet_pts = media::ffprobe::<i64>(&path, "packet=pts");
+    let frame_pts = media::ffprobe::<i64>(&path, "frame=pts");
     let is_idr = |u: &Vec<u8>| reel::codec::h264::nal::split_annex_b(u).any(|n| n[0] & 0x1f == 5);
     let second_idr = (1..units.len())
         .find(|&i| is_idr(&units[i]))

@@ -1,10 +1,11 @@
 //! Damaged streams give errors, never a panic or a hang: real clips with
 //! bytes flipped, cut or dropped (seeded, so failures reproduce), and noise.
 
-mod h264_support;
+mod support;
 
-use h264_support::{access_units, annex_b_with_trace, media_dir, work_dir};
 use reel::codec::h264::H264Decoder;
+use support::h264::{access_units, annex_b_with_trace, work_dir};
+use support::media;
 
 /// xorshift64*: a small deterministic generator for the damage.
 struct Rng(u64);
@@ -56,7 +57,7 @@ fn damaged_access_units_never_panic() {
         "h264_mbaff.ts",
         "h264_cqm_444.mp4",
     ] {
-        let annexb = annex_b_with_trace(&media_dir().join(clip), &work_dir("robustness"));
+        let annexb = annex_b_with_trace(&media::dir().join(clip), &work_dir("robustness"));
         let units = access_units(&annexb.stream);
         for round in 0..40 {
             let mut decoder = H264Decoder::new();

@@ -3,8 +3,7 @@
 //! frames decoded by the ffmpeg CLI; what reel sent is checked in weston's
 //! protocol log. reel is driven through its control socket.
 
-mod compositor;
-mod media;
+mod support;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -15,7 +14,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use compositor::{Screenshot, Weston};
+use support::compositor::{Screenshot, Weston};
+use support::{media, reel_output};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -90,11 +90,7 @@ impl Reel {
     }
 
     fn status(&mut self) -> HashMap<String, String> {
-        self.command("status")
-            .split_whitespace()
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        reel_output::fields(&self.command("status"))
     }
 
     /// Polls `status` until `done` holds.
@@ -219,15 +215,7 @@ fn assert_shows_frame(weston: &Weston, clip: &Path, index: u32, w: u32, h: u32) 
 }
 
 fn stats_line(log: &str) -> HashMap<String, u64> {
-    let line = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line in:\n{log}"));
-    line.trim_start_matches("reel: stats:")
-        .split_whitespace()
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.parse().expect("stat is a number")))
-        .collect()
+    reel_output::stats(log).unwrap_or_else(|| panic!("no stats line in:\n{log}"))
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! `reel --output framemd5 --start T` must give exactly the frames of a
 //! full `ffmpeg -f framemd5` decode from the frame on screen at T onwards.
 
-mod media;
+mod support;
+
+use support::media;
 
 use std::path::Path;
 use std::process::Command;

@@ -7,20 +7,23 @@
 //! the driver received, the driver's own buffer bookkeeping (DQBUF) for
 //! timestamps and buffer return.
 
-#[path = "vm/mod.rs"]
-#[allow(dead_code)]
-mod vm;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use reel::fourcc::fourcc_text;
+use reel::v4l2::codec::{
+    Bitstream, BitstreamPart, CodecError, OutputPicture, Request, StatelessCodec, Timestamps,
+};
 use reel::v4l2::controls::ExtControl;
 use reel::v4l2::discovery::{self, DecoderInfo, StreamRequirements};
 use reel::v4l2::formats::coded;
 use reel::v4l2::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
 use v4l2r::bindings;
+
+use support::{media, vm};
 
 // ---------------------------------------------------------------- host side
 
@@ -29,7 +32,7 @@ const GUEST_TESTS: usize = 11;
 
 #[test]
 fn visl_guest_suite() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     let clip = annexb_clip(&media.join("h264_baseline.mp4"), "baseline");
     let sliced = annexb_clip(&media.join("h264_slices.mp4"), "slices");
     let command = vm::GuestCommand::inguest_tests()
@@ -44,7 +47,7 @@ fn visl_guest_suite() {
 
 /// Annex-B elementary stream of `clip`, made by FFmpeg.
 fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
-    let dir = vm::target_dir().join("v4l2-visl");
+    let dir = support::target_dir().join("v4l2-visl");
     std::fs::create_dir_all(&dir).expect("create target/v4l2-visl");
     let out = dir.join(format!("{name}.h264"));
     let status = Command::new("ffmpeg")
@@ -60,7 +63,7 @@ fn annexb_clip(clip: &Path, name: &str) -> PathBuf {
 
 #[test]
 fn annexb_splitter_agrees_with_ffprobe() {
-    let media = vm::test_media().expect("test media");
+    let media = media::dir();
     for (clip, name) in [
         ("h264_baseline.mp4", "baseline"),
         ("h264_slices.mp4", "slices"),
@@ -347,12 +350,17 @@ fn inguest_discovery_matches_v4l2_ctl() {
 
     // H.264 menus: "h264_decode_mode 0x00a40900 (menu) : ..." then "0: Slice-Based".
     let menus = v4l2_ctl(&["-d", &dev, "-L"]);
-    let h264 = decoder.h264.as_ref().expect("H.264 menus");
-    for (name, menu) in [
-        ("h264_decode_mode", &h264.decode_mode),
-        ("h264_start_code", &h264.start_code),
+    for (name, id) in [
+        (
+            "h264_decode_mode",
+            bindings::V4L2_CID_STATELESS_H264_DECODE_MODE,
+        ),
+        (
+            "h264_start_code",
+            bindings::V4L2_CID_STATELESS_H264_START_CODE,
+        ),
     ] {
-        let menu = menu.as_ref().unwrap_or_else(|| panic!("{name} missing"));
+        let menu = decoder.menu(id).unwrap_or_else(|| panic!("{name} missing"));
         let block: Vec<&str> = menus
             .lines()
             .skip_while(|l| !l.trim_start().starts_with(name))
@@ -371,7 +379,12 @@ fn inguest_discovery_matches_v4l2_ctl() {
             .collect();
         assert_eq!(ours, block, "{name}");
     }
-    assert!(h264.profile.is_none(), "visl has no H.264 profile menu");
+    assert!(
+        decoder
+            .menu(bindings::V4L2_CID_MPEG_VIDEO_H264_PROFILE)
+            .is_none(),
+        "visl has no H.264 profile menu"
+    );
 
     // --device path finds the same media node and entity.
     let probed = discovery::probe_device(&decoder.video_node).expect("probe_device");
@@ -383,7 +396,7 @@ fn inguest_discovery_matches_v4l2_ctl() {
         coded_format: coded::H264_SLICE,
         width: 320,
         height: 240,
-        h264_profile_idc: Some(66),
+        profile: Some(reel::v4l2::h264::profile_need(66)),
     };
     assert_eq!(
         found.choose(&needs).expect("choose").video_node,
@@ -429,7 +442,7 @@ fn inguest_frames_round_trip_and_buffers_come_back() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
@@ -503,7 +516,7 @@ fn inguest_timestamps_round_trip() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
@@ -539,7 +552,7 @@ fn inguest_references_keep_buffers_from_the_driver() {
         session.submit(DecodeRequest {
             timestamp_ns: timestamp(i),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
     };
@@ -604,7 +617,7 @@ fn inguest_bad_controls_fail_clearly() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -624,7 +637,7 @@ fn inguest_bad_controls_fail_clearly() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -661,7 +674,7 @@ fn inguest_bad_controls_fail_clearly() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -695,7 +708,7 @@ fn inguest_bad_controls_fail_clearly() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i} after errors: {e}"));
@@ -745,7 +758,7 @@ fn inguest_visl_processing_time_runs_in_the_queue_call() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit");
@@ -777,7 +790,7 @@ fn inguest_stuck_request_times_out() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(0),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit");
@@ -821,7 +834,7 @@ fn inguest_stuck_request_times_out() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(1),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit after reset");
@@ -856,7 +869,7 @@ fn inguest_slices_share_one_capture_buffer() {
                 .submit(DecodeRequest {
                     timestamp_ns: timestamp(i),
                     controls: &controls,
-                    bitstream: slice,
+                    bitstream: Bitstream::whole(slice),
                     hold_capture: true,
                 })
                 .unwrap_or_else(|e| panic!("picture {i} slice {s}: {e}"));
@@ -886,7 +899,7 @@ fn inguest_slices_share_one_capture_buffer() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(pictures),
                 controls: &controls,
-                bitstream: slice,
+                bitstream: Bitstream::whole(slice),
                 hold_capture: !last,
             })
             .unwrap_or_else(|e| panic!("slice {s}: {e}"));
@@ -921,7 +934,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
             .submit(DecodeRequest {
                 timestamp_ns: timestamp(i),
                 controls: &controls,
-                bitstream: &bitstream,
+                bitstream: Bitstream::whole(&bitstream),
                 hold_capture: false,
             })
             .unwrap_or_else(|e| panic!("submit {i}: {e}"));
@@ -938,7 +951,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(30),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .expect("submit");
@@ -947,7 +960,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(30),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
         .unwrap_err();
@@ -958,7 +971,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(20),
             controls: &controls,
-            bitstream: &[],
+            bitstream: Bitstream::whole(&[]),
             hold_capture: false,
         })
         .unwrap_err();
@@ -968,7 +981,7 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
         .submit(DecodeRequest {
             timestamp_ns: timestamp(21),
             controls: &controls,
-            bitstream: &huge,
+            bitstream: Bitstream::whole(&huge),
             hold_capture: false,
         })
         .unwrap_err();
@@ -984,27 +997,33 @@ fn inguest_garbage_and_truncated_input_do_not_hang() {
 /// one; output is in decode order.
 struct TestCodec {
     previous: Option<u64>,
-    decoded: Vec<u64>,
+    decoded: Vec<OutputPicture>,
     frame_num: u16,
 }
 
-impl reel::v4l2::decoder::StatelessCodec for TestCodec {
-    fn decode_jobs(
+impl StatelessCodec for TestCodec {
+    fn decode(
         &mut self,
-        access_unit: &[u8],
-        timestamp_ns: u64,
-    ) -> Result<Vec<reel::v4l2::decoder::DecodeJob>, String> {
-        let units = annexb::access_units(access_unit);
+        packet: &[u8],
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
+        let units = annexb::access_units(packet);
         let Some(au) = units.first() else {
-            return Err("no slice in access unit".into());
+            return Err(CodecError::Bitstream("no slice in access unit".into()));
         };
+        let timestamp_ns = timestamps.next_picture();
         self.frame_num = self.frame_num.wrapping_add(1);
-        self.previous = self.decoded.last().copied();
-        self.decoded.push(timestamp_ns);
-        Ok(vec![reel::v4l2::decoder::DecodeJob {
+        self.previous = self.decoded.last().map(|p| p.timestamp_ns);
+        self.decoded.push(OutputPicture {
+            timestamp_ns,
+            packet: timestamps.packet(),
+            visible: (320, 240),
+            sample_aspect: (1, 1),
+        });
+        Ok(vec![Request {
             timestamp_ns,
             controls: frame_controls(self.frame_num, 30),
-            bitstream: au.slices.concat(),
+            bitstream: vec![BitstreamPart::Owned(au.slices.concat())],
             hold_capture: false,
             sequence: None,
         }])
@@ -1012,15 +1031,15 @@ impl reel::v4l2::decoder::StatelessCodec for TestCodec {
     fn references(&self) -> Vec<u64> {
         self.previous.into_iter().collect()
     }
-    fn take_output(&mut self, _end_of_stream: bool) -> Vec<u64> {
+    fn take_output(&mut self, _end_of_stream: bool) -> Vec<OutputPicture> {
         std::mem::take(&mut self.decoded)
-    }
-    fn visible_size(&self) -> (u32, u32) {
-        (320, 240)
     }
     fn reset(&mut self) {
         self.previous = None;
         self.decoded.clear();
+    }
+    fn describe(&self) -> String {
+        "test codec".into()
     }
 }
 
@@ -1034,7 +1053,8 @@ fn decode_all(decoder_info: &DecoderInfo, aus: &[annexb::AccessUnit]) -> Vec<(i6
         frame_num: 0,
     };
     let mut decoder =
-        V4l2Decoder::new(session_config(decoder_info), codec, (1, 15360)).expect("decoder");
+        V4l2Decoder::new(session_config(decoder_info), Box::new(codec), (1, 15360), 8)
+            .expect("decoder");
     assert_send(&decoder);
     let mut out = Vec::new();
     let take = |frame: reel::frame::Frame, out: &mut Vec<(i64, String)>| {
@@ -1101,7 +1121,7 @@ fn inguest_reconfigure_for_a_new_resolution() {
         session.submit(DecodeRequest {
             timestamp_ns: timestamp(i),
             controls: &controls,
-            bitstream: &bitstream,
+            bitstream: Bitstream::whole(&bitstream),
             hold_capture: false,
         })
     };

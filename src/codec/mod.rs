@@ -1,4 +1,4 @@
-//! Bitstream headers and reference bookkeeping per codec, filling V4L2 stateless controls.
+//! Bitstream headers, reference bookkeeping and output order per codec; pure (the V4L2 glue in `v4l2/<codec>/` fills the controls).
 
 pub mod bitreader;
 pub mod h264;

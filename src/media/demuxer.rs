@@ -12,7 +12,7 @@ use ffmpeg_next as ff;
 use super::annexb::AnnexBConverter;
 use super::{
     duration_to_ts, init_ffmpeg, ts_to_duration, Codec, CodecParameters, MediaError, Packet,
-    VideoStreamInfo,
+    StreamKind, StreamSummary, VideoStreamInfo,
 };
 
 /// Consecutive unreadable packets after which a file is declared broken
@@ -42,11 +42,14 @@ struct DeclaredEnd {
     slack: i64,
 }
 
-/// The demuxer of one file, yielding the packets of its best video stream.
+/// The demuxer of one file, yielding the packets of its best video stream
+/// and of any other stream enabled (audio, for one).
 pub struct Demuxer {
     input: Input,
     path: PathBuf,
     info: VideoStreamInfo,
+    /// Streams besides the video one whose packets are handed out.
+    enabled: Vec<usize>,
     converter: Option<AnnexBConverter>,
     /// Where the header says the stream ends (stream time base), when it
     /// says so precisely (not estimated from timestamps or bitrate).
@@ -124,6 +127,7 @@ impl Demuxer {
             input,
             path: path.to_owned(),
             info,
+            enabled: Vec::new(),
             converter,
             declared_end,
             reached_end: None,
@@ -138,6 +142,62 @@ impl Demuxer {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Every stream of the container.
+    pub fn streams(&self) -> Vec<StreamSummary> {
+        self.input
+            .streams()
+            .map(|st| {
+                let parameters = st.parameters();
+                let kind = match parameters.medium() {
+                    ff::media::Type::Video
+                        if !st
+                            .disposition()
+                            .contains(ff::format::stream::Disposition::ATTACHED_PIC) =>
+                    {
+                        StreamKind::Video
+                    }
+                    ff::media::Type::Audio => StreamKind::Audio,
+                    ff::media::Type::Subtitle => StreamKind::Subtitle,
+                    _ => StreamKind::Other,
+                };
+                let tb = st.time_base();
+                StreamSummary {
+                    index: st.index(),
+                    kind,
+                    codec: parameters.id().name().to_string(),
+                    time_base: (tb.numerator(), tb.denominator()),
+                    enabled: st.index() == self.info.index || self.enabled.contains(&st.index()),
+                }
+            })
+            .collect()
+    }
+
+    /// Hands out the packets of stream `index` too (from the next packet
+    /// read), unconverted, with their own stream index and time base.
+    pub fn enable_stream(&mut self, index: usize) -> Result<(), MediaError> {
+        let refuse = |reason| MediaError::NoSuchStream {
+            path: self.path.clone(),
+            index,
+            reason,
+        };
+        if index == self.info.index {
+            return Err(refuse("it is the video stream played"));
+        }
+        if self.input.stream(index).is_none() {
+            return Err(refuse("the file has no such stream"));
+        }
+        if !self.enabled.contains(&index) {
+            // SAFETY: the context is open and ours, and `index` is one of its
+            // streams (checked above); libavformat reads `discard` on each read.
+            unsafe {
+                let ctx = self.input.as_mut_ptr();
+                (**(*ctx).streams.add(index)).discard = ffi::AVDiscard::AVDISCARD_DEFAULT;
+            }
+            self.enabled.push(index);
+        }
+        Ok(())
     }
 
     /// The next packet of the video stream; `None` at the end of the file.
@@ -175,7 +235,14 @@ impl Demuxer {
                 }
             }
             invalid = 0;
-            if packet.stream() != self.info.index {
+            let index = packet.stream();
+            if index != self.info.index {
+                if !self.enabled.contains(&index) {
+                    continue;
+                }
+                if let Some(other) = self.other_stream_packet(&packet, index) {
+                    return Ok(Some(other));
+                }
                 continue;
             }
             let Some(raw) = packet.data().filter(|d| !d.is_empty()) else {
@@ -210,6 +277,22 @@ impl Demuxer {
         })
     }
 
+    /// A packet of an enabled stream other than the video one, as read.
+    fn other_stream_packet(&self, packet: &ff::Packet, index: usize) -> Option<Packet> {
+        let data = packet.data().filter(|d| !d.is_empty())?.to_vec();
+        let tb = self.input.stream(index)?.time_base();
+        Some(Packet {
+            stream_index: index,
+            data,
+            pts: packet.pts(),
+            dts: packet.dts(),
+            duration: packet.duration().max(0),
+            keyframe: packet.is_key(),
+            corrupt: packet.is_corrupt(),
+            time_base: (tb.numerator(), tb.denominator()),
+        })
+    }
+
     fn convert(&self, packet: &ff::Packet, raw: &[u8]) -> Packet {
         let keyframe = packet.is_key();
         let mut corrupt = packet.is_corrupt();
@@ -224,6 +307,7 @@ impl Demuxer {
             None => data.extend_from_slice(raw),
         }
         Packet {
+            stream_index: self.info.index,
             data,
             pts: packet.pts(),
             dts: packet.dts(),
@@ -300,6 +384,13 @@ impl Demuxer {
         let mut packets = VecDeque::new();
         let mut found = false;
         while let Some(packet) = self.read_packet()? {
+            // Other streams follow the video: kept from its keyframe on.
+            if packet.stream_index != self.info.index {
+                if found {
+                    packets.push_back(packet);
+                }
+                continue;
+            }
             // A packet without timestamps counts as at the target: better a
             // keyframe slightly late than scanning without end.
             let pts = packet.pts.or(packet.dts).unwrap_or(ts);

@@ -123,9 +123,12 @@ pub fn duration_to_ts(d: Duration, (num, den): (i32, i32)) -> i64 {
     i64::try_from(ts).unwrap_or(i64::MAX)
 }
 
-/// One compressed frame (access unit) of the video stream.
+/// One compressed frame: an access unit of the video stream, or a packet
+/// of another stream the demuxer was asked for (`Demuxer::enable_stream`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Packet {
+    /// The container's stream index (`VideoStreamInfo::index` for video).
+    pub stream_index: usize,
     /// The bitstream; Annex-B for H.264/HEVC.
     pub data: Vec<u8>,
     pub pts: Option<i64>,
@@ -136,8 +139,31 @@ pub struct Packet {
     /// The container flagged the packet corrupt, or its AVCC/HVCC framing
     /// was damaged (then `data` holds the NAL units before the damage).
     pub corrupt: bool,
-    /// The stream's time base (the same for every packet).
+    /// The stream's time base (the same for every packet of a stream).
     pub time_base: (i32, i32),
+}
+
+/// What a stream of the container carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    Video,
+    Audio,
+    Subtitle,
+    /// Data, attachments, cover art, anything else.
+    Other,
+}
+
+/// One stream of the container, as `Demuxer::streams` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamSummary {
+    pub index: usize,
+    pub kind: StreamKind,
+    /// FFmpeg's codec name ("aac", "opus", "h264", ...).
+    pub codec: String,
+    pub time_base: (i32, i32),
+    /// Its packets are handed out (the video stream played, or a stream
+    /// enabled with `Demuxer::enable_stream`).
+    pub enabled: bool,
 }
 
 impl Packet {
@@ -153,6 +179,12 @@ pub enum MediaError {
     NotFound(PathBuf),
     #[error("{0}: no video stream")]
     NoVideoStream(PathBuf),
+    #[error("{path}: no stream {index} to enable ({reason})")]
+    NoSuchStream {
+        path: PathBuf,
+        index: usize,
+        reason: &'static str,
+    },
     #[error("unsupported video codec: {0}")]
     UnsupportedCodec(String),
     /// FFmpeg could not open or probe the file (message includes the path).

@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use crate::cli::parse_time;
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SeekTarget {
     Absolute(Duration),
@@ -83,6 +81,29 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
         }
         other => Err(format!("unknown command '{other}'")),
     }
+}
+
+/// Parses `12.5`, `1:02.5` or `1:00:02.5` into a duration.
+pub fn parse_time(text: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid time '{text}': expected seconds or [[HH:]MM:]SS[.frac]");
+    let parts: Vec<&str> = text.trim().split(':').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(bad());
+    }
+    let mut seconds = 0f64;
+    let last = parts.len() - 1;
+    for (i, part) in parts.iter().enumerate() {
+        let value: f64 = if i == last {
+            part.parse().map_err(|_| bad())?
+        } else {
+            part.parse::<u32>().map_err(|_| bad())? as f64
+        };
+        if !value.is_finite() || value < 0.0 || (i > 0 && value >= 60.0) {
+            return Err(bad());
+        }
+        seconds = seconds * 60.0 + value;
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| bad())
 }
 
 #[cfg(test)]

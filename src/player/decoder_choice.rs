@@ -7,15 +7,24 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use tracing::info;
 
-use super::pipeline::{DecodeFault, FrameDecoder};
-use crate::cli::Hwdec;
-use crate::frame::{DecoderKind, Frame};
-use crate::media::{Codec, Packet, VideoStreamInfo};
+use super::frame_decoder::{FrameDecoder, FRAMES_HELD_DOWNSTREAM};
+use crate::media::VideoStreamInfo;
 use crate::sw::{SwDecoder, SwOptions};
-use crate::v4l2::decoder::{DecoderError, V4l2Decoder};
+use crate::v4l2::decoder::{OpenOptions, V4l2Decoder};
 use crate::v4l2::discovery::{self, DecoderInfo};
-use crate::v4l2::h264::{self, H264Codec};
-use crate::v4l2::session::{CaptureChooser, SessionError};
+use crate::v4l2::registry::{self, CodecEntry};
+use crate::v4l2::session::CaptureChooser;
+
+/// Which decoders a file may get (`--hwdec`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hwdec {
+    /// A V4L2 decoder if one handles the stream, else software.
+    Auto,
+    /// Software only.
+    No,
+    /// V4L2 only, no fallback.
+    V4l2,
+}
 
 /// What the user allows.
 #[derive(Clone, Debug)]
@@ -26,6 +35,9 @@ pub struct DecoderChoice {
     /// Picks the V4L2 CAPTURE format from what the driver offers (the
     /// compositor's side of the negotiation); None: the driver's choice.
     pub capture_chooser: Option<CaptureChooser>,
+    /// Decoded frames the consumer may hold at once (V4L2 CAPTURE buffers
+    /// are allocated for them).
+    pub frames_held_downstream: usize,
 }
 
 impl Default for DecoderChoice {
@@ -34,6 +46,7 @@ impl Default for DecoderChoice {
             hwdec: Hwdec::Auto,
             device: None,
             capture_chooser: None,
+            frames_held_downstream: FRAMES_HELD_DOWNSTREAM,
         }
     }
 }
@@ -44,8 +57,8 @@ impl DecoderChoice {
     pub fn v4l2_only(capture_chooser: CaptureChooser) -> Self {
         Self {
             hwdec: Hwdec::V4l2,
-            device: None,
             capture_chooser: Some(capture_chooser),
+            ..Self::default()
         }
     }
 }
@@ -53,7 +66,10 @@ impl DecoderChoice {
 /// The decoder a stream would get, before any is opened.
 #[derive(Debug)]
 pub enum Plan {
-    V4l2(Box<DecoderInfo>),
+    V4l2 {
+        entry: &'static CodecEntry,
+        info: Box<DecoderInfo>,
+    },
     /// Software decoding, and why not V4L2.
     Software(String),
 }
@@ -63,10 +79,10 @@ pub fn plan(stream: &VideoStreamInfo, choice: &DecoderChoice) -> Plan {
     if choice.hwdec == Hwdec::No {
         return Plan::Software("--hwdec=no".into());
     }
-    if stream.codec != Codec::H264 {
+    let Some(entry) = registry::lookup(stream.codec) else {
         return Plan::Software(format!("reel has no V4L2 path for {} yet", stream.codec));
-    }
-    let needs = h264::requirements(stream);
+    };
+    let needs = (entry.requirements)(stream);
     let found = match &choice.device {
         Some(path) => discovery::probe_device(path).and_then(|info| {
             info.check(&needs)?;
@@ -75,7 +91,10 @@ pub fn plan(stream: &VideoStreamInfo, choice: &DecoderChoice) -> Plan {
         None => discovery::discover().choose(&needs).cloned(),
     };
     match found {
-        Ok(info) => Plan::V4l2(Box::new(info)),
+        Ok(info) => Plan::V4l2 {
+            entry,
+            info: Box::new(info),
+        },
         Err(e) => Plan::Software(e.to_string()),
     }
 }
@@ -88,8 +107,15 @@ pub fn open(
     sw: SwOptions,
 ) -> Result<Box<dyn FrameDecoder>> {
     let reason = match plan(stream, choice) {
-        Plan::V4l2(info) => match h264::open_decoder(&info, stream, choice.capture_chooser.clone())
-        {
+        Plan::V4l2 { entry, info } => match V4l2Decoder::open(
+            entry,
+            &info,
+            stream,
+            OpenOptions {
+                capture_chooser: choice.capture_chooser.clone(),
+                frames_held_downstream: choice.frames_held_downstream,
+            },
+        ) {
             Ok(decoder) => {
                 info!(
                     device = %info.video_node.display(),
@@ -111,46 +137,4 @@ pub fn open(
     let decoder =
         SwDecoder::new(stream, sw).with_context(|| format!("cannot decode {}", stream.codec))?;
     Ok(Box::new(decoder))
-}
-
-impl From<DecoderError> for DecodeFault {
-    fn from(error: DecoderError) -> Self {
-        // Device and setup failures end the stream; a bad picture does not.
-        let recoverable = match &error {
-            DecoderError::Bitstream(_) | DecoderError::Unreadable(_) => true,
-            DecoderError::Session(e) => matches!(
-                e,
-                SessionError::Controls { .. }
-                    | SessionError::MissingControl(_)
-                    | SessionError::BitstreamTooLarge { .. }
-                    | SessionError::EmptyBitstream
-                    | SessionError::RequestTimeout { .. }
-                    | SessionError::NoCaptureBuffer { .. }
-                    | SessionError::DuplicateTimestamp(_)
-            ),
-        };
-        Self {
-            recoverable,
-            error: error.into(),
-        }
-    }
-}
-
-impl FrameDecoder for V4l2Decoder<H264Codec> {
-    fn kind(&self) -> DecoderKind {
-        DecoderKind::V4l2Stateless
-    }
-    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
-        let pts = packet.pts.or(packet.dts).unwrap_or(0);
-        Ok(V4l2Decoder::send(self, &packet.data, pts, packet.duration)?)
-    }
-    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
-        Ok(V4l2Decoder::receive(self)?)
-    }
-    fn send_eof(&mut self) -> Result<(), DecodeFault> {
-        Ok(V4l2Decoder::send_eof(self)?)
-    }
-    fn flush(&mut self) {
-        V4l2Decoder::flush(self)
-    }
 }

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod commands;
 pub mod control;
 pub mod decoder_choice;
+pub mod frame_decoder;
 pub mod headless;
 pub mod negotiation;
 pub mod pipeline;

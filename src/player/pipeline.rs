@@ -10,56 +10,10 @@ use tracing::{debug, info, warn};
 
 use crate::frame::{DecoderKind, Frame};
 use crate::media::{Demuxer, Packet, VideoStreamInfo};
-use crate::sw::{SwDecoder, SwError, SwOptions};
+use crate::sw::SwOptions;
 
 use super::decoder_choice::{self, DecoderChoice};
-
-/// A decoder's complaint about one packet or frame. Recoverable faults
-/// (corrupt data) are counted and decoding goes on at the next keyframe;
-/// the others end the stream.
-#[derive(Debug)]
-pub struct DecodeFault {
-    pub recoverable: bool,
-    pub error: anyhow::Error,
-}
-
-impl From<SwError> for DecodeFault {
-    fn from(error: SwError) -> Self {
-        Self {
-            recoverable: error.is_recoverable(),
-            error: error.into(),
-        }
-    }
-}
-
-/// Anything that turns packets into frames: the software decoder today, the
-/// V4L2 stateless decoder next to it.
-pub trait FrameDecoder: Send {
-    fn kind(&self) -> DecoderKind;
-    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault>;
-    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault>;
-    fn send_eof(&mut self) -> Result<(), DecodeFault>;
-    /// Forgets every buffered packet and frame (after a container seek).
-    fn flush(&mut self);
-}
-
-impl FrameDecoder for SwDecoder {
-    fn kind(&self) -> DecoderKind {
-        DecoderKind::Software
-    }
-    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
-        Ok(SwDecoder::send(self, packet)?)
-    }
-    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
-        Ok(SwDecoder::receive(self)?)
-    }
-    fn send_eof(&mut self) -> Result<(), DecodeFault> {
-        Ok(SwDecoder::send_eof(self)?)
-    }
-    fn flush(&mut self) {
-        SwDecoder::flush(self)
-    }
-}
+use super::frame_decoder::{DecodeFault, FrameDecoder};
 
 /// Stands in for a decoder between closing one and opening the next.
 struct Closed;
@@ -80,7 +34,7 @@ impl FrameDecoder for Closed {
     fn send_eof(&mut self) -> Result<(), DecodeFault> {
         Ok(())
     }
-    fn flush(&mut self) {}
+    fn discard(&mut self) {}
 }
 
 /// How the pipeline is built.
@@ -168,7 +122,7 @@ impl Pipeline {
     pub fn seek(&mut self, position: Duration, epoch: u64) -> Result<()> {
         let target = self.media_time(position);
         debug!(?position, ?target, epoch, "seek");
-        self.decoder.flush();
+        self.decoder.discard();
         self.demuxer.seek(target)?;
         self.epoch = epoch;
         self.drop_before = Some(target);
@@ -216,6 +170,9 @@ impl Pipeline {
                 return Ok(self.last_dropped.take());
             }
             match self.demuxer.next_packet() {
+                // Only the video stream is decoded here; other streams
+                // are handed out only when enabled for their own consumer.
+                Ok(Some(packet)) if packet.stream_index != self.demuxer.stream().index => {}
                 Ok(Some(packet)) => {
                     if packet.corrupt {
                         warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");

@@ -14,8 +14,7 @@ use crate::frame::Frame;
 
 use super::pipeline::Pipeline;
 
-/// Frames decoded ahead of the one on screen.
-const DECODE_AHEAD: usize = 4;
+use super::frame_decoder::DECODE_AHEAD;
 
 pub enum Request {
     Seek {

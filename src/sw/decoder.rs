@@ -27,7 +27,7 @@ pub struct SwDecoder {
     converter: Converter,
     /// Frames taken out of the decoder while it refused input.
     ready: VecDeque<ff::frame::Video>,
-    /// After an error or a flush, packets are dropped until a keyframe.
+    /// After an error or a discard, packets are dropped until a keyframe.
     need_keyframe: bool,
     /// After an error, frames still in flight (frame threading reports an
     /// error a few packets late) are dropped until a key frame comes out:
@@ -117,7 +117,7 @@ impl SwDecoder {
         &self.codec_name
     }
 
-    /// Packets dropped while waiting for a keyframe after an error or flush.
+    /// Packets dropped while waiting for a keyframe after an error or discard.
     pub fn skipped_packets(&self) -> u64 {
         self.skipped_packets
     }
@@ -128,7 +128,7 @@ impl SwDecoder {
         self.discarded_frames
     }
 
-    /// Bumped at each `flush`; stamped on every frame.
+    /// Bumped at each `discard`; stamped on every frame.
     pub fn epoch(&self) -> u64 {
         self.epoch
     }
@@ -233,7 +233,7 @@ impl SwDecoder {
 
     /// Drops every buffered frame and packet (after a seek); decoding
     /// resumes at the next keyframe sent.
-    pub fn flush(&mut self) {
+    pub fn discard(&mut self) {
         self.decoder.flush();
         self.ready.clear();
         self.need_keyframe = true;

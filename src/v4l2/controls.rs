@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use v4l2r::bindings::{self, v4l2_ext_control};
+use v4l2r::controls::ExtControlTrait;
 
 /// Memory the kernel reads a compound control from. Implemented for every
 /// plain-data type; the bytes are never read on the Rust side.
@@ -22,6 +23,19 @@ impl<T: Copy + Send + Sync + 'static> CompoundPayload for T {
     }
     fn size(&self) -> usize {
         std::mem::size_of::<T>()
+    }
+}
+
+/// A dynamic-array control's elements (HEVC slice parameters and entry
+/// point offsets, AV1 tile groups): the kernel reads `len` structs.
+struct ArrayPayload<T>(Vec<T>);
+
+impl<T: Copy + Send + Sync + 'static> CompoundPayload for ArrayPayload<T> {
+    fn as_ptr(&self) -> *const c_void {
+        self.0.as_ptr().cast()
+    }
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self.0.as_slice())
     }
 }
 
@@ -50,8 +64,31 @@ impl ExtControl {
         }
     }
 
-    /// A compound control holding `data` (a `v4l2_ctrl_*` struct, or an
-    /// array of them for dynamic-array controls).
+    /// The compound control `C` (v4l2r's typed controls, or a codec's own
+    /// where v4l2r has none), holding one `v4l2_ctrl_*` struct.
+    pub fn typed<C>(data: C::PAYLOAD) -> Self
+    where
+        C: ExtControlTrait,
+        C::PAYLOAD: Copy + Send + Sync + 'static,
+    {
+        Self::compound(C::ID, data)
+    }
+
+    /// The dynamic-array control `C` holding `elements` (its size says how
+    /// many the kernel reads).
+    pub fn array<C>(elements: Vec<C::PAYLOAD>) -> Self
+    where
+        C: ExtControlTrait,
+        C::PAYLOAD: Copy + Send + Sync + 'static,
+    {
+        Self {
+            id: C::ID,
+            payload: ControlPayload::Compound(Arc::new(ArrayPayload(elements))),
+        }
+    }
+
+    /// A compound control holding `data` (a `v4l2_ctrl_*` struct, or a
+    /// fixed-size array of them).
     pub fn compound<T: Copy + Send + Sync + 'static>(id: u32, data: T) -> Self {
         Self {
             id,
@@ -107,6 +144,15 @@ pub fn control_name(id: u32) -> String {
         bindings::V4L2_CID_STATELESS_HEVC_PPS => "HEVC_PPS",
         bindings::V4L2_CID_STATELESS_HEVC_SLICE_PARAMS => "HEVC_SLICE_PARAMS",
         bindings::V4L2_CID_STATELESS_HEVC_DECODE_PARAMS => "HEVC_DECODE_PARAMS",
+        bindings::V4L2_CID_STATELESS_HEVC_SCALING_MATRIX => "HEVC_SCALING_MATRIX",
+        bindings::V4L2_CID_STATELESS_HEVC_DECODE_MODE => "HEVC_DECODE_MODE",
+        bindings::V4L2_CID_STATELESS_HEVC_START_CODE => "HEVC_START_CODE",
+        bindings::V4L2_CID_STATELESS_HEVC_ENTRY_POINT_OFFSETS => "HEVC_ENTRY_POINT_OFFSETS",
+        bindings::V4L2_CID_STATELESS_VP9_COMPRESSED_HDR => "VP9_COMPRESSED_HDR",
+        bindings::V4L2_CID_STATELESS_MPEG2_QUANTISATION => "MPEG2_QUANTISATION",
+        bindings::V4L2_CID_STATELESS_AV1_TILE_GROUP_ENTRY => "AV1_TILE_GROUP_ENTRY",
+        bindings::V4L2_CID_STATELESS_AV1_FILM_GRAIN => "AV1_FILM_GRAIN",
+        bindings::V4L2_CID_STATELESS_FWHT_PARAMS => "FWHT_PARAMS",
         bindings::V4L2_CID_STATELESS_VP8_FRAME => "VP8_FRAME",
         bindings::V4L2_CID_STATELESS_VP9_FRAME => "VP9_FRAME",
         bindings::V4L2_CID_STATELESS_MPEG2_SEQUENCE => "MPEG2_SEQUENCE",
@@ -148,6 +194,28 @@ mod tests {
         let payload = raw.__bindgen_anon_1;
         // SAFETY: `value` is the member written for a plain control.
         assert_eq!(unsafe { payload.value }, 1);
+    }
+
+    #[test]
+    fn arrays_carry_every_element() {
+        struct Offsets;
+        impl ExtControlTrait for Offsets {
+            const ID: u32 = bindings::V4L2_CID_STATELESS_HEVC_ENTRY_POINT_OFFSETS;
+            type PAYLOAD = u32;
+        }
+        let control = ExtControl::array::<Offsets>(vec![7, 8, 9]);
+        let raw = control.raw();
+        assert_eq!({ raw.size }, 12);
+        let payload = raw.__bindgen_anon_1;
+        // SAFETY: `ptr` points at the 3 elements `control` holds, alive here.
+        let seen = unsafe { std::slice::from_raw_parts(payload.ptr as *const u32, 3) };
+        assert_eq!(seen, &[7, 8, 9]);
+        let typed =
+            ExtControl::typed::<v4l2r::controls::codec::H264Sps>(bindings::v4l2_ctrl_h264_sps {
+                level_idc: 40,
+                ..Default::default()
+            });
+        assert_eq!(typed.id, bindings::V4L2_CID_STATELESS_H264_SPS);
     }
 
     #[test]

@@ -1,79 +1,48 @@
-//! The V4L2 side of the player's `FrameDecoder`: access units in, frames
-//! out, with a codec layer (`codec/<codec>`) turning each access unit into
-//! decode jobs and saying which pictures are references and when each
-//! picture is due for output.
+//! The V4L2 side of the player's `FrameDecoder`: packets in, frames out.
+//! Generic over codecs: a codec's glue ([`StatelessCodec`], found through
+//! the [`super::registry`]) turns each packet into requests and says which
+//! pictures are references and when each is due for output; this owns the
+//! session, packet timing and frames.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
-use super::controls::ExtControl;
+use super::codec::{
+    Bitstream, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+};
 use super::detile::detiled_format;
 use super::detiled_view::DetiledPlanes;
-use super::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
+use super::discovery::{DecoderInfo, DiscoveryError};
+use super::registry::CodecEntry;
+use super::session::{
+    CaptureChooser, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
+};
 use crate::frame::{CpuPlanes, DecoderKind, DmabufFrame, Frame, FrameStorage};
-
-/// One request's worth of work from the codec layer.
-pub struct DecodeJob {
-    /// The picture's timestamp as given to `StatelessCodec::decode_jobs`
-    /// (all slices of one picture share it).
-    pub timestamp_ns: u64,
-    pub controls: Vec<ExtControl>,
-    pub bitstream: Vec<u8>,
-    /// More jobs of this picture follow.
-    pub hold_capture: bool,
-    /// Set on the first job of a new sequence (stream start, resolution
-    /// change): earlier pictures are drained and the queues set up again
-    /// if the session does not fit it.
-    pub sequence: Option<SequenceChange>,
-}
-
-/// What a new sequence needs from the session.
-#[derive(Clone, Debug)]
-pub struct SequenceChange {
-    pub coded_width: u32,
-    pub coded_height: u32,
-    pub capture_buffers: u32,
-    /// Sequence controls to set before the CAPTURE format is chosen.
-    pub controls: Vec<ExtControl>,
-}
-
-/// What the V4L2 decoder needs from a codec layer.
-pub trait StatelessCodec: Send {
-    /// Parses one access unit (Annex-B for H.264/HEVC) into decode jobs.
-    /// An access unit with parameter sets only gives none. An error is
-    /// about this access unit only; the codec resynchronises by itself
-    /// (e.g. at the next IDR).
-    fn decode_jobs(
-        &mut self,
-        access_unit: &[u8],
-        timestamp_ns: u64,
-    ) -> Result<Vec<DecodeJob>, String>;
-    /// Timestamps of decoded pictures later pictures may still reference.
-    fn references(&self) -> Vec<u64>;
-    /// Timestamps of pictures now due for output, in display order; with
-    /// `end_of_stream`, every remaining one.
-    fn take_output(&mut self, end_of_stream: bool) -> Vec<u64>;
-    /// Visible picture size (the cropping of the current sequence).
-    fn visible_size(&self) -> (u32, u32);
-    /// Visible size of one picture, asked once when it is output (a
-    /// resolution change leaves earlier pictures at their own size).
-    fn visible_size_of(&mut self, _timestamp_ns: u64) -> (u32, u32) {
-        self.visible_size()
-    }
-    /// Forgets all state (seek, or recovery after a device error).
-    fn reset(&mut self);
-}
+use crate::media::VideoStreamInfo;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DecoderError {
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error("bitstream: {0}")]
-    Bitstream(String),
+    Codec(#[from] CodecError),
     #[error("picture {0} ns: no CAPTURE layout reel can read on the CPU")]
     Unreadable(u64),
+}
+
+impl DecoderError {
+    /// Whether playback can go on with later packets: a damaged or
+    /// unreadable picture, or a request the device refused, costs that
+    /// picture; a device or set-up failure ends the stream.
+    pub fn is_recoverable(&self) -> bool {
+        match self {
+            Self::Session(e) => e.is_recoverable(),
+            Self::Codec(e) => e.is_recoverable(),
+            Self::Unreadable(_) => true,
+        }
+    }
 }
 
 /// Timing of one packet, kept until its picture comes out.
@@ -83,45 +52,114 @@ struct PacketTiming {
     duration_raw: i64,
 }
 
-pub struct V4l2Decoder<C: StatelessCodec> {
+/// How a decoder is opened.
+pub struct OpenOptions {
+    /// Picks the CAPTURE format from what the driver offers (the
+    /// compositor's side of the negotiation); None: the driver's choice.
+    pub capture_chooser: Option<CaptureChooser>,
+    /// Decoded frames that may hold a CAPTURE buffer outside the decoder at
+    /// once (the compositor's, the player's queue, frames in transit).
+    pub frames_held_downstream: usize,
+}
+
+/// CAPTURE buffers: the codec's pictures, the one being decoded, and the
+/// frames held downstream (with zero-copy presentation each of them keeps
+/// its CAPTURE buffer). 32 is VIDEO_MAX_FRAME.
+fn capture_buffers(dpb_pictures: usize, frames_held_downstream: usize) -> u32 {
+    (dpb_pictures + 1 + frames_held_downstream).min(32) as u32
+}
+
+pub struct V4l2Decoder {
     session: Session,
     /// What the session was set up with (updated by a new sequence).
     config: SessionConfig,
+    frames_held_downstream: usize,
     /// The picture whose CAPTURE buffer the driver holds for more slices.
     holding_for: Option<u64>,
-    codec: C,
+    codec: Box<dyn StatelessCodec>,
     /// (numerator, denominator) of the stream's time base.
     time_base: (i64, i64),
+    timestamps: Timestamps,
+    /// By packet number.
     timings: HashMap<u64, PacketTiming>,
     decoded: HashMap<u64, DecodedFrame>,
-    /// Timestamps due for output whose pictures have not come back yet.
-    due: VecDeque<u64>,
+    /// Pictures in `decoded` already shown, kept while still referenced
+    /// (a codec may show them again: VP9/AV1 `show_existing_frame`).
+    shown: HashSet<u64>,
+    /// Pictures due for output whose CAPTURE buffers have not come back yet.
+    due: VecDeque<OutputPicture>,
     frames: VecDeque<Frame>,
-    next_timestamp: u64,
     epoch: u64,
     pub errors: u64,
 }
 
-impl<C: StatelessCodec> V4l2Decoder<C> {
+impl V4l2Decoder {
+    /// Opens `info` for `stream` with the codec of `entry`.
+    pub fn open(
+        entry: &CodecEntry,
+        info: &DecoderInfo,
+        stream: &VideoStreamInfo,
+        options: OpenOptions,
+    ) -> Result<Self, String> {
+        let media = info
+            .media_node
+            .clone()
+            .ok_or_else(|| DiscoveryError::NoMediaNode {
+                path: info.video_node.clone(),
+            })
+            .map_err(|e| e.to_string())?;
+        let setup = (entry.open)(info, stream)?;
+        let needs = (entry.requirements)(stream);
+        let mut config = SessionConfig::new(
+            &info.video_node,
+            &media,
+            entry.coded_format,
+            needs.width,
+            needs.height,
+        );
+        config.initial_controls = setup.initial_controls;
+        config.capture_buffers =
+            capture_buffers(setup.dpb_pictures, options.frames_held_downstream);
+        config.output_buffers = setup.output_buffers;
+        config.required_controls = entry.required_controls.to_vec();
+        config.bit_depth = stream.bit_depth.max(8);
+        config.capture_chooser = options.capture_chooser;
+        let time_base = (i64::from(stream.time_base.0), i64::from(stream.time_base.1));
+        Self::new(
+            config,
+            setup.codec,
+            time_base,
+            options.frames_held_downstream,
+        )
+        .map_err(|e| format!("{}: {e}", info.video_node.display()))
+    }
+
     pub fn new(
         config: SessionConfig,
-        codec: C,
+        codec: Box<dyn StatelessCodec>,
         time_base: (i64, i64),
+        frames_held_downstream: usize,
     ) -> Result<Self, DecoderError> {
         let path = config.video_node.clone();
         let session = Session::open(config.clone())?;
-        info!("decoding through V4L2 stateless decoder {}", path.display());
+        info!(
+            "decoding through V4L2 stateless decoder {} ({})",
+            path.display(),
+            codec.describe()
+        );
         Ok(Self {
             session,
             config,
+            frames_held_downstream,
             holding_for: None,
             codec,
             time_base,
+            timestamps: Timestamps::new(),
             timings: HashMap::new(),
             decoded: HashMap::new(),
+            shown: HashSet::new(),
             due: VecDeque::new(),
             frames: VecDeque::new(),
-            next_timestamp: 0,
             epoch: 0,
             errors: 0,
         })
@@ -135,39 +173,42 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         &self.session
     }
 
-    /// Feeds one access unit. Timestamps given to the device are a packet
-    /// counter in microseconds (unique even when pts repeat or are unknown).
+    /// Feeds one packet. Device timestamps are a picture counter in
+    /// microseconds (unique even when pts repeat or are unknown).
     pub fn send(
         &mut self,
-        access_unit: &[u8],
+        packet: &[u8],
         pts_raw: i64,
         duration_raw: i64,
     ) -> Result<(), DecoderError> {
-        self.next_timestamp += 1;
-        let timestamp_ns = self.next_timestamp * 1000;
-        let jobs = self
+        let packet_number = self.timestamps.start_packet();
+        let requests = self
             .codec
-            .decode_jobs(access_unit, timestamp_ns)
-            .map_err(|e| {
-                self.errors += 1;
-                DecoderError::Bitstream(e)
-            })?;
-        // A second field in its own packet decodes under its first field's
-        // timestamp: only a picture of this packet needs its timing.
-        if jobs.iter().any(|j| j.timestamp_ns == timestamp_ns) {
+            .decode(packet, &mut self.timestamps)
+            .inspect_err(|_| self.errors += 1)?;
+        self.forget_unreferenced_shown();
+        let output = self.codec.take_output(false);
+        // Only a packet that decoded a picture, or shows one again, needs
+        // its timing (a second field in its own packet decodes under its
+        // first field's).
+        let issued = self.timestamps.issued();
+        let decodes_a_picture = requests
+            .iter()
+            .any(|r| issued.iter().any(|&(t, _)| t == r.timestamp_ns));
+        if decodes_a_picture || output.iter().any(|p| p.packet == packet_number) {
             self.timings.insert(
-                timestamp_ns,
+                packet_number,
                 PacketTiming {
                     pts_raw,
                     duration_raw,
                 },
             );
         }
-        for job in &jobs {
-            if let Some(change) = &job.sequence {
+        for request in &requests {
+            if let Some(change) = &request.sequence {
                 self.start_sequence(change)?;
             }
-            if let Err(e) = self.submit(job) {
+            if let Err(e) = self.submit(packet, request) {
                 self.errors += 1;
                 if matches!(e, SessionError::RequestTimeout { .. }) {
                     self.recover();
@@ -178,22 +219,22 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
                 }
                 return Err(e.into());
             }
-            self.holding_for = job.hold_capture.then_some(job.timestamp_ns);
+            self.holding_for = request.hold_capture.then_some(request.timestamp_ns);
         }
-        self.due.extend(self.codec.take_output(false));
+        self.due.extend(output);
         self.collect(Duration::ZERO)?;
         Ok(())
     }
 
-    fn submit(&mut self, job: &DecodeJob) -> Result<(), SessionError> {
-        self.session.set_references(&self.codec.references());
-        let request = DecodeRequest {
-            timestamp_ns: job.timestamp_ns,
-            controls: &job.controls,
-            bitstream: &job.bitstream,
-            hold_capture: job.hold_capture,
+    fn submit(&mut self, packet: &[u8], request: &Request) -> Result<(), SessionError> {
+        let decode_request = || DecodeRequest {
+            timestamp_ns: request.timestamp_ns,
+            controls: &request.controls,
+            bitstream: Bitstream::new(packet, &request.bitstream),
+            hold_capture: request.hold_capture,
         };
-        let result = self.session.submit(request);
+        self.session.set_references(&self.codec.references());
+        let result = self.session.submit(decode_request());
         if !matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
             return result;
         }
@@ -202,12 +243,7 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         self.store(completed);
         self.emit();
         self.session.set_references(&self.codec.references());
-        self.session.submit(DecodeRequest {
-            timestamp_ns: job.timestamp_ns,
-            controls: &job.controls,
-            bitstream: &job.bitstream,
-            hold_capture: job.hold_capture,
-        })
+        self.session.submit(decode_request())
     }
 
     fn release_held(&mut self) {
@@ -224,16 +260,17 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
     /// A new sequence: earlier pictures are drained and put out; the queues
     /// are set up again when the coded size or buffer count no longer fit.
     fn start_sequence(&mut self, change: &SequenceChange) -> Result<(), DecoderError> {
+        let capture_buffers = capture_buffers(change.dpb_pictures, self.frames_held_downstream);
         let fits = self.config.width == change.coded_width
             && self.config.height == change.coded_height
-            && self.session.capture_buffer_count() >= change.capture_buffers as usize;
+            && self.session.capture_buffer_count() >= capture_buffers as usize;
         if fits {
             return Ok(());
         }
         info!(
             width = change.coded_width,
             height = change.coded_height,
-            buffers = change.capture_buffers,
+            buffers = capture_buffers,
             "new sequence: draining and setting the V4L2 queues up again"
         );
         self.holding_for = None;
@@ -243,11 +280,12 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         self.emit();
         // Pictures of the old sequence never due for output are dropped.
         let due = &self.due;
-        self.decoded.retain(|ts, _| due.contains(ts));
+        self.decoded
+            .retain(|ts, _| due.iter().any(|p| p.timestamp_ns == *ts));
 
         self.config.width = change.coded_width;
         self.config.height = change.coded_height;
-        self.config.capture_buffers = change.capture_buffers;
+        self.config.capture_buffers = capture_buffers;
         self.config
             .initial_controls
             .retain(|c| !change.controls.iter().any(|n| n.id == c.id));
@@ -285,8 +323,8 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         Ok(())
     }
 
-    /// Forgets everything queued (container seek).
-    pub fn flush(&mut self) {
+    /// Forgets every packet and picture queued (a container seek).
+    pub fn discard(&mut self) {
         self.epoch += 1;
         self.recover();
     }
@@ -299,6 +337,7 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         self.holding_for = None;
         self.timings.clear();
         self.decoded.clear();
+        self.shown.clear();
         self.due.clear();
         self.frames.clear();
     }
@@ -329,16 +368,26 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         }
     }
 
-    /// Turns due pictures that came back into frames, in order.
+    /// Turns due pictures that came back into frames, in order. A picture
+    /// still referenced keeps its buffer here once shown: the codec may
+    /// show it again.
     fn emit(&mut self) {
-        while let Some(&timestamp) = self.due.front() {
-            let Some(decoded) = self.decoded.remove(&timestamp) else {
+        let references = self.codec.references();
+        while let Some(&picture) = self.due.front() {
+            let timestamp = picture.timestamp_ns;
+            let decoded = if references.contains(&timestamp) {
+                self.shown.insert(timestamp);
+                self.decoded.get(&timestamp).cloned()
+            } else {
+                self.shown.remove(&timestamp);
+                self.decoded.remove(&timestamp)
+            };
+            let Some(decoded) = decoded else {
                 break;
             };
             self.due.pop_front();
-            let timing = self.timings.remove(&timestamp);
-            let size = self.codec.visible_size_of(timestamp);
-            match self.to_frame(decoded, timing, size) {
+            let timing = self.timings.remove(&picture.packet);
+            match self.to_frame(decoded, timing, &picture) {
                 Some(frame) => {
                     debug!(
                         timestamp_ns = timestamp,
@@ -355,12 +404,33 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
         }
     }
 
+    /// Drops shown pictures no longer referenced, before their buffers are
+    /// needed for the next requests.
+    fn forget_unreferenced_shown(&mut self) {
+        if self.shown.is_empty() {
+            return;
+        }
+        let references = self.codec.references();
+        let due = &self.due;
+        let gone: Vec<u64> = self
+            .shown
+            .iter()
+            .copied()
+            .filter(|ts| !references.contains(ts) && !due.iter().any(|p| p.timestamp_ns == *ts))
+            .collect();
+        for ts in gone {
+            self.shown.remove(&ts);
+            self.decoded.remove(&ts);
+        }
+    }
+
     fn to_frame(
         &self,
         decoded: DecodedFrame,
         timing: Option<PacketTiming>,
-        (width, height): (u32, u32),
+        picture: &OutputPicture,
     ) -> Option<Frame> {
+        let (width, height) = picture.visible;
         let capture = decoded.hold.layout().format;
         let format = capture.cpu.or_else(|| detiled_format(capture.v4l2))?;
         let storage = frame_storage(&decoded, (width, height))?;
@@ -376,7 +446,7 @@ impl<C: StatelessCodec> V4l2Decoder<C> {
             width,
             height,
             format,
-            sample_aspect: (1, 1),
+            sample_aspect: picture.sample_aspect,
             decoder: DecoderKind::V4l2Stateless,
             epoch: self.epoch,
             storage,

@@ -3,6 +3,7 @@
 //! request support, codec menus). Also chooses one for a stream and prints
 //! the report `reel probe` shows.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -15,7 +16,6 @@ use v4l2r::memory::MemoryType;
 use v4l2r::nix::errno::Errno;
 use v4l2r::QueueType;
 
-use super::formats::coded;
 use super::topology::{self, read_topology};
 use crate::fourcc::fourcc_text;
 
@@ -50,8 +50,8 @@ pub enum DiscoveryError {
         height: u32,
         range: SizeRange,
     },
-    #[error("{path}: H.264 profile_idc {profile_idc} is not among the decoder's profiles")]
-    UnsupportedProfile { path: PathBuf, profile_idc: u8 },
+    #[error("{path}: {profile} is not among the decoder's profiles")]
+    UnsupportedProfile { path: PathBuf, profile: String },
     #[error("no V4L2 stateless decoder found{}", reasons_text(.reasons))]
     NoDecoder { reasons: Vec<String> },
 }
@@ -126,16 +126,6 @@ impl MenuControl {
     }
 }
 
-/// The H.264 stateless menus.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct H264Menus {
-    pub decode_mode: Option<MenuControl>,
-    pub start_code: Option<MenuControl>,
-    /// `V4L2_CID_MPEG_VIDEO_H264_PROFILE` (many stateless drivers, not visl).
-    pub profile: Option<MenuControl>,
-    pub level: Option<MenuControl>,
-}
-
 /// What one decoder node offers.
 #[derive(Clone, Debug)]
 pub struct DecoderInfo {
@@ -150,40 +140,58 @@ pub struct DecoderInfo {
     pub coded_formats: Vec<CodedFormat>,
     pub supports_requests: bool,
     pub supports_hold_capture: bool,
-    pub h264: Option<H264Menus>,
+    /// Every menu control the node has (decode mode, start code, profile,
+    /// level, ...), by control id.
+    pub menus: BTreeMap<u32, MenuControl>,
 }
 
 /// What a stream needs from a decoder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamRequirements {
     /// OUTPUT fourcc, e.g. `formats::coded::H264_SLICE`.
     pub coded_format: u32,
     pub width: u32,
     pub height: u32,
-    /// H.264 `profile_idc` from the SPS, when known.
-    pub h264_profile_idc: Option<u8>,
+    /// The stream's profile, when known and the codec has a profile menu.
+    pub profile: Option<ProfileNeed>,
 }
 
-/// `V4L2_CID_MPEG_VIDEO_H264_PROFILE` menu values acceptable for a
-/// `profile_idc` (a constrained-baseline decoder also takes baseline
-/// streams that use no baseline-only tools; let the decoder try).
-pub fn h264_profile_menu_values(profile_idc: u8) -> &'static [u32] {
-    match profile_idc {
-        66 => &[
-            bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_BASELINE,
-            bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_CONSTRAINED_BASELINE,
-        ],
-        77 => &[bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_MAIN],
-        88 => &[bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_EXTENDED],
-        100 => &[bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH],
-        110 => &[bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH_10],
-        122 => &[bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH_422],
-        244 => &[bindings::v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH_444_PREDICTIVE],
-        _ => &[],
-    }
+/// A profile the stream needs, as a profile menu (e.g.
+/// `V4L2_CID_MPEG_VIDEO_H264_PROFILE`) would offer it. A decoder without
+/// the menu is let try.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileNeed {
+    pub menu: u32,
+    /// Menu values any one of which takes the stream.
+    pub accepted: Vec<u32>,
+    /// What the stream says, for messages (e.g. "H.264 profile_idc 100").
+    pub label: String,
 }
 
 impl DecoderInfo {
+    /// The menu control `id`, when the node has it.
+    pub fn menu(&self, id: u32) -> Option<&MenuControl> {
+        self.menus.get(&id)
+    }
+
+    /// A node with no formats or menus (unit tests fill in the rest).
+    #[cfg(test)]
+    pub(crate) fn for_tests(video_node: &str) -> Self {
+        Self {
+            video_node: video_node.into(),
+            media_node: Some("/dev/media9".into()),
+            entity: None,
+            driver: "test".into(),
+            card: "test".into(),
+            bus_info: String::new(),
+            multiplanar: true,
+            coded_formats: Vec::new(),
+            supports_requests: true,
+            supports_hold_capture: true,
+            menus: BTreeMap::new(),
+        }
+    }
+
     pub fn coded_format(&self, fourcc: u32) -> Option<&CodedFormat> {
         self.coded_formats.iter().find(|f| f.fourcc == fourcc)
     }
@@ -213,19 +221,14 @@ impl DecoderInfo {
                 });
             }
         }
-        if let (Some(idc), Some(profiles)) = (
-            needs.h264_profile_idc,
-            self.h264.as_ref().and_then(|h| h.profile.as_ref()),
-        ) {
-            if needs.coded_format == coded::H264_SLICE
-                && !h264_profile_menu_values(idc)
-                    .iter()
-                    .any(|&v| profiles.offers(v))
-            {
-                return Err(DiscoveryError::UnsupportedProfile {
-                    path: path(),
-                    profile_idc: idc,
-                });
+        if let Some(need) = &needs.profile {
+            if let Some(profiles) = self.menu(need.menu) {
+                if !need.accepted.iter().any(|&v| profiles.offers(v)) {
+                    return Err(DiscoveryError::UnsupportedProfile {
+                        path: path(),
+                        profile: need.label.clone(),
+                    });
+                }
             }
         }
         Ok(())
@@ -415,15 +418,7 @@ pub fn probe_video_node(
     )
     .map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))?;
 
-    let h264 = coded_formats
-        .iter()
-        .any(|f| f.fourcc == coded::H264_SLICE)
-        .then(|| H264Menus {
-            decode_mode: menu_control(&file, bindings::V4L2_CID_STATELESS_H264_DECODE_MODE),
-            start_code: menu_control(&file, bindings::V4L2_CID_STATELESS_H264_START_CODE),
-            profile: menu_control(&file, bindings::V4L2_CID_MPEG_VIDEO_H264_PROFILE),
-            level: menu_control(&file, bindings::V4L2_CID_MPEG_VIDEO_H264_LEVEL),
-        });
+    let menus = menu_controls(&file);
 
     Ok(DecoderInfo {
         video_node: path.to_path_buf(),
@@ -437,7 +432,7 @@ pub fn probe_video_node(
         supports_requests: buf_caps.contains(ioctl::BufferCapabilities::SUPPORTS_REQUESTS),
         supports_hold_capture: buf_caps
             .contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF),
-        h264,
+        menus,
     })
 }
 
@@ -461,6 +456,33 @@ fn frame_sizes(file: &File, fourcc: u32) -> Option<SizeRange> {
             step_height: s.step_height,
         }),
     }
+}
+
+/// Every enabled menu control of the node, walking the control list with
+/// `V4L2_CTRL_FLAG_NEXT_CTRL` (compound controls are not listed that way).
+fn menu_controls(file: &File) -> BTreeMap<u32, MenuControl> {
+    // More controls than any driver has: a guard against a driver that
+    // never ends the list.
+    const MAX_CONTROLS: usize = 4096;
+    let mut menus = BTreeMap::new();
+    let mut id = 0;
+    for _ in 0..MAX_CONTROLS {
+        let Ok(ctrl_id) = ioctl::CtrlId::new(id) else {
+            break;
+        };
+        let Ok(query) = ioctl::queryctrl::<v4l2_queryctrl>(file, ctrl_id, QueryCtrlFlags::NEXT)
+        else {
+            break;
+        };
+        if query.id <= id {
+            break;
+        }
+        id = query.id;
+        if let Some(menu) = menu_control(file, id) {
+            menus.insert(id, menu);
+        }
+    }
+    menus
 }
 
 fn menu_control(file: &File, id: u32) -> Option<MenuControl> {
@@ -526,20 +548,6 @@ impl fmt::Display for DecoderInfo {
                 None => writeln!(f, "    {} ({})", fourcc_text(c.fourcc), c.description)?,
             }
         }
-        if let Some(h264) = &self.h264 {
-            for (label, menu) in [
-                ("decode mode", &h264.decode_mode),
-                ("start code", &h264.start_code),
-                ("profile", &h264.profile),
-                ("level", &h264.level),
-            ] {
-                if let Some(menu) = menu {
-                    let names: Vec<String> =
-                        menu.items.iter().map(|(v, n)| format!("{v}={n}")).collect();
-                    writeln!(f, "  h264 {label}: {}", names.join(", "))?;
-                }
-            }
-        }
         Ok(())
     }
 }
@@ -570,6 +578,7 @@ impl fmt::Display for Discovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::v4l2::formats::coded;
 
     fn visl_like() -> DecoderInfo {
         DecoderInfo {
@@ -594,7 +603,7 @@ mod tests {
             }],
             supports_requests: true,
             supports_hold_capture: true,
-            h264: Some(H264Menus::default()),
+            menus: BTreeMap::new(),
         }
     }
 
@@ -603,7 +612,7 @@ mod tests {
             coded_format: coded::H264_SLICE,
             width,
             height,
-            h264_profile_idc: Some(100),
+            profile: None,
         }
     }
 
@@ -651,32 +660,34 @@ mod tests {
     #[test]
     fn profile_menu_filters_when_present() {
         let mut d = visl_like();
-        d.h264 = Some(H264Menus {
-            profile: Some(MenuControl {
-                id: bindings::V4L2_CID_MPEG_VIDEO_H264_PROFILE,
-                minimum: 0,
-                maximum: 2,
-                default: 2,
-                items: vec![
-                    (0, "Baseline".into()),
-                    (1, "Constrained Baseline".into()),
-                    (2, "Main".into()),
-                ],
+        let profile = MenuControl {
+            id: bindings::V4L2_CID_MPEG_VIDEO_H264_PROFILE,
+            minimum: 0,
+            maximum: 2,
+            default: 2,
+            items: vec![
+                (0, "Baseline".into()),
+                (1, "Constrained Baseline".into()),
+                (2, "Main".into()),
+            ],
+        };
+        let need = |accepted: Vec<u32>| StreamRequirements {
+            profile: Some(ProfileNeed {
+                menu: bindings::V4L2_CID_MPEG_VIDEO_H264_PROFILE,
+                accepted,
+                label: "H.264 profile_idc 100".into(),
             }),
-            ..H264Menus::default()
-        });
-        assert!(matches!(
-            d.check(&needs(640, 480)),
-            Err(DiscoveryError::UnsupportedProfile {
-                profile_idc: 100,
-                ..
-            })
-        ));
-        let main = StreamRequirements {
-            h264_profile_idc: Some(77),
             ..needs(640, 480)
         };
-        assert!(d.check(&main).is_ok());
+        // No menu: the decoder is let try.
+        assert!(d.check(&need(vec![4])).is_ok());
+        d.menus.insert(profile.id, profile);
+        let err = d.check(&need(vec![4])).unwrap_err();
+        assert!(
+            matches!(&err, DiscoveryError::UnsupportedProfile { profile, .. } if profile == "H.264 profile_idc 100"),
+            "{err}"
+        );
+        assert!(d.check(&need(vec![2])).is_ok());
     }
 
     #[test]

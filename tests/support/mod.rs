@@ -1,8 +1,40 @@
-//! Code shared by the integration tests. Each test binary uses a part of it.
+//! Code shared by the integration tests; each test file pulls it in with
+//! `mod support;`.
+//!
+//! - `media`: the generated test clips and the ffprobe/ffmpeg oracles;
+//! - `vm`: the QEMU test guest (tests/vm) and its helper scripts;
+//! - `compositor`: weston 14 headless on the host;
+//! - `weston_log`: reading weston's protocol log;
+//! - `oracle`, `visl_trace`: GStreamer's decodes through visl and the
+//!   normalised visl traces they are compared by;
+//! - `reel_output`: reel's `--stats` line and control `status` reply;
+//! - `h264`: FFmpeg's Annex-B streams with their header traces.
+
+// Every test binary compiles this whole tree but uses a different subset of
+// it; what one binary leaves unused is used by another.
 #![allow(dead_code)]
 
+pub mod compositor;
+pub mod h264;
+pub mod media;
 pub mod oracle;
+pub mod reel_output;
 pub mod visl_trace;
-#[path = "../vm/mod.rs"]
 pub mod vm;
 pub mod weston_log;
+
+use std::path::PathBuf;
+
+/// The checkout (the test guest sees it at the same path).
+pub fn project_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The cargo target directory this test binary was built into.
+pub fn target_dir() -> PathBuf {
+    // target/<profile>/deps/<test binary>
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+        .unwrap_or_else(|| project_dir().join("target"))
+}

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::media;
 use super::visl_trace::{self, FrameRecord};
-use super::vm::{self, Guest, GuestCommand, GuestError, Root};
+use super::vm::{self, Guest, GuestCommand, GuestError, Root, ScriptCall};
 
 /// One clip of tests/media/generate.sh and how GStreamer decodes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +134,7 @@ pub fn clips_for(root: Root) -> Vec<&'static OracleClip> {
 }
 
 pub fn oracle_dir() -> PathBuf {
-    vm::target_dir().join("visl-oracle")
+    super::target_dir().join("visl-oracle")
 }
 
 /// The oracle trace (raw text) of a clip, captured if missing or stale.
@@ -145,10 +146,10 @@ pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
     let lock = File::create(dir.join(".lock")).map_err(|e| GuestError::Io(e.to_string()))?;
     let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| GuestError::Io(format!("locking {}: {e}", dir.display())))?;
-    let media = vm::test_media()?;
+    let media = media::dir();
     let path = dir.join(format!("{}.trace", clip.name));
     if !is_fresh(&path, &media.join(clip.file)) {
-        capture(&clips_for(clip.root), clip.root, &media, &dir)?;
+        capture(&clips_for(clip.root), clip.root, media, &dir)?;
     }
     std::fs::read_to_string(&path).map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
 }
@@ -187,24 +188,11 @@ pub fn capture(
     media: &Path,
     dest: &Path,
 ) -> Result<(), GuestError> {
-    let specs: Vec<String> = clips
+    let specs = clips
         .iter()
-        .map(|c| {
-            vm::shell_quote(&format!(
-                "{}:{}:{}",
-                c.element,
-                media.join(c.file).display(),
-                c.name
-            ))
-        })
-        .collect();
-    let script = format!(
-        "{} {}",
-        vm::guest_script("gst-oracle.sh").display(),
-        specs.join(" ")
-    );
+        .map(|c| format!("{}:{}:{}", c.element, media.join(c.file).display(), c.name));
     let result = Guest::run(
-        &GuestCommand::new(script)
+        &GuestCommand::script(ScriptCall::new("gst-oracle.sh").args(specs))
             .root(root)
             .timeout(Duration::from_secs(120 + 60 * clips.len() as u64))
             .label(format!("gst-oracle-{root:?}")),

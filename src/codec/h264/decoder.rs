@@ -1,21 +1,21 @@
 //! Ties parsing, POC, the DPB and reference lists together: access units in
-//! decoding order become decode jobs (V4L2 controls + slices) and output
+//! decoding order become decode jobs (parsed headers, references, slices) and output
 //! order.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use std::ops::Range;
+
 use tracing::{debug, warn};
-use v4l2r::bindings as b;
 
 use crate::codec::bitreader::BitReader;
 
-use super::controls;
 use super::dpb::{CurrentPic, Dpb, DpbOutput, PicStructure, Reference};
 use super::nal::{nal_type, split_annex_b, Nal};
 use super::poc::{PicOrderCnt, PocInput, PocState};
 use super::pps::Pps;
-use super::reflist::{initial_lists, modify_list};
+use super::reflist::{initial_lists, modify_list, RefList};
 use super::slice::{SliceHeader, SliceType};
 use super::sps::Sps;
 use super::H264Error;
@@ -62,27 +62,110 @@ impl StreamInfo {
     }
 }
 
+/// A reference picture as the DPB lists it for one picture being decoded
+/// (at most 16, non-existing frames left out: they have no buffer), in DPB
+/// storage order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DpbReference {
+    pub timestamp_ns: u64,
+    /// PicNum (8-28) or LongTermPicNum (8-29), of the current picture's
+    /// parity when it is a field.
+    pub pic_num: i32,
+    /// frame_num, or LongTermFrameIdx for a long-term picture.
+    pub frame_num: u32,
+    pub top_field_reference: bool,
+    pub bottom_field_reference: bool,
+    pub long_term: bool,
+    pub field_coded: bool,
+    /// Order counts of the decoded fields (0 for a field not decoded).
+    pub top_field_order_cnt: i32,
+    pub bottom_field_order_cnt: i32,
+}
+
+/// The DPB's reference pictures as a picture sees them.
+pub fn dpb_references(dpb: &Dpb, cur: &CurrentPic) -> Vec<DpbReference> {
+    dpb.pictures()
+        .iter()
+        .filter(|p| p.is_reference() && !p.non_existing)
+        .take(MAX_DPB_REFERENCES)
+        .map(|p| {
+            let long_term = p.has_field_marked(Reference::LongTerm);
+            let frame_level = if long_term {
+                p.long_term_frame_idx as i32
+            } else {
+                p.frame_num_wrap(cur.frame_num, cur.max_frame_num)
+            };
+            DpbReference {
+                timestamp_ns: p.timestamp_ns,
+                pic_num: if cur.structure.is_field() {
+                    2 * frame_level + 1
+                } else {
+                    frame_level
+                },
+                frame_num: if long_term {
+                    p.long_term_frame_idx
+                } else {
+                    p.frame_num
+                },
+                top_field_reference: p.top.decoded && p.top.reference != Reference::Unused,
+                bottom_field_reference: p.bottom.decoded && p.bottom.reference != Reference::Unused,
+                long_term,
+                field_coded: p.field_coded,
+                top_field_order_cnt: if p.top.decoded { p.top.poc } else { 0 },
+                bottom_field_order_cnt: if p.bottom.decoded { p.bottom.poc } else { 0 },
+            }
+        })
+        .collect()
+}
+
+/// Reference pictures a decoder's DPB array holds at most.
+pub const MAX_DPB_REFERENCES: usize = 16;
+/// Entries of a reference picture list a decoder takes at most.
+pub const MAX_LIST_ENTRIES: usize = 32;
+
+/// One entry of a slice's reference picture list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListEntry {
+    /// Index into the picture's [`DecodeJob::dpb`]; `None` when the
+    /// referenced picture has no buffer (a non-existing frame).
+    pub dpb_index: Option<u8>,
+    /// The frame, or which of its fields, is referenced.
+    pub structure: PicStructure,
+}
+
+/// A final reference list as DPB indices: `None` where the list names no
+/// picture the DPB holds. At most [`MAX_LIST_ENTRIES`].
+pub fn list_entries(
+    list: &RefList,
+    dpb: &Dpb,
+    references: &[DpbReference],
+) -> Vec<Option<ListEntry>> {
+    list.iter()
+        .take(MAX_LIST_ENTRIES)
+        .map(|r| {
+            let r = r.as_ref()?;
+            let p = dpb.get(r.id)?;
+            let dpb_index = references
+                .iter()
+                .position(|e| e.timestamp_ns == p.timestamp_ns && !p.non_existing)
+                .map(|i| i as u8);
+            Some(ListEntry {
+                dpb_index,
+                structure: r.structure,
+            })
+        })
+        .collect()
+}
+
 /// One slice ready for submission.
 #[derive(Debug, Clone)]
 pub struct SliceJob {
-    /// The NAL unit as in the stream: header byte included, emulation
-    /// prevention bytes in, no start code.
-    pub nal: Vec<u8>,
+    /// Where the NAL unit is in the access unit: header byte included,
+    /// emulation prevention bytes in, no start code.
+    pub nal: Range<usize>,
     pub header: SliceHeader,
-    pub params: b::v4l2_ctrl_h264_slice_params,
-    /// For slices with a pred_weight_table.
-    pub pred_weights: Option<b::v4l2_ctrl_h264_pred_weights>,
-}
-
-impl SliceJob {
-    /// The slice's bytes for the OUTPUT buffer, with or without the Annex-B
-    /// start code (V4L2_STATELESS_H264_START_CODE_ANNEX_B / _NONE).
-    pub fn append_bitstream(&self, out: &mut Vec<u8>, start_code: bool) {
-        if start_code {
-            out.extend_from_slice(&[0, 0, 1]);
-        }
-        out.extend_from_slice(&self.nal);
-    }
+    pub ref_list0: Vec<Option<ListEntry>>,
+    pub ref_list1: Vec<Option<ListEntry>>,
 }
 
 /// One picture (a frame, or one field) to decode into the CAPTURE buffer
@@ -97,14 +180,21 @@ pub struct DecodeJob {
     /// or format change): drain, then reconfigure with `stream` first.
     pub new_sequence: bool,
     pub stream: Arc<StreamInfo>,
-    pub sps: b::v4l2_ctrl_h264_sps,
-    pub pps: b::v4l2_ctrl_h264_pps,
-    pub scaling_matrix: b::v4l2_ctrl_h264_scaling_matrix,
-    pub decode_params: b::v4l2_ctrl_h264_decode_params,
+    pub sps: Arc<Sps>,
+    pub pps: Arc<Pps>,
+    /// The first slice's header (what the picture-level parameters come from).
+    pub header: SliceHeader,
+    /// The picture's order counts as a decoder takes them: a field's own,
+    /// and for a second field its first field's too; 0 for the parity a
+    /// first field lacks.
+    pub top_field_order_cnt: i32,
+    pub bottom_field_order_cnt: i32,
+    /// The reference pictures, indexed by the slices' lists.
+    pub dpb: Vec<DpbReference>,
     pub slices: Vec<SliceJob>,
     /// Some slice refers to a picture the DPB does not hold (decoding began
     /// at a non-IDR picture, or references were lost): the list entry is
-    /// 0xff and the picture will show errors. A player may skip it.
+    /// missing and the picture will show errors. A player may skip it.
     pub missing_references: bool,
     /// Timestamps that may be shown once this job is decoded, in display
     /// order (earlier pictures are already decoded).
@@ -112,17 +202,6 @@ pub struct DecodeJob {
     /// Timestamps the DPB no longer holds (neither reference nor waiting for
     /// output) after this job: their buffers may be reused once shown.
     pub released: Vec<u64>,
-}
-
-impl DecodeJob {
-    /// All slices of the picture, for frame-based decoding.
-    pub fn bitstream(&self, start_codes: bool) -> Vec<u8> {
-        let mut out = Vec::new();
-        for s in &self.slices {
-            s.append_bitstream(&mut out, start_codes);
-        }
-        out
-    }
 }
 
 /// A PPS, the SPS it was parsed with, and its RBSP.
@@ -136,7 +215,6 @@ struct PictureInProgress {
     poc: PicOrderCnt,
     poc_input: PocInput,
     sps: Arc<Sps>,
-    dpb_array: [b::v4l2_h264_dpb_entry; 16],
 }
 
 /// H.264 decoding state for a V4L2 stateless decoder: feed access units in
@@ -210,7 +288,8 @@ impl H264Decoder {
                     continue;
                 }
             };
-            if let Err(e) = self.handle_nal(&nal, timestamp_ns, &mut jobs) {
+            let range = range_within(au, bytes);
+            if let Err(e) = self.handle_nal(&nal, range, timestamp_ns, &mut jobs) {
                 // A bad picture is dropped whole: its slices cannot decode.
                 self.current = None;
                 if jobs.is_empty() {
@@ -250,6 +329,7 @@ impl H264Decoder {
     fn handle_nal(
         &mut self,
         nal: &Nal,
+        nal_range: Range<usize>,
         timestamp_ns: u64,
         jobs: &mut Vec<DecodeJob>,
     ) -> Result<(), H264Error> {
@@ -268,7 +348,7 @@ impl H264Decoder {
                     .insert(pps.pic_parameter_set_id, (Arc::new(pps), sps, rbsp));
             }
             nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
-                self.handle_slice(nal, timestamp_ns, jobs)?
+                self.handle_slice(nal, nal_range, timestamp_ns, jobs)?
             }
             nal_type::SLICE_PARTITION_A..=nal_type::SLICE_PARTITION_C => {
                 return Err(H264Error::Unsupported(
@@ -300,6 +380,7 @@ impl H264Decoder {
     fn handle_slice(
         &mut self,
         nal: &Nal,
+        nal_range: Range<usize>,
         timestamp_ns: u64,
         jobs: &mut Vec<DecodeJob>,
     ) -> Result<(), H264Error> {
@@ -348,7 +429,7 @@ impl H264Decoder {
                 // unknown, not a frame_num gap to fill.
                 self.prev_ref_frame_num = header.frame_num;
             }
-            self.start_picture(&header, sps, &pps, timestamp_ns)?;
+            self.start_picture(&header, sps, pps, timestamp_ns)?;
         }
         let Some(cur) = self.current.as_mut() else {
             // Slices of a skipped picture.
@@ -386,25 +467,25 @@ impl H264Decoder {
                 ),
             )
         };
-        let params = controls::slice_params_control(&header, &l0, &l1, &self.dpb, &cur.dpb_array);
-        let missing =
-            |list: &[b::v4l2_h264_reference], n: usize| list[..n].iter().any(|r| r.index == 0xff);
-        if missing(&params.ref_pic_list0, n0.min(32)) || missing(&params.ref_pic_list1, n1.min(32))
-        {
+        let ref_list0 = list_entries(&l0, &self.dpb, &cur.job.dpb);
+        let ref_list1 = list_entries(&l1, &self.dpb, &cur.job.dpb);
+        let missing = |list: &[Option<ListEntry>], n: usize| {
+            (0..n.min(MAX_LIST_ENTRIES)).any(|i| {
+                list.get(i)
+                    .copied()
+                    .flatten()
+                    .and_then(|e| e.dpb_index)
+                    .is_none()
+            })
+        };
+        if missing(&ref_list0, n0) || missing(&ref_list1, n1) {
             cur.job.missing_references = true;
         }
-        match header.slice_type {
-            SliceType::P | SliceType::Sp => {
-                cur.job.decode_params.flags |= b::V4L2_H264_DECODE_PARAM_FLAG_PFRAME
-            }
-            SliceType::B => cur.job.decode_params.flags |= b::V4L2_H264_DECODE_PARAM_FLAG_BFRAME,
-            _ => {}
-        }
         cur.job.slices.push(SliceJob {
-            nal: nal.bytes.to_vec(),
-            pred_weights: controls::pred_weights_control(&header),
+            nal: nal_range,
             header,
-            params,
+            ref_list0,
+            ref_list1,
         });
         Ok(())
     }
@@ -413,7 +494,7 @@ impl H264Decoder {
         &mut self,
         h: &SliceHeader,
         sps: Arc<Sps>,
-        pps: &Pps,
+        pps: Arc<Pps>,
         timestamp_ns: u64,
     ) -> Result<(), H264Error> {
         let mut out = DpbOutput::default();
@@ -496,17 +577,25 @@ impl H264Decoder {
         let timestamp_ns = first_field
             .and_then(|id| self.dpb.get(id))
             .map_or(timestamp_ns, |p| p.timestamp_ns);
-        let dpb_array = controls::dpb_entries(&self.dpb, &current);
-        let mut decode_params = controls::decode_params_control(h, structure, poc.top, poc.bottom);
+        let dpb = dpb_references(&self.dpb, &current);
+        let mut top_field_order_cnt = if structure == PicStructure::BottomField {
+            0
+        } else {
+            poc.top
+        };
+        let mut bottom_field_order_cnt = if structure == PicStructure::TopField {
+            0
+        } else {
+            poc.bottom
+        };
         // A second field also carries its first field's count.
         if let Some(first) = first_field.and_then(|id| self.dpb.get(id)) {
             match structure {
-                PicStructure::TopField => decode_params.bottom_field_order_cnt = first.bottom.poc,
-                PicStructure::BottomField => decode_params.top_field_order_cnt = first.top.poc,
+                PicStructure::TopField => bottom_field_order_cnt = first.bottom.poc,
+                PicStructure::BottomField => top_field_order_cnt = first.top.poc,
                 PicStructure::Frame => {}
             }
         }
-        decode_params.dpb = dpb_array;
         let stream = self
             .stream
             .clone()
@@ -517,10 +606,12 @@ impl H264Decoder {
                 structure,
                 new_sequence,
                 stream,
-                sps: controls::sps_control(&sps),
-                pps: controls::pps_control(pps, &sps),
-                scaling_matrix: controls::scaling_matrix_control(pps, &sps),
-                decode_params,
+                sps: sps.clone(),
+                pps,
+                header: h.clone(),
+                top_field_order_cnt,
+                bottom_field_order_cnt,
+                dpb,
                 slices: Vec::new(),
                 missing_references: false,
                 output: out.output,
@@ -531,7 +622,6 @@ impl H264Decoder {
             poc,
             poc_input,
             sps,
-            dpb_array,
         });
         Ok(())
     }
@@ -575,6 +665,13 @@ impl H264Decoder {
         job.released.extend(out.released);
         Some(job)
     }
+}
+
+/// Where `part`, a sub-slice of `whole`, lies in it.
+fn range_within(whole: &[u8], part: &[u8]) -> Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+    debug_assert!(start + part.len() <= whole.len());
+    start..start + part.len()
 }
 
 /// 7.4.1.2.4: the first slice of a new primary picture differs from the

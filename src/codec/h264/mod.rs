@@ -1,18 +1,14 @@
-//! H.264 for V4L2 stateless decoders: Annex-B NAL units, SPS/PPS/slice
-//! headers, picture order count, the DPB and reference lists, and the
-//! `v4l2_ctrl_h264_*` controls of each picture.
+//! H.264 for stateless decoders: Annex-B NAL units, SPS/PPS/slice headers,
+//! picture order count, the DPB and reference lists. Pure: no device types;
+//! `v4l2::h264` turns its jobs into controls and requests.
 //!
 //! Entry point: [`H264Decoder::decode_access_unit`]. For each returned
-//! [`DecodeJob`], the V4L2 side:
+//! [`DecodeJob`], a decoder backend:
 //! - if `new_sequence`: drains, then (re)configures from `stream`
 //!   (coded size, DPB size, bit depth) before submitting the job;
-//! - sets `sps`, `pps`, `scaling_matrix` (when the PPS flag
-//!   `V4L2_H264_PPS_FLAG_SCALING_MATRIX_PRESENT` is set) and `decode_params`;
-//! - frame-based mode: one request with `bitstream(start_codes)`; slice
-//!   parameters are not used in that mode (the driver parses slices);
-//!   slice-based mode: one request per slice (`append_bitstream`, `params`,
-//!   `pred_weights`), with `V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF` on all but
-//!   the last;
+//! - sends the picture's parameter sets, order counts and reference
+//!   pictures (`dpb`), and each slice (`nal`, a range of the access unit)
+//!   with its reference lists as indices into `dpb`;
 //! - stamps the OUTPUT buffer(s) with `timestamp_ns` (both fields of a
 //!   frame share it: they decode into one CAPTURE buffer);
 //! - presents `output` in order once decoded, and may recycle the CAPTURE
@@ -21,7 +17,6 @@
 //! At end of stream, [`H264Decoder::flush`] gives the last pictures; on a
 //! seek, [`H264Decoder::reset`].
 
-pub mod controls;
 pub mod decoder;
 pub mod dpb;
 pub mod nal;
@@ -37,7 +32,7 @@ use thiserror::Error;
 
 use crate::codec::bitreader::ReadError;
 
-pub use decoder::{DecodeJob, H264Decoder, SliceJob, StreamInfo};
+pub use decoder::{DecodeJob, DpbReference, H264Decoder, ListEntry, SliceJob, StreamInfo};
 pub use dpb::{DpbOutput, PicStructure};
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -55,4 +50,4 @@ pub enum H264Error {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

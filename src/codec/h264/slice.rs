@@ -28,8 +28,8 @@ impl SliceType {
         }
     }
 
-    /// The value V4L2 uses (V4L2_H264_SLICE_TYPE_*, same as `slice_type % 5`).
-    pub fn v4l2(self) -> u8 {
+    /// `slice_type % 5` (Table 7-6), the value decoders take.
+    pub fn value(self) -> u8 {
         match self {
             Self::P => 0,
             Self::B => 1,

@@ -524,7 +524,8 @@ fn nal(header: u8, w: BitWriter) -> Vec<u8> {
 
 /// SPS + PPS for field coding (frame_mbs_only_flag 0), POC type 0,
 /// 4-bit frame_num and lsb, two references by default.
-fn field_parameter_sets() -> Vec<u8> {
+/// SPS and PPS of a small field-coded stream.
+pub(crate) fn field_parameter_sets() -> Vec<u8> {
     let mut w = BitWriter::new();
     w.u(8, 77);
     w.u(8, 0);
@@ -566,7 +567,8 @@ fn field_parameter_sets() -> Vec<u8> {
 }
 
 /// A field slice header (with a stand-in byte of slice data).
-fn field_slice(idr: bool, p: bool, frame_num: u32, bottom: bool, lsb: u32) -> Vec<u8> {
+/// One field's slice of the stream of `field_parameter_sets`.
+pub(crate) fn field_slice(idr: bool, p: bool, frame_num: u32, bottom: bool, lsb: u32) -> Vec<u8> {
     let mut w = BitWriter::new();
     w.ue(0); // first_mb_in_slice
     w.ue(if p { 5 } else { 7 });
@@ -592,97 +594,6 @@ fn field_slice(idr: bool, p: bool, frame_num: u32, bottom: bool, lsb: u32) -> Ve
     w.u(8, 0xa5);
     w.trailing();
     nal(if idr { 0x65 } else { 0x61 }, w)
-}
-
-#[test]
-fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
-    use super::H264Decoder;
-    use v4l2r::bindings as b;
-
-    let mut decoder = H264Decoder::new();
-    let mut au0 = field_parameter_sets();
-    au0.extend(field_slice(true, false, 0, false, 0));
-    let units = [
-        au0,
-        field_slice(false, false, 0, true, 1),
-        field_slice(false, true, 1, false, 4),
-        field_slice(false, true, 1, true, 5),
-    ];
-    let mut jobs = Vec::new();
-    let mut shown = Vec::new();
-    for (i, unit) in units.iter().enumerate() {
-        for job in decoder.decode_access_unit(unit, i as u64).expect("decodes") {
-            shown.extend(job.output.clone());
-            jobs.push(job);
-        }
-    }
-    shown.extend(decoder.flush().output);
-    assert_eq!(jobs.len(), 4);
-    let ts: Vec<u64> = jobs.iter().map(|j| j.timestamp_ns).collect();
-    assert_eq!(
-        ts,
-        vec![0, 0, 2, 2],
-        "second fields decode into their first field's buffer"
-    );
-    assert_eq!(shown, vec![0, 2], "one output per frame");
-
-    let second = &jobs[1].decode_params;
-    assert_eq!(
-        second.flags,
-        b::V4L2_H264_DECODE_PARAM_FLAG_FIELD_PIC | b::V4L2_H264_DECODE_PARAM_FLAG_BOTTOM_FIELD
-    );
-    assert_eq!(
-        (second.top_field_order_cnt, second.bottom_field_order_cnt),
-        (0, 1)
-    );
-    let first_field = &second.dpb[0];
-    assert_eq!(first_field.reference_ts, 0);
-    assert_eq!(u32::from(first_field.fields), b::V4L2_H264_TOP_FIELD_REF);
-    assert_eq!(
-        first_field.flags,
-        b::V4L2_H264_DPB_ENTRY_FLAG_VALID
-            | b::V4L2_H264_DPB_ENTRY_FLAG_ACTIVE
-            | b::V4L2_H264_DPB_ENTRY_FLAG_FIELD
-    );
-
-    let list = |job: usize| {
-        let l = &jobs[job].slices[0].params.ref_pic_list0;
-        [
-            (l[0].index, u32::from(l[0].fields)),
-            (l[1].index, u32::from(l[1].fields)),
-        ]
-    };
-    // Top field of frame 1: both fields of frame 0, top (same parity) first.
-    assert_eq!(
-        list(2),
-        [
-            (0, b::V4L2_H264_TOP_FIELD_REF),
-            (0, b::V4L2_H264_BOTTOM_FIELD_REF)
-        ]
-    );
-    // Its bottom field: frame 0's bottom, then frame 1's own top field.
-    assert_eq!(
-        list(3),
-        [
-            (0, b::V4L2_H264_BOTTOM_FIELD_REF),
-            (1, b::V4L2_H264_TOP_FIELD_REF)
-        ]
-    );
-    let pair = &jobs[3].decode_params.dpb[0];
-    assert_eq!(u32::from(pair.fields), b::V4L2_H264_FRAME_REF);
-    assert_eq!(
-        (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
-        (0, 1)
-    );
-    assert_eq!(
-        (
-            jobs[3].decode_params.top_field_order_cnt,
-            jobs[3].decode_params.bottom_field_order_cnt
-        ),
-        (4, 5),
-        "a second field carries both counts"
-    );
-    assert!(jobs.iter().all(|j| !j.missing_references));
 }
 
 #[test]

@@ -13,6 +13,7 @@ use v4l2r::memory::MemoryType;
 use v4l2r::QueueType;
 
 use super::error::SessionError;
+use crate::v4l2::codec::Bitstream;
 
 /// One mapped plane of a buffer.
 pub struct MappedPlane {
@@ -42,10 +43,9 @@ impl OutputBuffer {
     pub fn capacity(&self) -> usize {
         self.plane.len()
     }
-    pub(crate) fn write(&mut self, data: &[u8]) -> usize {
-        let n = data.len().min(self.plane.mapping.len());
-        self.plane.mapping[..n].copy_from_slice(&data[..n]);
-        n
+    /// Copies the bitstream in; returns the bytes written.
+    pub(crate) fn write(&mut self, bitstream: &Bitstream<'_>) -> usize {
+        bitstream.write_to(&mut self.plane.mapping[..])
     }
 }
 

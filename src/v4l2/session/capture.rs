@@ -40,6 +40,7 @@ impl DmabufSource for CaptureHold {
 }
 
 /// A decoded picture as the driver returned it.
+#[derive(Clone)]
 pub struct DecodedFrame {
     pub timestamp_ns: u64,
     pub buffer_index: u32,

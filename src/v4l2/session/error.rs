@@ -61,14 +61,15 @@ impl SessionError {
         Self::Ioctl { ioctl, errno }
     }
 
-    /// Whether the stream can go on after this error, decoding resuming at
-    /// the next keyframe. These concern one picture rather than the device:
-    /// its controls or bitstream refused, empty or too large, no free
+    /// Whether later requests can still succeed, decoding resuming at the
+    /// next keyframe: these concern one picture rather than the device
+    /// (its controls or bitstream refused, empty or too large, no free
     /// CAPTURE buffer for it, its timestamp already in use, or the driver
-    /// not finishing it in time. The others (opening, formats, buffers, a
-    /// failed ioctl, too many requests, a reallocation with frames alive)
-    /// say that the device or the session cannot go on, which ends the
-    /// stream. The caller decides from this rather than from the variants.
+    /// not finishing it in time, after which the session is reset) and cost
+    /// that picture only. The others (opening, formats, buffers, a failed
+    /// ioctl on the queues, a reallocation with frames alive) say that the
+    /// device or the session cannot go on, which ends the stream. Callers
+    /// decide from this rather than from the variants.
     pub fn is_recoverable(&self) -> bool {
         matches!(
             self,

@@ -41,6 +41,7 @@ pub use config::{CaptureChooser, ChooseCapture, OfferedCapture, SessionConfig};
 pub use error::SessionError;
 pub use layout::CaptureLayout;
 
+use super::codec::Bitstream;
 use super::controls::ExtControl;
 use super::discovery::queue_types;
 use buffers::{CaptureBuffer, OutputBuffer};
@@ -54,7 +55,7 @@ pub struct DecodeRequest<'a> {
     /// whole number of microseconds. References name pictures by it.
     pub timestamp_ns: u64,
     pub controls: &'a [ExtControl],
-    pub bitstream: &'a [u8],
+    pub bitstream: Bitstream<'a>,
     /// More slices of this picture follow (V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF).
     pub hold_capture: bool,
 }
@@ -344,7 +345,7 @@ impl Session {
         job: &DecodeRequest<'_>,
     ) -> Result<(), SessionError> {
         set_controls(&self.video, Some(request), job.controls)?;
-        let used = self.output[output_index as usize].write(job.bitstream);
+        let used = self.output[output_index as usize].write(&job.bitstream);
         let (sec, usec) = timeval_of(job.timestamp_ns);
         let mut buffer =
             ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.output_queue, output_index)

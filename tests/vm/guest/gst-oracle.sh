@@ -6,20 +6,21 @@
 #   tests/vm/guest/gst-oracle.sh ELEMENT:CLIP:NAME...
 # e.g. v4l2slh264dec:target/test-media/h264_baseline.mp4:h264_baseline
 # Exit status: the number of clips that failed.
+set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 failed=0
 # The registry scan takes seconds on TCG: do it once, outside the traces.
-gst-inspect-1.0 >/dev/null 2>&1
+gst-inspect-1.0 >/dev/null 2>&1 || true
 for spec in "$@"; do
     element=${spec%%:*}
     rest=${spec#*:}
     clip=${rest%:*}
     name=${rest##*:}
     start=$(date +%s.%N)
+    rc=0
     VISL_TRACE_NAME="$name.trace" "$here/visl-trace.sh" \
         timeout 120 gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! "$element" ! fakesink \
-        >"$REEL_RESULTS/$name.gst.log" 2>&1
-    rc=$?
+        >"$REEL_RESULTS/$name.gst.log" 2>&1 || rc=$?
     end=$(date +%s.%N)
     echo "$name $element rc=$rc $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')s"
     [ "$rc" = 0 ] || failed=$((failed + 1))

@@ -7,8 +7,8 @@
 # Besides the visl_*_controls events, vb2:vb2_buf_done is recorded: the
 # OUTPUT buffer completed after each decode run carries the request's
 # timestamp, which is how a trace's runs are told apart. Fails (status 3) if
-# the ring buffer dropped events.
-set -u
+# the ring buffer dropped events; otherwise exits with COMMAND's status.
+set -eu
 t=/sys/kernel/tracing
 out="${REEL_RESULTS:?not in the test guest}/${VISL_TRACE_NAME:-visl-trace.txt}"
 [ -d "$t/events" ] || { echo "visl-trace: no tracefs at $t" >&2; exit 2; }
@@ -21,8 +21,8 @@ for e in "$t"/events/visl_*; do echo 1 >"$e/enable"; done
 echo 1 >"$t/events/vb2/vb2_buf_done/enable"
 echo 1 >"$t/tracing_on"
 
-"$@"
-rc=$?
+rc=0
+"$@" || rc=$?
 
 echo 0 >"$t/tracing_on"
 for e in "$t"/events/visl_*; do echo 0 >"$e/enable"; done

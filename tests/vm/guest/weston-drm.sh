@@ -9,6 +9,9 @@
 #   ...clients...
 #   weston_drm_stop
 #
+# Sourced, so it sets no shell options of its own; its functions work in a
+# `set -eu` script.
+#
 # weston's log goes to $REEL_RESULTS/weston-NAME.log, with the debug scopes
 # in WESTON_DRM_SCOPES (default log,drm-backend: plane assignment and "Need
 # to update and resend the dma-buf feedback" lines; add proto for every
@@ -68,8 +71,8 @@ weston_drm_start() {
 
 weston_drm_stop() {
     [ -n "${WESTON_PID:-}" ] || return 0
-    kill "$WESTON_PID" 2>/dev/null
-    wait "$WESTON_PID" 2>/dev/null
+    kill "$WESTON_PID" 2>/dev/null || true
+    wait "$WESTON_PID" 2>/dev/null || true
     WESTON_PID=
 }
 

@@ -7,11 +7,14 @@
 //! the guest and cannot start it gets an error saying why; it must fail, never
 //! skip.
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use super::{media, project_dir, target_dir};
 
 /// The guest's root filesystem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +29,8 @@ pub enum Root {
 /// What to run in the guest.
 #[derive(Debug, Clone)]
 pub struct GuestCommand {
-    /// A POSIX shell script, run by `/bin/sh` in the checkout's directory.
+    /// What `/bin/sh` runs in the checkout's directory: calls of the helper
+    /// scripts in tests/vm/guest ([`ScriptCall`]) or a single command.
     /// `$REEL_RESULTS` is a directory whose files come back to the host.
     pub script: String,
     pub root: Root,
@@ -40,8 +44,74 @@ pub struct GuestCommand {
     pub label: String,
 }
 
+/// One call of a helper script of the guest (tests/vm/guest/NAME), with its
+/// arguments and environment: a line of a [`GuestCommand`].
+#[derive(Debug, Clone)]
+pub struct ScriptCall {
+    name: String,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+}
+
+impl ScriptCall {
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            env: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    /// One argument; a path is passed as the host sees it, which is where
+    /// the guest sees it too.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_string_lossy().into_owned());
+        self
+    }
+
+    pub fn args<S: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        for arg in args {
+            self = self.arg(arg);
+        }
+        self
+    }
+
+    /// Environment for this call only.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// The call as a shell command line, every word quoted.
+    pub fn command_line(&self) -> String {
+        let env = self
+            .env
+            .iter()
+            .map(|(key, value)| format!("{key}={}", shell_quote(value)));
+        let script = shell_quote(&guest_script(&self.name).to_string_lossy());
+        let args = self.args.iter().map(|a| shell_quote(a));
+        env.chain([script])
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 impl GuestCommand {
-    /// A script on the host root with visl loaded and a 120 s limit.
+    /// Runs one helper script of tests/vm/guest; its exit status is the
+    /// run's.
+    pub fn script(call: ScriptCall) -> Self {
+        Self::new(call.command_line())
+    }
+
+    /// Runs helper scripts one after the other; the last one's exit status
+    /// is the run's.
+    pub fn scripts(calls: impl IntoIterator<Item = ScriptCall>) -> Self {
+        let lines: Vec<String> = calls.into_iter().map(|c| c.command_line()).collect();
+        Self::new(lines.join("\n"))
+    }
+
+    /// A command line on the host root with visl loaded and a 120 s limit.
     pub fn new(script: impl Into<String>) -> Self {
         Self {
             script: script.into(),
@@ -188,11 +258,6 @@ pub enum GuestError {
     Io(String),
 }
 
-/// The checkout (the guest sees it at the same path).
-pub fn project_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The test bed's cache (`REEL_VM_CACHE`, default `tests/vm/cache`).
 pub fn cache_dir() -> PathBuf {
     std::env::var_os("REEL_VM_CACHE")
@@ -206,44 +271,9 @@ pub fn bed_dir() -> PathBuf {
     cache_dir().join("current")
 }
 
-/// The cargo target directory this test binary was built into.
-pub fn target_dir() -> PathBuf {
-    // target/<profile>/deps/<test binary>
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
-        .unwrap_or_else(|| project_dir().join("target"))
-}
-
 /// A helper script the guest runs (tests/vm/guest/NAME).
 pub fn guest_script(name: &str) -> PathBuf {
     project_dir().join("tests/vm/guest").join(name)
-}
-
-/// The generated test clips (tests/media/generate.sh), generated if missing.
-pub fn test_media() -> Result<PathBuf, GuestError> {
-    static MEDIA: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    MEDIA
-        .get_or_init(|| {
-            let dir = std::env::var_os("REEL_TEST_MEDIA")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| target_dir().join("test-media"));
-            let output = Command::new(project_dir().join("tests/media/generate.sh"))
-                .arg(&dir)
-                .output()
-                .map_err(|e| format!("tests/media/generate.sh: {e}"))?;
-            if !output.status.success() {
-                return Err(format!(
-                    "tests/media/generate.sh failed:\n{}",
-                    String::from_utf8_lossy(&output.stderr)
-                ));
-            }
-            // The guest sees the host's paths: hand it an absolute one.
-            dir.canonicalize()
-                .map_err(|e| format!("{}: {e}", dir.display()))
-        })
-        .clone()
-        .map_err(GuestError::Io)
 }
 
 /// Runs tests/vm/prepare.sh (once per process per root; a fast no-op when
@@ -309,7 +339,8 @@ impl Guest {
         // Another root sees the checkout; the target directory and the test
         // media may live elsewhere (CARGO_TARGET_DIR, REEL_TEST_MEDIA).
         run.arg("--bind").arg(target_dir());
-        if let Some(media) = std::env::var_os("REEL_TEST_MEDIA") {
+        let media = media::location();
+        if !media.starts_with(target_dir()) {
             run.arg("--bind").arg(media);
         }
         run.env_remove("REEL_VM_SHOW");
@@ -390,11 +421,4 @@ pub fn shell_quote(text: &str) -> String {
 fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// Path relative to the checkout, as the guest scripts take them.
-pub fn relative_to_project(path: &Path) -> PathBuf {
-    path.strip_prefix(project_dir())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf())
 }

@@ -1,13 +1,55 @@
 //! Filling the kernel's H.264 stateless control structs (the V4L2
-//! `V4L2_CID_STATELESS_H264_*` controls) from parsed headers and the DPB.
+//! `V4L2_CID_STATELESS_H264_*` controls) from the codec layer's parsed
+//! headers and reference pictures.
 
 use v4l2r::bindings as b;
 
-use super::dpb::{CurrentPic, Dpb, PicStructure, Reference};
-use super::pps::Pps;
-use super::reflist::RefList;
-use super::slice::{SliceHeader, SliceType};
-use super::sps::Sps;
+use crate::codec::h264::dpb::PicStructure;
+use crate::codec::h264::pps::Pps;
+use crate::codec::h264::slice::{SliceHeader, SliceType};
+use crate::codec::h264::sps::Sps;
+use crate::codec::h264::{DecodeJob, DpbReference, ListEntry, SliceJob};
+
+/// Every control struct of one picture.
+#[derive(Clone, Copy)]
+pub struct PictureControls {
+    pub sps: b::v4l2_ctrl_h264_sps,
+    pub pps: b::v4l2_ctrl_h264_pps,
+    pub scaling_matrix: b::v4l2_ctrl_h264_scaling_matrix,
+    pub decode_params: b::v4l2_ctrl_h264_decode_params,
+}
+
+impl PictureControls {
+    pub fn of(job: &DecodeJob) -> Self {
+        Self {
+            sps: sps_control(&job.sps),
+            pps: pps_control(&job.pps, &job.sps),
+            scaling_matrix: scaling_matrix_control(&job.pps, &job.sps),
+            decode_params: decode_params_control(job),
+        }
+    }
+
+    pub fn has_scaling_matrix(&self) -> bool {
+        u32::from(self.pps.flags) & b::V4L2_H264_PPS_FLAG_SCALING_MATRIX_PRESENT != 0
+    }
+}
+
+/// The control structs of one slice.
+#[derive(Clone, Copy)]
+pub struct SliceControls {
+    pub params: b::v4l2_ctrl_h264_slice_params,
+    /// For slices with a pred_weight_table.
+    pub pred_weights: Option<b::v4l2_ctrl_h264_pred_weights>,
+}
+
+impl SliceControls {
+    pub fn of(slice: &SliceJob) -> Self {
+        Self {
+            params: slice_params_control(slice),
+            pred_weights: pred_weights_control(&slice.header),
+        }
+    }
+}
 
 pub fn sps_control(sps: &Sps) -> b::v4l2_ctrl_h264_sps {
     let mut c = b::v4l2_ctrl_h264_sps {
@@ -140,68 +182,43 @@ pub fn scaling_matrix_control(pps: &Pps, sps: &Sps) -> b::v4l2_ctrl_h264_scaling
     c
 }
 
-/// The DPB array of decode params: every reference picture (non-existing
-/// frames left out: they have no buffer), in DPB storage order.
-pub fn dpb_entries(dpb: &Dpb, cur: &CurrentPic) -> [b::v4l2_h264_dpb_entry; 16] {
+/// The DPB array of decode params, in the codec's DPB order.
+pub fn dpb_entries(references: &[DpbReference]) -> [b::v4l2_h264_dpb_entry; 16] {
     let mut entries = [b::v4l2_h264_dpb_entry::default(); 16];
-    let refs = dpb
-        .pictures()
-        .iter()
-        .filter(|p| p.is_reference() && !p.non_existing);
-    for (entry, p) in entries.iter_mut().zip(refs) {
-        let long_term = p.has_field_marked(Reference::LongTerm);
+    for (entry, p) in entries.iter_mut().zip(references) {
         let mut fields = 0;
-        if p.top.decoded && p.top.reference != Reference::Unused {
+        if p.top_field_reference {
             fields |= b::V4L2_H264_TOP_FIELD_REF;
         }
-        if p.bottom.decoded && p.bottom.reference != Reference::Unused {
+        if p.bottom_field_reference {
             fields |= b::V4L2_H264_BOTTOM_FIELD_REF;
         }
         let mut flags = b::V4L2_H264_DPB_ENTRY_FLAG_VALID | b::V4L2_H264_DPB_ENTRY_FLAG_ACTIVE;
-        if long_term {
+        if p.long_term {
             flags |= b::V4L2_H264_DPB_ENTRY_FLAG_LONG_TERM;
         }
         if p.field_coded {
             flags |= b::V4L2_H264_DPB_ENTRY_FLAG_FIELD;
         }
-        // PicNum (8-28) / LongTermPicNum (8-29), same parity as the current
-        // field when decoding fields.
-        let frame_level = if long_term {
-            p.long_term_frame_idx as i32
-        } else {
-            p.frame_num_wrap(cur.frame_num, cur.max_frame_num)
-        };
-        let pic_num = if cur.structure.is_field() {
-            2 * frame_level + 1
-        } else {
-            frame_level
-        };
         *entry = b::v4l2_h264_dpb_entry {
             reference_ts: p.timestamp_ns,
-            pic_num: pic_num as u32,
+            pic_num: p.pic_num as u32,
             // V4L2 carries LongTermFrameIdx in frame_num for long-term entries.
-            frame_num: if long_term {
-                p.long_term_frame_idx as u16
-            } else {
-                p.frame_num as u16
-            },
+            frame_num: p.frame_num as u16,
             fields: fields as u8,
             reserved: [0; 5],
-            top_field_order_cnt: if p.top.decoded { p.top.poc } else { 0 },
-            bottom_field_order_cnt: if p.bottom.decoded { p.bottom.poc } else { 0 },
+            top_field_order_cnt: p.top_field_order_cnt,
+            bottom_field_order_cnt: p.bottom_field_order_cnt,
             flags,
         };
     }
     entries
 }
 
-/// Everything of decode params but the DPB array and the P/B flags.
-pub fn decode_params_control(
-    h: &SliceHeader,
-    structure: PicStructure,
-    top_poc: i32,
-    bottom_poc: i32,
-) -> b::v4l2_ctrl_h264_decode_params {
+/// Decode params of a picture: its first slice's header, order counts,
+/// reference pictures, and whether any slice is P or B.
+pub fn decode_params_control(job: &DecodeJob) -> b::v4l2_ctrl_h264_decode_params {
+    let h = &job.header;
     let mut flags = 0;
     if h.idr {
         flags |= b::V4L2_H264_DECODE_PARAM_FLAG_IDR_PIC;
@@ -212,19 +229,19 @@ pub fn decode_params_control(
     if h.bottom_field_flag {
         flags |= b::V4L2_H264_DECODE_PARAM_FLAG_BOTTOM_FIELD;
     }
+    for slice in &job.slices {
+        match slice.header.slice_type {
+            SliceType::P | SliceType::Sp => flags |= b::V4L2_H264_DECODE_PARAM_FLAG_PFRAME,
+            SliceType::B => flags |= b::V4L2_H264_DECODE_PARAM_FLAG_BFRAME,
+            _ => {}
+        }
+    }
     b::v4l2_ctrl_h264_decode_params {
+        dpb: dpb_entries(&job.dpb),
         nal_ref_idc: u16::from(h.nal_ref_idc),
         frame_num: h.frame_num as u16,
-        top_field_order_cnt: if structure == PicStructure::BottomField {
-            0
-        } else {
-            top_poc
-        },
-        bottom_field_order_cnt: if structure == PicStructure::TopField {
-            0
-        } else {
-            bottom_poc
-        },
+        top_field_order_cnt: job.top_field_order_cnt,
+        bottom_field_order_cnt: job.bottom_field_order_cnt,
         idr_pic_id: h.idr_pic_id as u16,
         pic_order_cnt_lsb: h.pic_order_cnt_lsb as u16,
         delta_pic_order_cnt_bottom: h.delta_pic_order_cnt_bottom,
@@ -238,49 +255,32 @@ pub fn decode_params_control(
     }
 }
 
-/// V4L2 reference list entries: index into the DPB array (by timestamp),
-/// fields referenced. Unused entries are 0xff, as GStreamer fills them.
-fn v4l2_list(
-    list: &RefList,
-    dpb: &Dpb,
-    dpb_array: &[b::v4l2_h264_dpb_entry; 16],
-) -> [b::v4l2_h264_reference; 32] {
+/// V4L2 reference list entries: index into the DPB array, fields
+/// referenced. Unused entries are 0xff, as GStreamer fills them.
+fn v4l2_list(list: &[Option<ListEntry>]) -> [b::v4l2_h264_reference; 32] {
     let mut out = [b::v4l2_h264_reference {
         fields: 0xff,
         index: 0xff,
     }; 32];
-    for (dst, r) in out.iter_mut().zip(list) {
-        let Some(r) = r else {
+    for (dst, entry) in out.iter_mut().zip(list) {
+        let Some(entry) = entry else {
             continue;
         };
-        let Some(p) = dpb.get(r.id) else {
-            continue;
-        };
-        let index = dpb_array.iter().position(|e| {
-            e.flags & b::V4L2_H264_DPB_ENTRY_FLAG_ACTIVE != 0
-                && e.reference_ts == p.timestamp_ns
-                && !p.non_existing
-        });
-        let fields = match r.structure {
+        let fields = match entry.structure {
             PicStructure::Frame => b::V4L2_H264_FRAME_REF,
             PicStructure::TopField => b::V4L2_H264_TOP_FIELD_REF,
             PicStructure::BottomField => b::V4L2_H264_BOTTOM_FIELD_REF,
         };
         *dst = b::v4l2_h264_reference {
             fields: fields as u8,
-            index: index.map_or(0xff, |i| i as u8),
+            index: entry.dpb_index.unwrap_or(0xff),
         };
     }
     out
 }
 
-pub fn slice_params_control(
-    h: &SliceHeader,
-    list0: &RefList,
-    list1: &RefList,
-    dpb: &Dpb,
-    dpb_array: &[b::v4l2_h264_dpb_entry; 16],
-) -> b::v4l2_ctrl_h264_slice_params {
+pub fn slice_params_control(slice: &SliceJob) -> b::v4l2_ctrl_h264_slice_params {
+    let h = &slice.header;
     let mut flags = 0;
     if h.direct_spatial_mv_pred_flag {
         flags |= b::V4L2_H264_SLICE_FLAG_DIRECT_SPATIAL_MV_PRED;
@@ -291,7 +291,7 @@ pub fn slice_params_control(
     b::v4l2_ctrl_h264_slice_params {
         header_bit_size: h.header_bit_size,
         first_mb_in_slice: h.first_mb_in_slice,
-        slice_type: h.slice_type.v4l2(),
+        slice_type: h.slice_type.value(),
         colour_plane_id: h.colour_plane_id,
         redundant_pic_cnt: h.redundant_pic_cnt as u8,
         cabac_init_idc: h.cabac_init_idc,
@@ -303,8 +303,8 @@ pub fn slice_params_control(
         num_ref_idx_l0_active_minus1: h.num_ref_idx_l0_active_minus1,
         num_ref_idx_l1_active_minus1: h.num_ref_idx_l1_active_minus1,
         reserved: 0,
-        ref_pic_list0: v4l2_list(list0, dpb, dpb_array),
-        ref_pic_list1: v4l2_list(list1, dpb, dpb_array),
+        ref_pic_list0: v4l2_list(&slice.ref_list0),
+        ref_pic_list1: v4l2_list(&slice.ref_list1),
         flags,
     }
 }
@@ -327,4 +327,104 @@ pub fn pred_weights_control(h: &SliceHeader) -> Option<b::v4l2_ctrl_h264_pred_we
         }
     }
     Some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_pairs_share_a_buffer_and_alternate_parity_in_lists() {
+        use crate::codec::h264::tests::{field_parameter_sets, field_slice};
+        use crate::codec::h264::H264Decoder;
+
+        let mut decoder = H264Decoder::new();
+        let mut au0 = field_parameter_sets();
+        au0.extend(field_slice(true, false, 0, false, 0));
+        let units = [
+            au0,
+            field_slice(false, false, 0, true, 1),
+            field_slice(false, true, 1, false, 4),
+            field_slice(false, true, 1, true, 5),
+        ];
+        let mut jobs = Vec::new();
+        let mut shown = Vec::new();
+        for (i, unit) in units.iter().enumerate() {
+            for job in decoder.decode_access_unit(unit, i as u64).expect("decodes") {
+                shown.extend(job.output.clone());
+                jobs.push(job);
+            }
+        }
+        shown.extend(decoder.flush().output);
+        assert_eq!(jobs.len(), 4);
+        let ts: Vec<u64> = jobs.iter().map(|j| j.timestamp_ns).collect();
+        assert_eq!(
+            ts,
+            vec![0, 0, 2, 2],
+            "second fields decode into their first field's buffer"
+        );
+        assert_eq!(shown, vec![0, 2], "one output per frame");
+
+        let params: Vec<_> = jobs
+            .iter()
+            .map(|j| PictureControls::of(j).decode_params)
+            .collect();
+        let second = &params[1];
+        assert_eq!(
+            second.flags,
+            b::V4L2_H264_DECODE_PARAM_FLAG_FIELD_PIC | b::V4L2_H264_DECODE_PARAM_FLAG_BOTTOM_FIELD
+        );
+        assert_eq!(
+            (second.top_field_order_cnt, second.bottom_field_order_cnt),
+            (0, 1)
+        );
+        let first_field = &second.dpb[0];
+        assert_eq!(first_field.reference_ts, 0);
+        assert_eq!(u32::from(first_field.fields), b::V4L2_H264_TOP_FIELD_REF);
+        assert_eq!(
+            first_field.flags,
+            b::V4L2_H264_DPB_ENTRY_FLAG_VALID
+                | b::V4L2_H264_DPB_ENTRY_FLAG_ACTIVE
+                | b::V4L2_H264_DPB_ENTRY_FLAG_FIELD
+        );
+
+        let list = |job: usize| {
+            let l = &SliceControls::of(&jobs[job].slices[0]).params.ref_pic_list0;
+            [
+                (l[0].index, u32::from(l[0].fields)),
+                (l[1].index, u32::from(l[1].fields)),
+            ]
+        };
+        // Top field of frame 1: both fields of frame 0, top (same parity) first.
+        assert_eq!(
+            list(2),
+            [
+                (0, b::V4L2_H264_TOP_FIELD_REF),
+                (0, b::V4L2_H264_BOTTOM_FIELD_REF)
+            ]
+        );
+        // Its bottom field: frame 0's bottom, then frame 1's own top field.
+        assert_eq!(
+            list(3),
+            [
+                (0, b::V4L2_H264_BOTTOM_FIELD_REF),
+                (1, b::V4L2_H264_TOP_FIELD_REF)
+            ]
+        );
+        let pair = &params[3].dpb[0];
+        assert_eq!(u32::from(pair.fields), b::V4L2_H264_FRAME_REF);
+        assert_eq!(
+            (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
+            (0, 1)
+        );
+        assert_eq!(
+            (
+                params[3].top_field_order_cnt,
+                params[3].bottom_field_order_cnt
+            ),
+            (4, 5),
+            "a second field carries both counts"
+        );
+        assert!(jobs.iter().all(|j| !j.missing_references));
+    }
 }

@@ -1,30 +1,42 @@
 //! The generated test clips (`tests/media/generate.sh`), for integration tests.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The directory holding the clips, generated on first use.
+/// Where the clips are: `$REEL_TEST_MEDIA`, else `test-media` in the cargo
+/// target directory. Absolute, since the test guest sees the host's paths;
+/// nothing is generated (see [`dir`]).
+pub fn location() -> PathBuf {
+    let dir = std::env::var_os("REEL_TEST_MEDIA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| super::target_dir().join("test-media"));
+    dir.canonicalize()
+        .or_else(|_| std::path::absolute(&dir))
+        .unwrap_or(dir)
+}
+
+/// The directory holding the clips ([`location`]), generated on first use.
+/// Every test finds its media here.
 pub fn dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = std::env::var_os("REEL_TEST_MEDIA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/test-media"));
-        let output = Command::new(root.join("tests/media/generate.sh"))
+        let dir = location();
+        let script = super::project_dir().join("tests/media/generate.sh");
+        let output = Command::new(&script)
             .arg(&dir)
             .output()
-            .expect("cannot run tests/media/generate.sh");
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
         assert!(
             output.status.success(),
             "tests/media/generate.sh failed:\n{}{}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
-        dir
+        // Resolved now that it exists: a symlink would point outside the
+        // paths the guest's other root binds in.
+        dir.canonicalize()
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
     })
 }
 

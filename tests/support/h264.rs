@@ -1,8 +1,6 @@
 //! Shared by the H.264 tests: finding the generated clips, and asking the
 //! ffmpeg CLI (the oracle) for an Annex-B stream with its header trace.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,14 +18,6 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_cqm_444.mp4",
     "h264_high10_intra.mkv",
 ];
-
-#[path = "../media/mod.rs"]
-pub mod media;
-
-/// The test media directory, generating the clips on first use.
-pub fn media_dir() -> PathBuf {
-    media::dir().to_path_buf()
-}
 
 /// One syntax element of FFmpeg's trace: bit position, name without array
 /// indices, value.

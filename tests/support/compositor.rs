@@ -6,11 +6,6 @@
 //! because weston runs with `--debug`). Weston's protocol log (`-l proto`)
 //! is kept so tests can check what the client really sent.
 
-#![allow(dead_code)]
-
-#[path = "../support/weston_log.rs"]
-mod weston_log;
-
 use std::fs::{self, File};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -18,6 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+
+use super::weston_log;
 
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(20);

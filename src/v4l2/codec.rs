@@ -1,0 +1,257 @@
+//! What a codec's V4L2 glue (`v4l2/<codec>/`) gives the generic decoder:
+//! requests built from one packet, which pictures are references, and which
+//! pictures are due for output. The generic side ([`super::decoder`]) owns
+//! the session, timing and frames; the glue owns nothing device-related.
+
+use std::ops::Range;
+
+use super::controls::ExtControl;
+
+/// A device timestamp: unique per decoded picture, a whole number of
+/// microseconds (the kernel keeps a `timeval`); references name pictures by it.
+pub type DeviceTimestamp = u64;
+
+/// Counts packets and hands out device timestamps for one packet's pictures.
+/// A packet may hold several pictures (VP9 superframes, AV1 temporal units,
+/// H.264 field pairs), each decoded into its own CAPTURE buffer.
+#[derive(Debug)]
+pub struct Timestamps {
+    packet: u64,
+    next: u64,
+    /// (device timestamp, packet) of every timestamp handed out for this packet.
+    issued: Vec<(DeviceTimestamp, u64)>,
+}
+
+impl Default for Timestamps {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Timestamps {
+    pub fn new() -> Self {
+        Self {
+            packet: 0,
+            next: 0,
+            issued: Vec::new(),
+        }
+    }
+
+    /// Starts the next packet; returns its number.
+    pub fn start_packet(&mut self) -> u64 {
+        self.packet += 1;
+        self.issued.clear();
+        self.packet
+    }
+
+    /// The packet being decoded.
+    pub fn packet(&self) -> u64 {
+        self.packet
+    }
+
+    /// A fresh timestamp for a picture of the current packet.
+    pub fn next_picture(&mut self) -> DeviceTimestamp {
+        self.next += 1;
+        let timestamp = self.next * 1000;
+        self.issued.push((timestamp, self.packet));
+        timestamp
+    }
+
+    /// Timestamps issued since the packet started.
+    pub fn issued(&self) -> &[(DeviceTimestamp, u64)] {
+        &self.issued
+    }
+}
+
+/// A piece of an OUTPUT buffer: bytes of the packet being decoded (slices
+/// are passed as ranges, never copied before the OUTPUT buffer), a start
+/// code, or bytes the glue made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BitstreamPart {
+    Packet(Range<usize>),
+    StartCode,
+    Owned(Vec<u8>),
+}
+
+/// The OUTPUT buffer's content: parts of `packet`, in order.
+#[derive(Clone, Copy, Debug)]
+pub struct Bitstream<'a> {
+    packet: &'a [u8],
+    parts: &'a [BitstreamPart],
+}
+
+const ANNEX_B_START_CODE: [u8; 3] = [0, 0, 1];
+
+/// A whole-buffer bitstream (`Bitstream::whole`) is one range of itself.
+static WHOLE: [BitstreamPart; 1] = [BitstreamPart::Packet(0..usize::MAX)];
+
+impl<'a> Bitstream<'a> {
+    pub fn new(packet: &'a [u8], parts: &'a [BitstreamPart]) -> Self {
+        Self { packet, parts }
+    }
+
+    /// All of `bytes`.
+    pub fn whole(bytes: &'a [u8]) -> Self {
+        Self {
+            packet: bytes,
+            parts: &WHOLE,
+        }
+    }
+
+    fn part_bytes(&self, part: &'a BitstreamPart) -> &'a [u8] {
+        match part {
+            BitstreamPart::Packet(range) => {
+                let end = range.end.min(self.packet.len());
+                self.packet.get(range.start..end).unwrap_or(&[])
+            }
+            BitstreamPart::StartCode => &ANNEX_B_START_CODE,
+            BitstreamPart::Owned(bytes) => bytes,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(|p| self.part_bytes(p).len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies the bitstream to the start of `out`; returns the bytes written
+    /// (less than `len()` only when `out` is shorter).
+    pub fn write_to(&self, out: &mut [u8]) -> usize {
+        let mut written = 0;
+        for part in self.parts {
+            let bytes = self.part_bytes(part);
+            let n = bytes.len().min(out.len() - written);
+            out[written..written + n].copy_from_slice(&bytes[..n]);
+            written += n;
+        }
+        written
+    }
+
+    /// The bytes as one vector (tests and traces).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = vec![0; self.len()];
+        self.write_to(&mut out);
+        out
+    }
+}
+
+/// What a new sequence needs from the session.
+#[derive(Clone, Debug)]
+pub struct SequenceChange {
+    pub coded_width: u32,
+    pub coded_height: u32,
+    /// Pictures the codec keeps (references and pictures waiting for
+    /// output): CAPTURE buffers are this + 1 + what is held downstream.
+    pub dpb_pictures: usize,
+    /// Sequence controls to set before the CAPTURE format is chosen.
+    pub controls: Vec<ExtControl>,
+}
+
+/// One request: the controls and bitstream of one OUTPUT buffer.
+pub struct Request {
+    /// The picture's device timestamp (all slices of one picture share it).
+    pub timestamp_ns: DeviceTimestamp,
+    pub controls: Vec<ExtControl>,
+    pub bitstream: Vec<BitstreamPart>,
+    /// More requests of this picture follow.
+    pub hold_capture: bool,
+    /// Set on the first request of a new sequence (stream start, resolution
+    /// change): earlier pictures are drained and the queues set up again if
+    /// the session does not fit it.
+    pub sequence: Option<SequenceChange>,
+}
+
+/// A decoded picture due for display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputPicture {
+    /// The CAPTURE buffer to show (by its device timestamp).
+    pub timestamp_ns: DeviceTimestamp,
+    /// The packet whose timing the picture is shown with: the one that
+    /// decoded it, or a later one that shows it again (VP9/AV1
+    /// `show_existing_frame`).
+    pub packet: u64,
+    /// Visible size (the cropping of the picture's own sequence).
+    pub visible: (u32, u32),
+    /// Sample aspect ratio, 1:1 when the stream does not say.
+    pub sample_aspect: (u32, u32),
+}
+
+/// Why a packet could not be turned into requests.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    /// Damaged or unexpected data: the codec skips ahead and resynchronises
+    /// by itself (e.g. at the next keyframe); playback goes on.
+    #[error("{0}")]
+    Bitstream(String),
+    /// The stream uses something the codec layer or the driver cannot
+    /// decode: later pictures would fail the same way.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+impl CodecError {
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self, Self::Bitstream(_))
+    }
+}
+
+/// A codec's V4L2 glue, driven by [`super::decoder::V4l2Decoder`].
+pub trait StatelessCodec: Send {
+    /// Parses one packet (Annex-B for H.264/HEVC) into requests, taking a
+    /// device timestamp from `timestamps` for each picture it decodes. A
+    /// packet with parameter sets only gives none. After an error the codec
+    /// resynchronises by itself (e.g. at the next keyframe).
+    fn decode(
+        &mut self,
+        packet: &[u8],
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError>;
+    /// Device timestamps of decoded pictures later pictures may still
+    /// reference (or show again): their CAPTURE buffers stay out of reuse.
+    fn references(&self) -> Vec<DeviceTimestamp>;
+    /// Pictures now due for output, in display order; with
+    /// `end_of_stream`, every remaining one.
+    fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture>;
+    /// Forgets all state (seek, or recovery after a device error).
+    fn reset(&mut self);
+    /// How the codec decodes on this device, for `reel probe` and logs.
+    fn describe(&self) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitstream_parts_are_written_in_order() {
+        let packet = [9, 8, 7, 6, 5];
+        let parts = [
+            BitstreamPart::StartCode,
+            BitstreamPart::Packet(1..3),
+            BitstreamPart::Owned(vec![1]),
+            BitstreamPart::Packet(4..9),
+        ];
+        let bitstream = Bitstream::new(&packet, &parts);
+        assert_eq!(bitstream.len(), 3 + 2 + 1 + 1);
+        assert_eq!(bitstream.to_vec(), vec![0, 0, 1, 8, 7, 1, 5]);
+        let mut short = [0u8; 4];
+        assert_eq!(bitstream.write_to(&mut short), 4);
+        assert_eq!(short, [0, 0, 1, 8]);
+        assert_eq!(Bitstream::whole(&packet).to_vec(), packet.to_vec());
+    }
+
+    #[test]
+    fn timestamps_are_unique_microseconds_and_name_their_packet() {
+        let mut t = Timestamps::new();
+        assert_eq!(t.start_packet(), 1);
+        let a = t.next_picture();
+        let b = t.next_picture();
+        assert_eq!(t.start_packet(), 2);
+        let c = t.next_picture();
+        assert_eq!((a, b, c), (1000, 2000, 3000));
+        assert_eq!(t.issued(), &[(3000, 2)]);
+    }
+}

@@ -1,0 +1,400 @@
+//! H.264 on a V4L2 stateless decoder: turns the codec layer's
+//! [`crate::codec::h264::DecodeJob`]s into requests (controls and bitstream)
+//! in the decode mode and start-code format the driver asks for, and says
+//! which pictures are references and when each is due for output.
+
+pub mod controls;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+
+use tracing::{debug, info};
+use v4l2r::bindings as b;
+use v4l2r::controls::codec as typed;
+
+use super::codec::{
+    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+};
+use super::controls::ExtControl;
+use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
+use super::formats::coded;
+use super::registry::{CodecEntry, CodecSetup};
+use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
+use crate::codec::bitreader::BitReader;
+use crate::codec::h264::nal::{nal_type, split_annex_b, Nal};
+use crate::codec::h264::sps::Sps;
+use crate::codec::h264::{self, H264Decoder, H264Error};
+use crate::media::{Codec, VideoStreamInfo};
+use controls::{sps_control, PictureControls, SliceControls};
+
+/// The decode-mode and start-code menus, and the environment variables
+/// forcing them (`REEL_V4L2_H264_MODE=frame|slice`,
+/// `REEL_V4L2_H264_START_CODE=annexb|none`).
+pub const MODE_MENUS: ModeMenus = ModeMenus {
+    decode_mode: b::V4L2_CID_STATELESS_H264_DECODE_MODE,
+    start_code: b::V4L2_CID_STATELESS_H264_START_CODE,
+    mode_env: "REEL_V4L2_H264_MODE",
+    start_code_env: "REEL_V4L2_H264_START_CODE",
+};
+
+/// H.264's line in the codec registry.
+pub static ENTRY: CodecEntry = CodecEntry {
+    codec: Codec::H264,
+    coded_format: coded::H264_SLICE,
+    required_controls: &REQUIRED,
+    menus: &[
+        (b::V4L2_CID_STATELESS_H264_DECODE_MODE, "h264 decode mode"),
+        (b::V4L2_CID_STATELESS_H264_START_CODE, "h264 start code"),
+        (b::V4L2_CID_MPEG_VIDEO_H264_PROFILE, "h264 profile"),
+        (b::V4L2_CID_MPEG_VIDEO_H264_LEVEL, "h264 level"),
+    ],
+    requirements,
+    open,
+};
+
+/// The first SPS of an Annex-B blob (the container's parameter sets).
+pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
+    split_annex_b(parameter_sets).find_map(|bytes| {
+        let nal = Nal::parse(bytes).ok()?;
+        if nal.nal_unit_type != nal_type::SPS {
+            return None;
+        }
+        let rbsp = nal.rbsp();
+        let mut r = BitReader::new(&rbsp);
+        r.skip(8, "nal_unit_header").ok()?;
+        Sps::parse(&mut r).ok()
+    })
+}
+
+/// What a stream needs from a decoder: the SPS's coded size and profile
+/// when the container carries one, else the container's size.
+pub fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
+    let sps = first_sps(&stream.parameter_sets);
+    let (width, height) = sps
+        .as_ref()
+        .map_or((stream.width, stream.height), Sps::coded_size);
+    StreamRequirements {
+        coded_format: coded::H264_SLICE,
+        width,
+        height,
+        profile: sps.map(|s| profile_need(s.profile_idc)),
+    }
+}
+
+/// The profile menu values that take a stream of `profile_idc` (a
+/// constrained-baseline decoder also takes baseline streams that use no
+/// baseline-only tools; let the decoder try).
+pub fn profile_need(profile_idc: u8) -> ProfileNeed {
+    use b::*;
+    let accepted = match profile_idc {
+        66 => vec![
+            v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_BASELINE,
+            v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_CONSTRAINED_BASELINE,
+        ],
+        77 => vec![v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_MAIN],
+        88 => vec![v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_EXTENDED],
+        100 => vec![v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH],
+        110 => vec![v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH_10],
+        122 => vec![v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH_422],
+        244 => vec![v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH_444_PREDICTIVE],
+        _ => Vec::new(),
+    };
+    ProfileNeed {
+        menu: b::V4L2_CID_MPEG_VIDEO_H264_PROFILE,
+        accepted,
+        label: format!("H.264 profile_idc {profile_idc}"),
+    }
+}
+
+const OUTPUT_BUFFERS: u32 = 4;
+
+/// Per-request controls every request carries.
+const REQUIRED: [u32; 3] = [
+    b::V4L2_CID_STATELESS_H264_SPS,
+    b::V4L2_CID_STATELESS_H264_PPS,
+    b::V4L2_CID_STATELESS_H264_DECODE_PARAMS,
+];
+
+/// Opens the H.264 glue for a decoder and a stream: the decode mode the
+/// driver asks for, and the container's SPS set before the CAPTURE format
+/// is chosen.
+fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+    let mode = SliceMode::from_env(info, &MODE_MENUS)?;
+    let mut initial_controls = mode.controls(&MODE_MENUS);
+    let sps = first_sps(&stream.parameter_sets);
+    if let Some(sps) = &sps {
+        initial_controls.push(ExtControl::typed::<typed::H264Sps>(sps_control(sps)));
+    }
+    info!(
+        device = %info.video_node.display(),
+        mode = ?mode.decode_mode,
+        annex_b = mode.start_codes,
+        "H.264 through V4L2"
+    );
+    Ok(CodecSetup {
+        codec: Box::new(H264Codec::new(mode, info.video_node.clone())),
+        initial_controls,
+        dpb_pictures: sps.as_ref().map_or(16, Sps::max_dpb_frames),
+        output_buffers: OUTPUT_BUFFERS,
+    })
+}
+
+/// What the codec knows of a picture until it is shown.
+#[derive(Clone, Copy)]
+struct PictureInfo {
+    packet: u64,
+    visible: (u32, u32),
+    sample_aspect: (u32, u32),
+}
+
+/// The H.264 glue of [`super::decoder::V4l2Decoder`].
+pub struct H264Codec {
+    parser: H264Decoder,
+    mode: SliceMode,
+    device: PathBuf,
+    /// Pictures due for output, in display order.
+    due: VecDeque<u64>,
+    /// Timestamps named as references by the last access unit's jobs.
+    batch_references: Vec<u64>,
+    /// Pictures not yet shown (sizes change with the SPS).
+    pictures: HashMap<u64, PictureInfo>,
+    last_picture: PictureInfo,
+    /// A first field whose second field should follow into its buffer.
+    open_field: Option<u64>,
+}
+
+impl H264Codec {
+    pub fn new(mode: SliceMode, device: PathBuf) -> Self {
+        Self {
+            parser: H264Decoder::new(),
+            mode,
+            device,
+            due: VecDeque::new(),
+            batch_references: Vec::new(),
+            pictures: HashMap::new(),
+            last_picture: PictureInfo {
+                packet: 0,
+                visible: (0, 0),
+                sample_aspect: (1, 1),
+            },
+            open_field: None,
+        }
+    }
+
+    pub fn mode(&self) -> SliceMode {
+        self.mode
+    }
+
+    /// Whether the driver must keep the picture's CAPTURE buffer after its
+    /// last request: a first field, whose second field decodes into the
+    /// same buffer (same timestamp). An unpaired field is released by the
+    /// driver when a request with another timestamp comes, or by FLUSH.
+    fn holds_for_second_field(&mut self, job: &h264::DecodeJob) -> bool {
+        if !job.structure.is_field() {
+            self.open_field = None;
+            return false;
+        }
+        if self.open_field == Some(job.timestamp_ns) {
+            self.open_field = None;
+            return false;
+        }
+        self.open_field = Some(job.timestamp_ns);
+        true
+    }
+
+    /// The slice's NAL unit, after a start code when the driver wants them.
+    fn slice_bitstream(&self, slice: &h264::SliceJob, out: &mut Vec<BitstreamPart>) {
+        if self.mode.start_codes {
+            out.push(BitstreamPart::StartCode);
+        }
+        out.push(BitstreamPart::Packet(slice.nal.clone()));
+    }
+
+    /// The requests of one picture.
+    fn requests(&self, job: &h264::DecodeJob, hold_after: bool) -> Vec<Request> {
+        let controls = PictureControls::of(job);
+        let mut picture = vec![
+            ExtControl::typed::<typed::H264Sps>(controls.sps),
+            ExtControl::typed::<typed::H264Pps>(controls.pps),
+        ];
+        if controls.has_scaling_matrix() {
+            picture.push(ExtControl::typed::<typed::H264ScalingMatrix>(
+                controls.scaling_matrix,
+            ));
+        }
+        picture.push(ExtControl::typed::<typed::H264DecodeParams>(
+            controls.decode_params,
+        ));
+        let sequence = job.new_sequence.then(|| SequenceChange {
+            coded_width: job.stream.coded_width,
+            coded_height: job.stream.coded_height,
+            dpb_pictures: job.stream.dpb_frames,
+            controls: vec![ExtControl::typed::<typed::H264Sps>(controls.sps)],
+        });
+        match self.mode.decode_mode {
+            DecodeMode::FrameBased => {
+                let mut bitstream = Vec::new();
+                for slice in &job.slices {
+                    self.slice_bitstream(slice, &mut bitstream);
+                }
+                vec![Request {
+                    timestamp_ns: job.timestamp_ns,
+                    controls: picture,
+                    bitstream,
+                    hold_capture: hold_after,
+                    sequence,
+                }]
+            }
+            DecodeMode::SliceBased => {
+                let last = job.slices.len().saturating_sub(1);
+                job.slices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, slice)| {
+                        let slice_controls = SliceControls::of(slice);
+                        let mut controls = picture.clone();
+                        controls.push(ExtControl::typed::<typed::H264SliceParams>(
+                            slice_controls.params,
+                        ));
+                        if let Some(weights) = slice_controls.pred_weights {
+                            controls.push(ExtControl::typed::<typed::H264PredWeights>(weights));
+                        }
+                        let mut bitstream = Vec::with_capacity(2);
+                        self.slice_bitstream(slice, &mut bitstream);
+                        Request {
+                            timestamp_ns: job.timestamp_ns,
+                            controls,
+                            bitstream,
+                            hold_capture: i != last || hold_after,
+                            sequence: if i == 0 { sequence.clone() } else { None },
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    fn codec_error(&self, error: H264Error) -> CodecError {
+        let message = format!("{}: {error}", self.device.display());
+        match error {
+            H264Error::Unsupported(_) => CodecError::Unsupported(message),
+            _ => CodecError::Bitstream(message),
+        }
+    }
+}
+
+impl StatelessCodec for H264Codec {
+    fn decode(
+        &mut self,
+        packet: &[u8],
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
+        // One device timestamp per packet: a second field in its own packet
+        // decodes under its first field's.
+        let timestamp_ns = timestamps.next_picture();
+        let jobs = self
+            .parser
+            .decode_access_unit(packet, timestamp_ns)
+            .map_err(|e| self.codec_error(e))?;
+        let mut requests = Vec::new();
+        let mut references = HashSet::new();
+        for job in &jobs {
+            if job.slices.is_empty() {
+                continue;
+            }
+            if job.missing_references {
+                debug!(
+                    timestamp_ns = job.timestamp_ns,
+                    "picture refers to pictures the DPB lacks"
+                );
+            }
+            let (_, _, w, h) = job.stream.visible;
+            let packet = self
+                .pictures
+                .get(&job.timestamp_ns)
+                .map_or(timestamps.packet(), |p| p.packet);
+            self.last_picture = PictureInfo {
+                packet,
+                visible: (w, h),
+                sample_aspect: job.stream.sample_aspect_ratio.unwrap_or((1, 1)),
+            };
+            self.pictures.insert(job.timestamp_ns, self.last_picture);
+            references.extend(job.dpb.iter().map(|e| e.timestamp_ns));
+            let hold_after = self.holds_for_second_field(job);
+            requests.extend(self.requests(job, hold_after));
+            self.due.extend(job.output.iter().copied());
+        }
+        // The DPB after this unit, plus what its pictures referred to.
+        references.extend(
+            self.parser
+                .dpb()
+                .pictures()
+                .iter()
+                .filter(|p| p.is_reference() && !p.non_existing)
+                .map(|p| p.timestamp_ns),
+        );
+        self.batch_references = references.into_iter().collect();
+        Ok(requests)
+    }
+
+    fn references(&self) -> Vec<u64> {
+        self.batch_references.clone()
+    }
+
+    fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture> {
+        if end_of_stream {
+            let rest = self.parser.flush();
+            self.due.extend(rest.output);
+        }
+        let due: Vec<u64> = self.due.drain(..).collect();
+        due.into_iter()
+            .map(|timestamp_ns| {
+                let info = self
+                    .pictures
+                    .remove(&timestamp_ns)
+                    .unwrap_or(self.last_picture);
+                OutputPicture {
+                    timestamp_ns,
+                    packet: info.packet,
+                    visible: info.visible,
+                    sample_aspect: info.sample_aspect,
+                }
+            })
+            .collect()
+    }
+
+    fn reset(&mut self) {
+        self.parser.reset();
+        self.due.clear();
+        self.batch_references.clear();
+        self.pictures.clear();
+        self.open_field = None;
+    }
+
+    fn describe(&self) -> String {
+        self.mode.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_map_to_the_menu_values_that_take_them() {
+        use b::*;
+        let high = profile_need(100);
+        assert_eq!(high.menu, V4L2_CID_MPEG_VIDEO_H264_PROFILE);
+        assert_eq!(
+            high.accepted,
+            [v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_HIGH]
+        );
+        assert_eq!(high.label, "H.264 profile_idc 100");
+        // A constrained-baseline decoder is let try a baseline stream.
+        assert!(profile_need(66).accepted.contains(
+            &v4l2_mpeg_video_h264_profile_V4L2_MPEG_VIDEO_H264_PROFILE_CONSTRAINED_BASELINE
+        ));
+        // An unknown profile matches no menu value: refused where a menu exists.
+        assert!(profile_need(1).accepted.is_empty());
+    }
+}

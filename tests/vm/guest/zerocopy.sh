@@ -1,0 +1,87 @@
+#!/bin/sh
+# (in the guest) reel presenting visl's pictures to weston 14 headless (GL
+# renderer on llvmpipe, kiosk shell, an output of WIDTHxHEIGHT), for
+# tests/guest_zerocopy.rs. In $REEL_RESULTS:
+# - the oracles: GStreamer's first picture of CLIP and of ODD_CLIP through
+#   visl (v4l2slh264dec) as oracle.png and oracle-odd.png (.log, .rc);
+# - four playbacks, NAME: zerocopy (CLIP), copy (CLIP with --copy), odd
+#   (ODD_CLIP), reschange (RESCHANGE_CLIP). Each has its own weston
+#   (weston-NAME.log, scopes log and proto) and runs
+#   `reel --stats --loop --hwdec v4l2 -vv` until a frame is presented, 2 s
+#   more, a screenshot (NAME-shot/, NAME-shot.log), then SIGTERM:
+#   NAME.out, NAME.log, NAME.rc.
+#
+#   tests/vm/guest/zerocopy.sh REEL WIDTHxHEIGHT CLIP ODD_CLIP RESCHANGE_CLIP
+set -eu
+reel=$1
+width=${2%x*}
+height=${2#*x}
+clip=$3
+odd=$4
+reschange=$5
+R=$REEL_RESULTS
+export GST_REGISTRY=/dev/shm/gst-registry.bin
+
+# oracle NAME CLIP: GStreamer's first picture of CLIP through visl, as a PNG.
+oracle() {
+    rc=0
+    timeout 120 gst-launch-1.0 -q filesrc location="$2" ! parsebin ! v4l2slh264dec \
+        ! videoconvert ! video/x-raw,format=RGB ! pngenc snapshot=true ! filesink location="$R/$1.png" \
+        >"$R/$1.log" 2>&1 || rc=$?
+    echo "$rc" >"$R/$1.rc"
+}
+oracle oracle "$clip"
+oracle oracle-odd "$odd"
+
+XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
+export XDG_RUNTIME_DIR
+chmod 700 "$XDG_RUNTIME_DIR"
+# A fresh weston for each playback: weston 14's kiosk-shell segfaults now
+# and then when a client connects right after another one left.
+start_weston() {
+    weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
+        --refresh-rate=1000000 --width="$width" --height="$height" --socket="wl-zc-$1" >"$R/weston-$1.log" 2>&1 &
+    WESTON=$!
+    export WAYLAND_DISPLAY="wl-zc-$1"
+    i=0
+    until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
+        i=$((i + 1))
+        if [ $i -gt 600 ]; then
+            echo "weston did not come up"
+            cat "$R/weston-$1.log"
+            exit 3
+        fi
+        sleep 0.2
+    done
+}
+# play NAME [REEL OPTIONS...] FILE: one playback. Loops until the screenshot
+# is taken, then SIGTERM (reel prints its stats and exits 0).
+play() {
+    name=$1
+    shift
+    start_weston "$name"
+    "$reel" --stats --loop --hwdec v4l2 -vv "$@" >"$R/$name.out" 2>"$R/$name.log" &
+    pid=$!
+    i=0
+    until grep -q 'frame presented' "$R/$name.log"; do
+        i=$((i + 1))
+        [ $i -gt 600 ] && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.2
+    done
+    sleep 2
+    mkdir -p "$R/$name-shot"
+    (cd "$R/$name-shot" && XDG_PICTURES_DIR="$R/$name-shot" timeout 60 weston-screenshooter) \
+        >"$R/$name-shot.log" 2>&1 || true
+    kill -TERM $pid 2>/dev/null || true
+    timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done" || true
+    rc=0
+    wait $pid || rc=$?
+    echo "$rc" >"$R/$name.rc"
+    kill $WESTON 2>/dev/null || true
+    wait $WESTON 2>/dev/null || true
+}
+play zerocopy "$clip"
+play copy --copy "$clip"
+play odd "$odd"
+play reschange "$reschange"

@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use reel::fourcc::fourcc_text;
 use reel::v4l2::codec::{
     Bitstream, BitstreamPart, CodecError, OutputPicture, Request, StatelessCodec, Timestamps,
 };
 use reel::v4l2::controls::ExtControl;
 use reel::v4l2::discovery::{self, DecoderInfo, StreamRequirements};
-use reel::v4l2::formats::{coded, fourcc_str};
+use reel::v4l2::formats::coded;
 use reel::v4l2::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
 use v4l2r::bindings;
 
@@ -313,7 +314,7 @@ fn inguest_discovery_matches_v4l2_ctl() {
     let ours: Vec<(String, String)> = decoder
         .coded_formats
         .iter()
-        .map(|f| (fourcc_str(f.fourcc), f.description.clone()))
+        .map(|f| (fourcc_text(f.fourcc), f.description.clone()))
         .collect();
     assert!(
         oracle.len() >= 5,
@@ -326,11 +327,11 @@ fn inguest_discovery_matches_v4l2_ctl() {
         let listing = v4l2_ctl(&[
             "-d",
             &dev,
-            &format!("--list-framesizes={}", fourcc_str(format.fourcc)),
+            &format!("--list-framesizes={}", fourcc_text(format.fourcc)),
         ]);
         let sizes = format
             .sizes
-            .unwrap_or_else(|| panic!("no sizes for {}", fourcc_str(format.fourcc)));
+            .unwrap_or_else(|| panic!("no sizes for {}", fourcc_text(format.fourcc)));
         let expected = format!(
             "Stepwise {}x{} - {}x{} with step {}/{}",
             sizes.min_width,
@@ -343,7 +344,7 @@ fn inguest_discovery_matches_v4l2_ctl() {
         assert!(
             listing.contains(&expected),
             "{}: expected '{expected}' in:\n{listing}",
-            fourcc_str(format.fourcc)
+            fourcc_text(format.fourcc)
         );
     }
 

@@ -45,7 +45,7 @@ impl std::fmt::Debug for CodecEntry {
             f,
             "{} ({})",
             self.codec,
-            super::formats::fourcc_str(self.coded_format)
+            crate::fourcc::fourcc_text(self.coded_format)
         )
     }
 }

@@ -5,7 +5,7 @@
 mod h264_support;
 
 use h264_support::{annex_b_with_trace, media_dir, strip_indices, work_dir, Element, H264_CLIPS};
-use reel::codec::h264::nal::split_annex_b;
+use reel::codec::bitstream::annexb::nal_units;
 use reel::codec::h264::trace::HeaderTracer;
 
 /// Elements FFmpeg reads that belong to no header (trailing bits, the CABAC
@@ -26,7 +26,7 @@ fn check_clip(clip: &str) -> usize {
     let dir = media_dir();
     let work = work_dir("headers");
     let annexb = annex_b_with_trace(&dir.join(clip), &work);
-    let nals: Vec<&[u8]> = split_annex_b(&annexb.stream).collect();
+    let nals: Vec<&[u8]> = nal_units(&annexb.stream).collect();
     assert_eq!(
         nals.len(),
         annexb.trace.len(),

@@ -35,7 +35,7 @@ pub mod trace;
 
 use thiserror::Error;
 
-use crate::codec::bitreader::ReadError;
+use crate::codec::bitstream::ReadError;
 
 pub use decoder::{DecodeJob, H264Decoder, SliceJob, StreamInfo};
 pub use dpb::{DpbOutput, PicStructure};

@@ -1,7 +1,10 @@
-//! NAL units of an Annex-B byte stream: splitting at start codes, the NAL
-//! header, and emulation prevention removal (7.3.1, 7.4.1, B.1).
+//! H.264 NAL units (7.3.1, 7.4.1): the header byte and a reader of the
+//! RBSP behind it. Splitting a stream into NAL units and emulation
+//! prevention are shared with HEVC in [`crate::codec::bitstream`].
 
 use super::H264Error;
+use crate::codec::bitstream::rbsp::unescape;
+use crate::codec::bitstream::BitReader;
 
 /// nal_unit_type values reel acts on (Table 7-1).
 pub mod nal_type {
@@ -40,109 +43,35 @@ impl<'a> Nal<'a> {
         })
     }
 
-    /// The RBSP including the header byte, so that bit positions count from
-    /// the NAL's first bit as the V4L2 controls and FFmpeg's traces do.
+    /// A reader of the RBSP from the header byte on (emulation prevention
+    /// passed over as it reads), so that bit positions count from the
+    /// NAL's first bit as the V4L2 controls and FFmpeg's traces do.
+    pub fn reader(&self) -> BitReader<'a> {
+        BitReader::rbsp(self.bytes)
+    }
+
+    /// The RBSP including the header byte, copied out unescaped.
     pub fn rbsp(&self) -> Vec<u8> {
         unescape(self.bytes)
     }
 }
 
-/// Splits an Annex-B buffer at its start codes (`00 00 01`, with any number
-/// of leading zero bytes). Bytes before the first start code are skipped.
-pub fn split_annex_b(data: &[u8]) -> AnnexBSplitter<'_> {
-    AnnexBSplitter {
-        data,
-        pos: find_start_code(data, 0).map(|(_, end)| end),
-    }
-}
-
-pub struct AnnexBSplitter<'a> {
-    data: &'a [u8],
-    /// Where the next NAL starts (just after its start code).
-    pos: Option<usize>,
-}
-
-impl<'a> Iterator for AnnexBSplitter<'a> {
-    type Item = &'a [u8];
-
-    fn next(&mut self) -> Option<&'a [u8]> {
-        loop {
-            let start = self.pos?;
-            let (end, next) = match find_start_code(self.data, start) {
-                Some((code_start, code_end)) => (code_start, Some(code_end)),
-                None => (self.data.len(), None),
-            };
-            self.pos = next;
-            let mut nal = &self.data[start..end];
-            // trailing_zero_8bits and the zeros of a 4-byte start code.
-            while let [rest @ .., 0] = nal {
-                nal = rest;
-            }
-            if !nal.is_empty() {
-                return Some(nal);
-            }
-        }
-    }
-}
-
-/// Finds the next `00 00 01` at or after `from`: (its first byte, the byte
-/// after it).
-fn find_start_code(data: &[u8], from: usize) -> Option<(usize, usize)> {
-    let mut i = from;
-    while i + 3 <= data.len() {
-        if data[i + 2] > 1 {
-            i += 3;
-        } else if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
-            return Some((i, i + 3));
-        } else {
-            i += 1;
-        }
-    }
-    None
-}
-
-/// Removes emulation prevention bytes: every `03` following `00 00`.
-pub fn unescape(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len());
-    let mut zeros = 0;
-    for &b in data {
-        if zeros >= 2 && b == 3 {
-            zeros = 0;
-            continue;
-        }
-        zeros = if b == 0 { zeros + 1 } else { 0 };
-        out.push(b);
-    }
-    out
-}
+/// The Annex-B splitter under its former name, for callers not yet moved
+/// to [`crate::codec::bitstream::annexb::nal_units`].
+pub use crate::codec::bitstream::annexb::nal_units as split_annex_b;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn splits_three_and_four_byte_start_codes() {
-        let data = [
-            0xff, 0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x68, 3, 0, 0, 0, 0, 1, 0x65, 0, 0,
-        ];
-        let nals: Vec<&[u8]> = split_annex_b(&data).collect();
-        assert_eq!(nals, vec![&[0x67, 1, 2][..], &[0x68, 3][..], &[0x65][..]]);
-    }
-
-    #[test]
-    fn no_start_code_means_no_nal() {
-        assert_eq!(split_annex_b(&[0x65, 1, 2, 3]).count(), 0);
-        assert_eq!(split_annex_b(&[]).count(), 0);
-        assert_eq!(split_annex_b(&[0, 0, 1]).count(), 0);
-    }
-
-    #[test]
-    fn removes_emulation_prevention() {
-        assert_eq!(
-            unescape(&[0, 0, 3, 1, 0, 0, 3, 0, 3]),
-            vec![0, 0, 1, 0, 0, 0, 3]
-        );
-        assert_eq!(unescape(&[0, 0, 3]), vec![0, 0]);
+    fn reader_passes_over_emulation_prevention() {
+        let nal = Nal::parse(&[0x65, 0x00, 0x00, 0x03, 0x01, 0x80]).unwrap();
+        let mut r = nal.reader();
+        r.skip(8, "nal_unit_header").unwrap();
+        assert_eq!(r.u(24, "x").unwrap(), 1);
+        assert_eq!(nal.rbsp(), [0x65, 0, 0, 1, 0x80]);
+        assert!(!r.more_rbsp_data());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! NAL splitting, emulation prevention removal and the SPS / PPS / slice
-//! header parsers on arbitrary bytes: errors are fine, panics are not.
+//! NAL splitting, reading through emulation prevention and the SPS / PPS /
+//! slice header parsers on arbitrary bytes: errors are fine, panics are not.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -119,11 +119,12 @@ impl<'a> BoolDecoder<'a> {
         Ok(value.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32)
     }
 
-    /// A value coded as a binary tree (RFC 6386 8.1 `treed_read`, VP9 9.3):
+    /// A value coded as a binary tree (RFC 6386 8.1 `treed_read`; VP9 trees
+    /// read the same way):
     /// `tree[i]` and `tree[i + 1]` are the two branches of node `i`, a
     /// positive entry the index of the next node, zero or negative a leaf
     /// holding its value negated; `probabilities[i / 2]` is node `i`'s.
-    /// A tree that points outside itself or back to an earlier node (both
+    /// A tree that points outside itself, or not forwards (both
     /// specifications lay trees out forwards) is an error.
     pub fn read_tree(&mut self, tree: &[i8], probabilities: &[u8]) -> Result<u8, BoolError> {
         let mut i = 0usize;

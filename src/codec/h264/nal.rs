@@ -74,6 +74,91 @@ mod tests {
         assert!(!r.more_rbsp_data());
     }
 
+    /// A P slice whose 16-bit frame_num and POC lsb are both 0: 34 zero
+    /// bits, so the NAL unit as sent holds an emulation prevention byte
+    /// inside the slice header.
+    #[test]
+    fn slice_header_sizes_count_rbsp_bits_through_escapes() {
+        use crate::codec::bitstream::reader::BitWriter;
+        use crate::codec::h264::{pps::Pps, slice::SliceHeader, sps::Sps};
+
+        let mut w = BitWriter::new();
+        w.u(8, 77); // profile_idc
+        w.u(8, 0);
+        w.u(8, 30); // level_idc
+        w.ue(0); // seq_parameter_set_id
+        w.ue(12); // log2_max_frame_num_minus4: 16 bits
+        w.ue(0); // pic_order_cnt_type
+        w.ue(12); // log2_max_pic_order_cnt_lsb_minus4: 16 bits
+        w.ue(1); // max_num_ref_frames
+        w.bit(false);
+        w.ue(19);
+        w.ue(14);
+        w.bit(true); // frame_mbs_only_flag
+        w.bit(true);
+        w.bit(false);
+        w.bit(false);
+        w.trailing();
+        let sps = Sps::parse(&mut BitReader::new(&w.bytes)).unwrap();
+        let mut w = BitWriter::new();
+        w.ue(0); // pic_parameter_set_id
+        w.ue(0);
+        w.bit(false); // CAVLC
+        w.bit(false);
+        w.ue(0); // one slice group
+        w.ue(0);
+        w.ue(0);
+        w.bit(false);
+        w.u(2, 0);
+        w.se(0);
+        w.se(0);
+        w.se(0);
+        w.bit(false); // no deblocking control
+        w.bit(false);
+        w.bit(false);
+        w.trailing();
+        let pps = Pps::parse(&mut BitReader::new(&w.bytes), |_| Some(&sps)).unwrap();
+
+        let mut w = BitWriter::new();
+        w.u(8, 0x41); // nal_ref_idc 2, non-IDR slice
+        w.ue(0); // first_mb_in_slice
+        w.ue(5); // P
+        w.ue(0); // pic_parameter_set_id
+        w.u(16, 0); // frame_num
+        w.u(16, 0); // pic_order_cnt_lsb
+        w.bit(false); // num_ref_idx_active_override_flag
+        w.bit(false); // ref_pic_list_modification_flag_l0
+        w.bit(false); // adaptive_ref_pic_marking_mode_flag
+        w.se(0); // slice_qp_delta
+        w.u(8, 0xa5); // slice data
+        w.trailing();
+        let rbsp = w.bytes;
+        let mut sent = Vec::new();
+        for &b in &rbsp {
+            if sent.ends_with(&[0, 0]) && b <= 3 {
+                sent.push(3);
+            }
+            sent.push(b);
+        }
+        assert_eq!(sent[..8], [0x41, 0x9a, 0, 0, 3, 0, 0, 0x34]);
+
+        let nal = Nal::parse(&sent).unwrap();
+        let mut escaped = nal.reader();
+        escaped.skip(8, "nal_unit_header").unwrap();
+        let through = SliceHeader::parse(&mut escaped, 2, 1, &sps, &pps).unwrap();
+        assert_eq!(escaped.emulation_prevention_bytes(), 1);
+        assert_eq!(escaped.escaped_position(), 51 + 8);
+        let mut plain = BitReader::new(&rbsp);
+        plain.skip(8, "nal_unit_header").unwrap();
+        let unescaped = SliceHeader::parse(&mut plain, 2, 1, &sps, &pps).unwrap();
+        assert_eq!(through, unescaped);
+        // 8 + 1 + 5 + 1 + 16 + 16 + 1 + 1 + 1 + 1 bits, escapes not counted.
+        assert_eq!(through.header_bit_size, 51);
+        assert_eq!(through.pic_order_cnt_bit_size, 16);
+        assert_eq!(through.dec_ref_pic_marking_bit_size, 1);
+        assert_eq!(SliceHeader::peek_pps_id(&nal), Ok(0));
+    }
+
     #[test]
     fn header_fields() {
         let nal = Nal::parse(&[0x65, 0x88]).unwrap();

@@ -89,37 +89,13 @@ fn annexb_splitter_agrees_with_ffprobe() {
     }
 }
 
-/// A minimal Annex-B splitter for the tests: NAL units, grouped into access
-/// units at the first slice of each picture.
+/// NAL units grouped into access units at the first slice of each picture.
 mod annexb {
+    use reel::codec::bitstream::annexb::nal_units;
+
     pub struct AccessUnit {
         /// Each VCL NAL unit with its start code.
         pub slices: Vec<Vec<u8>>,
-    }
-
-    pub fn nal_units(data: &[u8]) -> Vec<&[u8]> {
-        let mut starts = Vec::new();
-        let mut i = 0;
-        while i + 3 <= data.len() {
-            if data[i..i + 3] == [0, 0, 1] {
-                starts.push(i + 3);
-                i += 3;
-            } else {
-                i += 1;
-            }
-        }
-        starts
-            .iter()
-            .enumerate()
-            .map(|(n, &s)| {
-                let mut end = starts.get(n + 1).map_or(data.len(), |&next| next - 3);
-                while end > s && data[end - 1] == 0 {
-                    end -= 1;
-                }
-                &data[s..end]
-            })
-            .filter(|nal| !nal.is_empty())
-            .collect()
     }
 
     pub fn access_units(data: &[u8]) -> Vec<AccessUnit> {

@@ -123,7 +123,7 @@ pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
 /// Splits an Annex-B stream into access units at its AUDs.
 pub fn access_units(stream: &[u8]) -> Vec<Vec<u8>> {
     let mut units: Vec<Vec<u8>> = Vec::new();
-    for nal in reel::codec::h264::nal::split_annex_b(stream) {
+    for nal in reel::codec::bitstream::annexb::nal_units(stream) {
         if nal[0] & 0x1f == 9 || units.is_empty() {
             units.push(Vec::new());
         }

@@ -2,3 +2,4 @@
 
 pub mod bitreader;
 pub mod h264;
+pub mod hevc;

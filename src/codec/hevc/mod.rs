@@ -16,6 +16,7 @@
 //!   extension.
 //! - [`slice`]: slice segment header (7.3.6) with long-term pictures, list
 //!   modification, pred_weight_table and entry points.
+//! - [`params`]: the parameter sets received so far, by id.
 //! - [`trace`]: every syntax element as read, named as FFmpeg's
 //!   `trace_headers` names it (tests and fuzzing).
 //!
@@ -24,12 +25,14 @@
 
 pub mod hrd;
 pub mod nal;
+pub mod params;
 pub mod pps;
 pub mod ptl;
 pub mod rps;
 pub mod scaling;
 pub mod slice;
 pub mod sps;
+pub mod trace;
 pub mod vps;
 pub mod vui;
 
@@ -38,6 +41,7 @@ use thiserror::Error;
 use crate::codec::bitreader::ReadError;
 
 pub use nal::{Nal, NalHeader};
+pub use params::ParameterSets;
 pub use pps::Pps;
 pub use rps::StRefPicSet;
 pub use scaling::ScalingList;

@@ -8,6 +8,7 @@ pub mod detiled_view;
 pub mod discovery;
 pub mod formats;
 pub mod h264;
+pub mod hevc;
 pub mod registry;
 pub mod requests;
 pub mod session;

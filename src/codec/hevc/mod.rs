@@ -19,15 +19,19 @@
 //! - [`refs`]: picture order count (8.3.1) and the RPS lists as POCs
 //!   (8.3.2).
 //! - [`dpb`]: the decoded picture buffer, marking and bumping (C.5.2).
+//! - [`params`]: the parameter sets received so far, by id.
 //! - [`trace`]: every syntax element as read, named as FFmpeg's
 //!   `trace_headers` names it (tests and fuzzing).
 //!
 //! Every parser returns a `Result`: truncated data and values beyond the
 //! specification's limits are errors, never panics.
 
+pub mod decoder;
 pub mod dpb;
 pub mod hrd;
 pub mod nal;
+pub mod params;
+pub mod parse;
 pub mod pps;
 pub mod ptl;
 pub mod refs;
@@ -35,6 +39,7 @@ pub mod rps;
 pub mod scaling;
 pub mod slice;
 pub mod sps;
+pub mod trace;
 pub mod vps;
 pub mod vui;
 
@@ -43,6 +48,7 @@ use thiserror::Error;
 use crate::codec::bitreader::ReadError;
 
 pub use nal::{Nal, NalHeader};
+pub use params::ParameterSets;
 pub use pps::Pps;
 pub use rps::StRefPicSet;
 pub use scaling::ScalingList;

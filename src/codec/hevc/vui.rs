@@ -137,3 +137,88 @@ impl Vui {
         (w != 0 && h != 0).then_some((u32::from(w), u32::from(h)))
     }
 }
+
+use crate::codec::bitreader::BitReader;
+
+use super::HevcError;
+
+impl Vui {
+    /// vui_parameters() (E.2.1) of an SPS with `sps_max_sub_layers_minus1`.
+    pub fn parse(r: &mut BitReader, sps_max_sub_layers_minus1: u8) -> Result<Self, HevcError> {
+        let mut v = Vui {
+            aspect_ratio_info_present_flag: r.flag("aspect_ratio_info_present_flag")?,
+            ..Vui::default()
+        };
+        if v.aspect_ratio_info_present_flag {
+            v.aspect_ratio_idc = r.u(8, "aspect_ratio_idc")? as u8;
+            if v.aspect_ratio_idc == 255 {
+                v.sar_width = r.u(16, "sar_width")? as u16;
+                v.sar_height = r.u(16, "sar_height")? as u16;
+            }
+        }
+        v.overscan_info_present_flag = r.flag("overscan_info_present_flag")?;
+        if v.overscan_info_present_flag {
+            v.overscan_appropriate_flag = r.flag("overscan_appropriate_flag")?;
+        }
+        v.video_signal_type_present_flag = r.flag("video_signal_type_present_flag")?;
+        if v.video_signal_type_present_flag {
+            v.video_format = r.u(3, "video_format")? as u8;
+            v.video_full_range_flag = r.flag("video_full_range_flag")?;
+            v.colour_description_present_flag = r.flag("colour_description_present_flag")?;
+            if v.colour_description_present_flag {
+                v.colour_primaries = r.u(8, "colour_primaries")? as u8;
+                v.transfer_characteristics = r.u(8, "transfer_characteristics")? as u8;
+                v.matrix_coeffs = r.u(8, "matrix_coefficients")? as u8;
+            }
+        }
+        v.chroma_loc_info_present_flag = r.flag("chroma_loc_info_present_flag")?;
+        if v.chroma_loc_info_present_flag {
+            v.chroma_sample_loc_type_top_field =
+                r.ue_max("chroma_sample_loc_type_top_field", 5)? as u8;
+            v.chroma_sample_loc_type_bottom_field =
+                r.ue_max("chroma_sample_loc_type_bottom_field", 5)? as u8;
+        }
+        v.neutral_chroma_indication_flag = r.flag("neutral_chroma_indication_flag")?;
+        v.field_seq_flag = r.flag("field_seq_flag")?;
+        v.frame_field_info_present_flag = r.flag("frame_field_info_present_flag")?;
+        v.default_display_window_flag = r.flag("default_display_window_flag")?;
+        if v.default_display_window_flag {
+            v.def_disp_win_left_offset = r.ue_max("def_disp_win_left_offset", 16888)?;
+            v.def_disp_win_right_offset = r.ue_max("def_disp_win_right_offset", 16888)?;
+            v.def_disp_win_top_offset = r.ue_max("def_disp_win_top_offset", 16888)?;
+            v.def_disp_win_bottom_offset = r.ue_max("def_disp_win_bottom_offset", 16888)?;
+        }
+        v.vui_timing_info_present_flag = r.flag("vui_timing_info_present_flag")?;
+        if v.vui_timing_info_present_flag {
+            v.vui_num_units_in_tick = r.u(32, "vui_num_units_in_tick")?;
+            v.vui_time_scale = r.u(32, "vui_time_scale")?;
+            v.vui_poc_proportional_to_timing_flag =
+                r.flag("vui_poc_proportional_to_timing_flag")?;
+            if v.vui_poc_proportional_to_timing_flag {
+                v.vui_num_ticks_poc_diff_one_minus1 = r.ue("vui_num_ticks_poc_diff_one_minus1")?;
+            }
+            v.vui_hrd_parameters_present_flag = r.flag("vui_hrd_parameters_present_flag")?;
+            if v.vui_hrd_parameters_present_flag {
+                v.hrd_parameters = Some(HrdParameters::parse(
+                    r,
+                    true,
+                    sps_max_sub_layers_minus1,
+                    None,
+                )?);
+            }
+        }
+        v.bitstream_restriction_flag = r.flag("bitstream_restriction_flag")?;
+        if v.bitstream_restriction_flag {
+            v.tiles_fixed_structure_flag = r.flag("tiles_fixed_structure_flag")?;
+            v.motion_vectors_over_pic_boundaries_flag =
+                r.flag("motion_vectors_over_pic_boundaries_flag")?;
+            v.restricted_ref_pic_lists_flag = r.flag("restricted_ref_pic_lists_flag")?;
+            v.min_spatial_segmentation_idc = r.ue_max("min_spatial_segmentation_idc", 4095)? as u16;
+            v.max_bytes_per_pic_denom = r.ue_max("max_bytes_per_pic_denom", 16)? as u8;
+            v.max_bits_per_min_cu_denom = r.ue_max("max_bits_per_min_cu_denom", 16)? as u8;
+            v.log2_max_mv_length_horizontal = r.ue_max("log2_max_mv_length_horizontal", 16)? as u8;
+            v.log2_max_mv_length_vertical = r.ue_max("log2_max_mv_length_vertical", 16)? as u8;
+        }
+        Ok(v)
+    }
+}

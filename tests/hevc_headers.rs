@@ -6,7 +6,7 @@
 
 mod support;
 
-use reel::codec::hevc::nal::split_annex_b;
+use reel::codec::hevc::nal::{split_annex_b, unescape};
 use reel::codec::hevc::trace::HeaderTracer;
 use support::h264::{
     annex_b_with_trace_of, strip_indices, work_dir, AnnexB, Codec, Element, HEVC_CLIPS,
@@ -58,8 +58,45 @@ fn check_clip(clip: &str, annexb: &AnnexB) -> usize {
         };
         assert_eq!(ours, expected, "{clip}: NAL {i} (type {nal_type})");
         elements += ours.len();
+        if parsed_payload(nal_type) && nal_type <= 21 {
+            check_slice_data_offsets(clip, i, nal, &expected, &tracer);
+        }
     }
     elements
+}
+
+/// The header's size and the entry points against the NAL unit: the slice
+/// data starts right after FFmpeg's last byte_alignment() bit, and the
+/// substreams the entry points delimit fit in what follows.
+fn check_slice_data_offsets(
+    clip: &str,
+    i: usize,
+    nal: &[u8],
+    expected: &[Element],
+    tracer: &HeaderTracer,
+) {
+    let header = tracer.last_slice().expect("a slice was parsed");
+    let (last_bit, _, _) = expected.last().expect("elements");
+    assert_eq!(header.header_bits, last_bit + 1, "{clip}: NAL {i}");
+    let offset = header.slice_data_byte_offset;
+    assert_eq!(
+        unescape(&nal[..offset]).len() * 8,
+        header.header_bits,
+        "{clip}: NAL {i}: data_byte_offset"
+    );
+    assert_eq!(
+        header.entry_point_offset_minus1.len(),
+        header.num_entry_point_offsets as usize
+    );
+    let substreams: usize = header
+        .entry_point_offset_minus1
+        .iter()
+        .map(|&o| o as usize + 1)
+        .sum();
+    assert!(
+        substreams < nal.len() - offset,
+        "{clip}: NAL {i}: entry points beyond the slice data"
+    );
 }
 
 /// Every value FFmpeg traced for `name` in the clip.

@@ -25,6 +25,16 @@ impl HeaderTracer {
         Self::default()
     }
 
+    /// The parameter sets received so far.
+    pub fn parameter_sets(&self) -> &ParameterSets {
+        &self.params
+    }
+
+    /// The last slice segment header parsed.
+    pub fn last_slice(&self) -> Option<&SliceHeader> {
+        self.previous_slice.as_ref()
+    }
+
     /// Parses one NAL unit (no start code) and returns its syntax elements:
     /// the NAL header, then those of a VPS, SPS, PPS, AUD or slice segment
     /// header (with its byte_alignment()). Other NAL types (SEI, end of

@@ -7,6 +7,7 @@ pub mod detiled_view;
 pub mod discovery;
 pub mod formats;
 pub mod h264;
+pub mod hevc;
 pub mod registry;
 pub mod session;
 pub mod slice_mode;

@@ -6,7 +6,8 @@
 
 mod support;
 
-use reel::codec::hevc::nal::{split_annex_b, unescape};
+use reel::codec::bitstream::annexb::nal_units;
+use reel::codec::hevc::nal::unescape;
 use reel::codec::hevc::trace::HeaderTracer;
 use support::h264::{
     annex_b_with_trace_of, strip_indices, work_dir, AnnexB, Codec, Element, HEVC_CLIPS,
@@ -30,7 +31,7 @@ fn trace(clip: &str) -> AnnexB {
 }
 
 fn check_clip(clip: &str, annexb: &AnnexB) -> usize {
-    let nals: Vec<&[u8]> = split_annex_b(&annexb.stream).collect();
+    let nals: Vec<&[u8]> = nal_units(&annexb.stream).collect();
     assert_eq!(
         nals.len(),
         annexb.trace.len(),

@@ -6,12 +6,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reel::codec::hevc::nal::split_annex_b;
+use reel::codec::bitstream::annexb::nal_units;
 use reel::codec::hevc::trace::HeaderTracer;
 
 fuzz_target!(|data: &[u8]| {
     let mut tracer = HeaderTracer::new();
-    for nal in split_annex_b(data) {
+    for nal in nal_units(data) {
         let _ = tracer.trace_nal(nal);
     }
 });

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reel::codec::bitreader::BitReader;
+use reel::codec::bitstream::BitReader;
 use reel::codec::hevc::nal::Nal;
 use reel::codec::hevc::scaling::ScalingList;
 use reel::codec::hevc::{Pps, SliceHeader, Sps, Vps};

@@ -17,7 +17,7 @@ use super::dpb::{Dpb, DpbLimits, DpbOutput, RefPicSet, Reference};
 use super::nal::{nal_type, NalHeader};
 use super::refs::{LongTermEntry, PocInput, PocState, RpsPocs, ShortTermRps};
 use super::{parse, HevcError, Pps, SliceHeader, Sps, StRefPicSet, Vps};
-use crate::codec::h264::nal::split_annex_b;
+use crate::codec::bitstream::annexb::nal_unit_ranges;
 
 /// What a backend needs to set up (or re-set up) its queues.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -223,8 +223,9 @@ impl HevcDecoder {
     ) -> Result<Vec<DecodeJob>, HevcError> {
         let mut jobs = Vec::new();
         let mut any_nal = false;
-        for bytes in split_annex_b(au) {
+        for range in nal_unit_ranges(au) {
             any_nal = true;
+            let bytes = &au[range.clone()];
             let header = match NalHeader::parse(bytes) {
                 Ok(h) => h,
                 Err(e) if jobs.is_empty() && self.current.is_none() => return Err(e),
@@ -233,7 +234,6 @@ impl HevcDecoder {
                     continue;
                 }
             };
-            let range = range_within(au, bytes);
             if let Err(e) = self.handle_nal(bytes, range, header, timestamp_ns, &mut jobs) {
                 // A bad picture is dropped whole.
                 self.current = None;
@@ -637,10 +637,4 @@ fn ref_lists(header: &SliceHeader, job: &DecodeJob) -> (Vec<Option<u8>>, Vec<Opt
         Vec::new()
     };
     (list0, list1)
-}
-
-/// Where `part`, a sub-slice of `whole`, lies in it.
-fn range_within(whole: &[u8], part: &[u8]) -> Range<usize> {
-    let start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
-    start..start + part.len()
 }

@@ -45,7 +45,7 @@ pub struct HrdParameters {
     pub sub_layers: Vec<SubLayerHrd>,
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::HevcError;
 

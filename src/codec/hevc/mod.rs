@@ -45,7 +45,7 @@ pub mod vui;
 
 use thiserror::Error;
 
-use crate::codec::bitreader::ReadError;
+use crate::codec::bitstream::ReadError;
 
 pub use nal::{Nal, NalHeader};
 pub use params::ParameterSets;

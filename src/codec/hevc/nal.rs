@@ -3,11 +3,11 @@
 //! prevention bytes counted), which the slice data offsets need.
 //!
 //! Splitting a byte stream at start codes and removing emulation prevention
-//! work as for H.264 (Annex B of both standards) and are shared with it.
+//! work as for H.264 (Annex B of both standards): `codec::bitstream` does both.
 
 use super::HevcError;
 
-pub use crate::codec::h264::nal::{split_annex_b, unescape};
+pub use crate::codec::bitstream::rbsp::unescape;
 
 /// nal_unit_type values (Table 7-1).
 pub mod nal_type {

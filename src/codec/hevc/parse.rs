@@ -2,7 +2,7 @@
 //! and slice segment headers: the RBSP is taken out once and the reader
 //! set past the two-byte NAL header.
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::nal::Nal;
 use super::{HevcError, Pps, SliceHeader, Sps, Vps};

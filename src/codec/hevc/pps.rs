@@ -93,7 +93,7 @@ pub struct Pps {
     pub range_extension: PpsRangeExtension,
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::sps::Sps;
 use super::HevcError;

@@ -64,7 +64,7 @@ pub mod profile {
     pub const SCREEN_CONTENT_CODING: u8 = 9;
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::HevcError;
 

@@ -47,7 +47,7 @@ impl StRefPicSet {
     }
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::HevcError;
 
@@ -193,7 +193,7 @@ impl StRefPicSet {
 mod tests {
     use super::*;
 
-    use crate::codec::bitreader::BitWriter;
+    use crate::codec::bitstream::reader::BitWriter;
 
     #[test]
     fn explicit_and_predicted_sets() {

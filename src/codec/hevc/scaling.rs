@@ -73,7 +73,7 @@ impl ScalingList {
     }
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::HevcError;
 
@@ -151,7 +151,7 @@ impl ScalingList {
 mod tests {
     use super::*;
 
-    use crate::codec::bitreader::BitWriter;
+    use crate::codec::bitstream::reader::BitWriter;
 
     #[test]
     fn prediction_defaults_and_dc() {

@@ -152,7 +152,7 @@ pub struct SliceHeader {
     pub slice_data_byte_offset: usize,
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::nal::{escaped_len, Nal};
 use super::pps::Pps;
@@ -673,7 +673,7 @@ impl SliceHeader {
                 let count = self.num_entry_point_offsets as usize;
                 if count * bits as usize > r.bits_left() {
                     return Err(HevcError::Bitstream(
-                        crate::codec::bitreader::ReadError::Truncated("entry_point_offset_minus1"),
+                        crate::codec::bitstream::ReadError::Truncated("entry_point_offset_minus1"),
                     ));
                 }
                 self.entry_point_offset_minus1.reserve_exact(count);

@@ -97,7 +97,7 @@ pub struct Sps {
     pub range_extension: SpsRangeExtension,
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::vps::parse_sub_layer_ordering;
 use super::HevcError;

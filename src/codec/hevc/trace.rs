@@ -2,7 +2,7 @@
 //! the names FFmpeg's `trace_headers` uses (array indices aside): how tests
 //! hold the parsers against FFmpeg, and what the fuzz targets drive.
 
-use crate::codec::bitreader::{BitReader, TraceEntry};
+use crate::codec::bitstream::{BitReader, TraceEntry};
 
 use super::nal::{nal_type, Nal};
 use super::params::ParameterSets;

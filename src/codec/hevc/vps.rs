@@ -66,7 +66,7 @@ pub struct Vps {
     pub vps_extension_flag: bool,
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::HevcError;
 

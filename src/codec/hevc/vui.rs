@@ -138,7 +138,7 @@ impl Vui {
     }
 }
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::HevcError;
 

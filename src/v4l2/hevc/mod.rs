@@ -67,7 +67,7 @@ const OUTPUT_BUFFERS: u32 = 4;
 
 /// The first SPS of an Annex-B blob (the container's parameter sets).
 pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
-    crate::codec::h264::nal::split_annex_b(parameter_sets)
+    crate::codec::bitstream::annexb::nal_units(parameter_sets)
         .find(|nal| nal.len() > 2 && (nal[0] >> 1) & 0x3f == crate::codec::hevc::nal::nal_type::SPS)
         .and_then(|nal| parse::sps(nal).ok())
 }

@@ -15,10 +15,10 @@ use v4l2r::controls::codec as typed;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
+use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
-use super::registry::{CodecEntry, CodecSetup};
 use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
 use crate::codec::bitstream::annexb::nal_units;
 use crate::codec::h264::nal::{nal_type, Nal};

@@ -16,10 +16,10 @@ use v4l2r::bindings as b;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
+use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
-use super::registry::{CodecEntry, CodecSetup};
 use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
 use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, SliceJob, StreamInfo};
 use crate::codec::hevc::ptl::profile;

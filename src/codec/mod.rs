@@ -3,3 +3,4 @@
 pub mod bitstream;
 pub mod h264;
 pub mod hevc;
+pub mod vui;

@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod formats;
 pub mod h264;
 pub mod hevc;
+pub mod output_queue;
 pub mod registry;
 pub mod session;
 pub mod slice_mode;

@@ -81,8 +81,13 @@ fn seeks_land_on_the_i_frame_at_or_before_the_target() {
     let path = write("seek.fwht", &stream("IPPIPPPIP").concat());
     let mut demuxer = Demuxer::open(&path).expect("open");
     let next_pts = |demuxer: &mut Demuxer, target_ms: u64| {
-        demuxer.seek(Duration::from_millis(target_ms)).expect("seek");
-        demuxer.next_packet().expect("read").map(|p| (p.pts, p.keyframe))
+        demuxer
+            .seek(Duration::from_millis(target_ms))
+            .expect("seek");
+        demuxer
+            .next_packet()
+            .expect("read")
+            .map(|p| (p.pts, p.keyframe))
     };
     // Frame n is at n x 40 ms.
     assert_eq!(next_pts(&mut demuxer, 200), Some((Some(3), true)));
@@ -92,7 +97,10 @@ fn seeks_land_on_the_i_frame_at_or_before_the_target() {
     assert_eq!(next_pts(&mut demuxer, 60_000), Some((Some(7), true)));
     assert_eq!(next_pts(&mut demuxer, 0), Some((Some(0), true)));
     // Reading goes on from the landing frame.
-    assert_eq!(demuxer.next_packet().expect("read").and_then(|p| p.pts), Some(1));
+    assert_eq!(
+        demuxer.next_packet().expect("read").and_then(|p| p.pts),
+        Some(1)
+    );
 }
 
 #[test]

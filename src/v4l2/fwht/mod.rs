@@ -31,7 +31,8 @@ pub static ENTRY: CodecEntry = CodecEntry {
     open,
 };
 
-/// The coded size of the stream's first frame (4:2:0: rounded to 16).
+/// The coded size of the stream's first frame (4:2:0, the only layout
+/// decoded: each dimension rounded up to 16, as `FrameHeader::coded_size`).
 fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
     let (width, height) = coded_size(stream.width, stream.height);
     StreamRequirements {
@@ -119,7 +120,7 @@ impl StatelessCodec for FwhtCodec {
         };
         let visible = (header.width, header.height);
         let sequence = (self.size != Some(visible)).then(|| {
-            let (coded_width, coded_height) = coded_size(header.width, header.height);
+            let (coded_width, coded_height) = header.coded_size();
             SequenceChange {
                 coded_width,
                 coded_height,

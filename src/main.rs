@@ -93,10 +93,11 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
                     Ok(report) => {
                         if args.stats {
                             eprintln!(
-                                "reel: stats: {}: frames={} seconds={:.3}",
+                                "reel: stats: {}: frames={} seconds={:.3} decoder={}",
                                 file.display(),
                                 report.frames,
-                                report.elapsed.as_secs_f64()
+                                report.elapsed.as_secs_f64(),
+                                report.decoder
                             );
                         }
                     }

@@ -9,6 +9,7 @@ use anyhow::Result;
 use tracing::info;
 
 use crate::display::framemd5::Framemd5Writer;
+use crate::frame::DecoderKind;
 
 use super::decoder_choice::DecoderChoice;
 use super::pipeline::{Pipeline, PipelineOptions};
@@ -20,13 +21,15 @@ pub enum Sink {
 }
 
 /// What one headless run did.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct HeadlessReport {
     pub frames: u64,
     pub errors: u64,
     /// What went wrong, when `errors` > 0.
     pub error_summary: Option<String>,
     pub elapsed: Duration,
+    /// Which decoder decoded the file.
+    pub decoder: DecoderKind,
 }
 
 pub fn run_file(
@@ -69,6 +72,7 @@ pub fn run_file(
         errors: pipeline.errors,
         error_summary: pipeline.error_summary(),
         elapsed: began.elapsed(),
+        decoder: pipeline.decoder_kind(),
     };
     let fps = frames as f64 / report.elapsed.as_secs_f64().max(1e-9);
     info!(

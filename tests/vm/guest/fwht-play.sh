@@ -1,7 +1,7 @@
 #!/bin/sh
 # (in the guest, vicodec loaded) reel decoding an FWHT stream through
 # vicodec's stateless decoder, for tests/guest_fwht.rs. In $REEL_RESULTS:
-# - NAME.md5 / NAME.md5.log: `reel -v --hwdec v4l2 --output framemd5 FILE`;
+# - NAME.md5 / NAME.md5.log: `reel --stats --hwdec v4l2 --output framemd5 FILE`;
 # - NAME-seek.md5 / .log: the same from START seconds on;
 # - two playbacks in weston 14 headless (GL renderer on llvmpipe, kiosk
 #   shell, an output of the clip's WIDTHxHEIGHT, protocol log on), each
@@ -21,10 +21,10 @@ start=$5
 R=$REEL_RESULTS
 
 rc=0
-"$reel" -v --hwdec v4l2 --output framemd5 "$file" >"$R/$name.md5" 2>"$R/$name.md5.log" || rc=$?
+"$reel" --stats --hwdec v4l2 --output framemd5 "$file" >"$R/$name.md5" 2>"$R/$name.md5.log" || rc=$?
 echo "$rc" >"$R/$name.md5.rc"
 rc=0
-"$reel" -v --hwdec v4l2 --output framemd5 --start "$start" "$file" >"$R/$name-seek.md5" \
+"$reel" --stats --hwdec v4l2 --output framemd5 --start "$start" "$file" >"$R/$name-seek.md5" \
     2>"$R/$name-seek.md5.log" || rc=$?
 echo "$rc" >"$R/$name-seek.md5.rc"
 

@@ -5,7 +5,9 @@
 # tests/guest_fwht.rs. For each NAME:WxH:GOP:YUV, in $REEL_RESULTS:
 # - NAME.fwht: the stream, an I frame every GOP frames;
 # - NAME.ref.yuv: vicodec's stateful decoder's frames (visible size);
-# - NAME.sl.yuv: the stateless decoder's frames, driven by v4l2-ctl;
+# - NAME.sl.yuv: the stateless decoder's frames, driven by v4l2-ctl (empty
+#   for frames larger than 1280x720: v4l2-ctl leaves the CAPTURE size at
+#   vicodec's default, which refuses them);
 # - NAME.log: v4l2-ctl's output.
 #
 #   tests/vm/guest/fwht-encode.sh NAME:WxH:GOP:YUV...

@@ -8,9 +8,9 @@
 #   `reel --stats --hwdec v4l2 -vv` until a frame is presented, 2 s more,
 #   a screenshot (PLAY-shot/), then SIGTERM: PLAY = NAME-loop (`--loop`)
 #   and NAME-paused (`--paused --start START`); PLAY.out, PLAY.log,
-#   PLAY.rc, weston-PLAY.log.
+#   PLAY.rc, weston-PLAY.log; not with PLAYBACK `no-play`.
 #
-#   tests/vm/guest/fwht-play.sh REEL NAME FILE WIDTHxHEIGHT START
+#   tests/vm/guest/fwht-play.sh REEL NAME FILE WIDTHxHEIGHT START play|no-play
 set -eu
 reel=$1
 name=$2
@@ -18,6 +18,7 @@ file=$3
 width=${4%x*}
 height=${4#*x}
 start=$5
+playback=$6
 R=$REEL_RESULTS
 
 rc=0
@@ -27,6 +28,7 @@ rc=0
 "$reel" --stats --hwdec v4l2 --output framemd5 --start "$start" "$file" >"$R/$name-seek.md5" \
     2>"$R/$name-seek.md5.log" || rc=$?
 echo "$rc" >"$R/$name-seek.md5.rc"
+[ "$playback" = play ] || exit 0
 
 XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
 export XDG_RUNTIME_DIR

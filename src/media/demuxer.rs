@@ -42,9 +42,9 @@ struct DeclaredEnd {
     slack: i64,
 }
 
-/// The demuxer of one file, yielding the packets of its best video stream
-/// and of any other stream enabled (audio, for one).
-pub struct FfmpegDemuxer {
+/// FFmpeg's demuxer of one file, yielding the packets of its best video
+/// stream and of any other stream enabled (audio, for one).
+pub(super) struct FfmpegDemuxer {
     input: Input,
     path: PathBuf,
     info: VideoStreamInfo,

@@ -225,8 +225,8 @@ fn main() {
 
 /// Detiling 1080p pictures: reel vs GStreamer's videoconvert.
 fn detile() {
+    use reel::fourcc::fourcc;
     use reel::v4l2::detile::{detile as reel_detile, TiledPicture};
-    use reel::v4l2::formats::fourcc;
     const FRAMES: u32 = 60;
     const W: u32 = 1920;
     const H: u32 = 1088;

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Seeds the H.264 fuzz corpora from the Annex-B streams the H.264 tests
-write (target/h264-tests/*/*.h264; run `cargo test --test h264_headers`
-first): the first access units of each clip, every NAL cut to its first
-bytes (headers live there; slice data would only slow the fuzzer). And the
-FWHT corpus from vicodec's streams (target/fwht-media/*.fwht, written by
+"""Seeds the H.264 and HEVC fuzz corpora from the Annex-B streams the
+header tests write (target/h264-tests/headers/*.h264 and
+target/h264-tests/hevc-headers/*.hevc; run `cargo test --test h264_headers`
+and `cargo test --test hevc_headers` first): the first access units of each
+clip, every NAL cut to its first bytes (headers live there; slice data would
+only slow the fuzzer). The HEVC parameter set target gets each clip's SPS,
+PPS and first slice RBSPs back to back, NAL headers removed. And the FWHT
+corpus from vicodec's streams (target/fwht-media/*.fwht, written by
 `cargo test --test guest_fwht`), when there: the first frames of each, their
 payloads cut to 64 bytes and their headers saying so."""
 import pathlib
@@ -40,4 +43,31 @@ for target in ("h264_headers", "h264_access_units"):
             # Parameter sets and the first k + 1 access units.
             seed = b"".join(b"\x00\x00\x00\x01" + n.rstrip(b"\x00")[:48] for n in nals[:end])
             (out / f"{stream.stem}-{k}").write_bytes(seed)
+
+def unescape(nal):
+    return re.sub(b"\x00\x00\x03", b"\x00\x00", nal)
+
+
+hevc = sorted((root.parent / "target" / "h264-tests" / "hevc-headers").glob("*.hevc"))
+if not hevc:
+    sys.exit("no HEVC Annex-B streams: run `cargo test --test hevc_headers` first")
+for stream in hevc:
+    nals = [n.rstrip(b"\x00") for n in re.split(b"\x00\x00\x01", stream.read_bytes()) if n]
+    nals = [n for n in nals if len(n) > 2]
+    kind = lambda n: (n[0] >> 1) & 0x3F
+    aud = [i for i, n in enumerate(nals) if kind(n) == 35]
+    out = root / "corpus" / "hevc_headers"
+    out.mkdir(parents=True, exist_ok=True)
+    for k, start in enumerate(aud[:6]):
+        end = aud[k + 1] if k + 1 < len(aud) else len(nals)
+        seed = b"".join(b"\x00\x00\x00\x01" + n[:64] for n in nals[:end])
+        (out / f"{stream.stem}-{k}").write_bytes(seed)
+    out = root / "corpus" / "hevc_parameter_sets"
+    out.mkdir(parents=True, exist_ok=True)
+    sps = [n for n in nals if kind(n) == 33]
+    pps = [n for n in nals if kind(n) == 34]
+    slices = [n for n in nals if kind(n) <= 21 and kind(n) not in range(10, 16)]
+    if sps and pps and slices:
+        seed = b"".join(unescape(n)[2:][:64] for n in (sps[0], pps[0], slices[1 if len(slices) > 1 else 0]))
+        (out / stream.stem).write_bytes(seed)
 print("corpora written under", root / "corpus")

@@ -4,8 +4,10 @@
 pub mod cli;
 pub mod codec;
 pub mod display;
+pub mod fourcc;
 pub mod frame;
 pub mod media;
+pub mod negotiation;
 pub mod player;
 pub mod probe;
 pub mod sw;

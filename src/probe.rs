@@ -9,10 +9,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::display::formats::{
-    choose_dmabuf, device_name, modifier_name, AdvertisedFormats, Feedback,
-};
+use crate::display::formats::{choose_dmabuf, device_name, AdvertisedFormats, Feedback};
 use crate::display::{Display, WindowOptions};
+use crate::fourcc::{fourcc_text, fourcc_text_distinct, modifier_name};
 use crate::media::{Codec, Demuxer};
 use crate::player::decoder_choice::{self, DecoderChoice, Plan};
 use crate::player::negotiation::Negotiator;
@@ -174,7 +173,7 @@ fn codec_menu_lines(out: &mut String, decoder: &DecoderInfo) {
             out,
             "    reel decodes {} here ({})",
             entry.codec,
-            crate::v4l2::formats::fourcc_str(format.fourcc)
+            fourcc_text(format.fourcc)
         );
         for (id, label) in entry.menus {
             if let Some(menu) = decoder.menu(*id) {
@@ -228,7 +227,7 @@ fn pairs_lines(out: &mut String, formats: &AdvertisedFormats) {
     for (fourcc, modifier) in formats.pairs() {
         let name = drm_fourcc::DrmFourcc::try_from(fourcc)
             .map(|f| f.to_string())
-            .unwrap_or_else(|_| fourcc_chars(fourcc));
+            .unwrap_or_else(|_| fourcc_text_distinct(fourcc));
         by_format
             .entry(name)
             .or_default()
@@ -237,15 +236,5 @@ fn pairs_lines(out: &mut String, formats: &AdvertisedFormats) {
     for (name, mut modifiers) in by_format {
         modifiers.sort();
         let _ = writeln!(out, "    {name}: {}", modifiers.join(", "));
-    }
-}
-
-/// A fourcc drm-fourcc does not name, as its four characters when printable.
-fn fourcc_chars(fourcc: u32) -> String {
-    let bytes = fourcc.to_le_bytes();
-    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
-        String::from_utf8_lossy(&bytes).trim_end().to_string()
-    } else {
-        format!("{fourcc:#010x}")
     }
 }

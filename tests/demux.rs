@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use reel::media::annexb::annexb_nals;
+use reel::codec::bitstream::annexb::nal_units;
 use reel::media::{duration_to_ts, Codec, Demuxer, MediaError, Packet, StreamKind};
 
 fn all_packets(demuxer: &mut Demuxer) -> Vec<Packet> {
@@ -73,9 +73,7 @@ fn check_annexb(name: &str) {
 
     // Every keyframe carries its parameter sets before its first slice.
     for p in packets.iter().filter(|p| p.keyframe) {
-        let types: Vec<u8> = annexb_nals(&p.data)
-            .map(|n| nal_type(codec, n[0]))
-            .collect();
+        let types: Vec<u8> = nal_units(&p.data).map(|n| nal_type(codec, n[0])).collect();
         let first_vcl = types
             .iter()
             .position(|&t| is_vcl(codec, t))
@@ -97,7 +95,7 @@ fn check_annexb(name: &str) {
     let ours: Vec<u8> = packets.iter().flat_map(|p| p.data.clone()).collect();
     let theirs = ffmpeg_annexb(&path, codec);
     let slices = |data: &[u8]| -> Vec<Vec<u8>> {
-        annexb_nals(data)
+        nal_units(data)
             .filter(|n| !is_parameter_set(codec, nal_type(codec, n[0])))
             .map(<[u8]>::to_vec)
             .collect()
@@ -108,7 +106,7 @@ fn check_annexb(name: &str) {
     assert!(a == b, "{name}: NAL units differ from ffmpeg's");
     // And the parameter sets we insert are the ones ffmpeg inserts.
     let sets = |data: &[u8]| -> std::collections::BTreeSet<Vec<u8>> {
-        annexb_nals(data)
+        nal_units(data)
             .filter(|n| is_parameter_set(codec, nal_type(codec, n[0])))
             .map(<[u8]>::to_vec)
             .collect()

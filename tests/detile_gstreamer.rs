@@ -10,9 +10,9 @@
 use std::path::Path;
 use std::process::Command;
 
+use reel::fourcc::fourcc;
 use reel::frame::{CpuPlanes, PixelFormat};
 use reel::v4l2::detile::{detile, TiledPicture};
-use reel::v4l2::formats::fourcc;
 
 /// No colour, chroma or dither processing: only the layout changes.
 const VIDEOCONVERT: &str =

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use support::media;
 use support::oracle::{self, OracleClip};
-use support::reel_output;
+use support::reel_runs;
 use support::visl_trace::{self, FrameRecord};
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
@@ -45,9 +45,6 @@ const SEEK_SECONDS: f64 = 0.5;
 /// Two segments, each starting with an IDR: damage in the first must not
 /// stop the second from decoding.
 const CORRUPTED_SOURCE: &str = "h264_resolution_change.ts";
-
-/// Seconds one reel run may take in the guest (TCG, loaded host).
-const RUN_LIMIT_SECS: u32 = 90;
 
 /// The corrupted copy of a clip: in 24 transport packets a quarter in, the
 /// H.264 bytes are overwritten with noise; packet headers, adaptation fields
@@ -101,33 +98,16 @@ struct GuestRuns {
     result: GuestResult,
 }
 
-/// One reel decode of `file` in the guest, traced
-/// (tests/vm/guest/traced-run.sh): its results are NAME.out, NAME.log,
-/// NAME.rc and NAME.trace.
-fn decode(name: &str, options: &[&str], file: &Path) -> ScriptCall {
-    let call = ScriptCall::new("traced-run.sh")
-        .arg(name)
-        .arg(RUN_LIMIT_SECS.to_string())
-        .arg(env!("CARGO_BIN_EXE_reel"))
-        .args(options);
-    // Playback runs say which decoder they used on their stats line.
-    let call = if options.first() == Some(&"probe") {
-        call
-    } else {
-        call.arg("--stats")
-    };
-    call.arg(file).arg("-v")
+fn outcome(name: &str) -> (i32, String, String) {
+    reel_runs::outcome(&runs().result, name)
 }
 
-/// The decoder a successful run's `reel: stats:` line names.
-fn stats_decoder(name: &str, log: &str) -> String {
-    let line = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("{name}: no stats line:\n{log}"));
-    reel_output::fields(line)
-        .remove("decoder")
-        .unwrap_or_else(|| panic!("{name}: no decoder on the stats line: {line}"))
+fn successful(name: &str) -> (String, String) {
+    reel_runs::successful(&runs().result, name)
+}
+
+fn reel_frames(name: &str) -> Vec<FrameRecord> {
+    reel_runs::reel_frames(&runs().result, name, "guest-h264")
 }
 
 /// One guest boot running every reel decode the tests look at.
@@ -140,31 +120,47 @@ fn runs() -> &'static GuestRuns {
         let mut calls = Vec::new();
         for clip in h264_clips() {
             let file = media.join(clip.file);
-            calls.push(decode(&format!("slice-{}", clip.name), &v4l2_null, &file));
+            calls.push(reel_runs::traced_decode(
+                &format!("slice-{}", clip.name),
+                &v4l2_null,
+                &file,
+            ));
             calls.push(
-                decode(&format!("frame-{}", clip.name), &v4l2_null, &file)
+                reel_runs::traced_decode(&format!("frame-{}", clip.name), &v4l2_null, &file)
                     .env("REEL_V4L2_H264_MODE", "frame")
                     .env("REEL_V4L2_H264_START_CODE", "annexb"),
             );
         }
         for name in FRAMEMD5_CLIPS {
             let file = media.join(oracle::clip(name).expect("known clip").file);
-            calls.push(decode(&format!("md5a-{name}"), &v4l2_framemd5, &file));
-            calls.push(decode(&format!("md5b-{name}"), &v4l2_framemd5, &file));
+            calls.push(reel_runs::traced_decode(
+                &format!("md5a-{name}"),
+                &v4l2_framemd5,
+                &file,
+            ));
+            calls.push(reel_runs::traced_decode(
+                &format!("md5b-{name}"),
+                &v4l2_framemd5,
+                &file,
+            ));
         }
         let bframes = oracle::clip("h264_main_bframes").expect("known clip");
         let seek = SEEK_SECONDS.to_string();
-        calls.push(decode(
+        calls.push(reel_runs::traced_decode(
             "seek",
             &["--hwdec", "v4l2", "--start", &seek, "--output", "framemd5"],
             &media.join(bframes.file),
         ));
-        calls.push(decode(
+        calls.push(reel_runs::traced_decode(
             "truncated",
             &v4l2_framemd5,
             &media.join("truncated.mkv"),
         ));
-        calls.push(decode("corrupted", &v4l2_framemd5, &corrupted_clip(media)));
+        calls.push(reel_runs::traced_decode(
+            "corrupted",
+            &v4l2_framemd5,
+            &corrupted_clip(media),
+        ));
         // Choosing the decoder: by default (auto), forced software, a named
         // node, a node that is no decoder; and what `reel probe` says.
         let baseline = media.join("h264_baseline.mp4");
@@ -172,18 +168,18 @@ fn runs() -> &'static GuestRuns {
         let null = ["--output", "null"];
         let device = |node| ["--hwdec", "v4l2", "--device", node, "--output", "null"];
         calls.extend([
-            decode("auto", &null, &baseline),
-            decode(
+            reel_runs::traced_decode("auto", &null, &baseline),
+            reel_runs::traced_decode(
                 "software",
                 &["--hwdec", "no", "--output", "null"],
                 &baseline,
             ),
-            decode("device", &device("/dev/video0"), &baseline),
-            decode("not-a-decoder", &device("/dev/zero"), &baseline),
-            decode("vp9-v4l2", &v4l2_null, &media.join("vp9.webm")),
-            decode("small-auto", &null, &small),
-            decode("small-v4l2", &v4l2_null, &small),
-            decode("probe", &["probe"], &baseline),
+            reel_runs::traced_decode("device", &device("/dev/video0"), &baseline),
+            reel_runs::traced_decode("not-a-decoder", &device("/dev/zero"), &baseline),
+            reel_runs::traced_decode("vp9-v4l2", &v4l2_null, &media.join("vp9.webm")),
+            reel_runs::traced_decode("small-auto", &null, &small),
+            reel_runs::traced_decode("small-v4l2", &v4l2_null, &small),
+            reel_runs::traced_decode("probe", &["probe"], &baseline),
         ]);
         // Last (they reload visl): the OUTPUT buffers' bytes, reel's and
         // GStreamer's, in visl's default mode.
@@ -251,44 +247,6 @@ fn output_buffers(name: &str) -> Vec<Vec<u8>> {
     numbered.into_iter().map(|(_, bytes)| bytes).collect()
 }
 
-/// Exit status, stderr and stdout of one run.
-fn outcome(name: &str) -> (i32, String, String) {
-    let r = &runs().result;
-    let rc = r
-        .read_result(&format!("{name}.rc"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name}: no exit status\n{}", r.report()));
-    let log = r.read_result(&format!("{name}.log")).unwrap_or_default();
-    let out = r.read_result(&format!("{name}.out")).unwrap_or_default();
-    (rc, log, out)
-}
-
-/// A run that must succeed, decoding through V4L2.
-fn successful(name: &str) -> (String, String) {
-    let (rc, log, out) = outcome(name);
-    assert_eq!(rc, 0, "{name}: exit status {rc}\n{log}");
-    assert_eq!(
-        stats_decoder(name, &log),
-        "v4l2-stateless",
-        "{name}: not decoded through V4L2:\n{log}"
-    );
-    assert!(!log.contains("panicked"), "{name}:\n{log}");
-    (log, out)
-}
-
-fn reel_frames(name: &str) -> Vec<FrameRecord> {
-    successful(name);
-    let trace = runs()
-        .result
-        .read_result(&format!("{name}.trace"))
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let frames = visl_trace::normalise(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let path = support::target_dir().join(format!("guest-h264/{name}.normalised"));
-    let _ = std::fs::write(&path, visl_trace::render(&frames));
-    frames
-}
-
 #[test]
 fn slice_based_traces_match_gstreamer() {
     let mut failures = Vec::new();
@@ -299,7 +257,7 @@ fn slice_based_traces_match_gstreamer() {
         // unused weights/matrices are already hidden by the normaliser, and
         // reel sets the PFRAME/BFRAME flags as GStreamer does.
         let diff = visl_trace::diff(&oracle, &reel);
-        failures.extend(diff_report(clip.name, &diff));
+        failures.extend(reel_runs::diff_report(clip.name, &diff));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -348,45 +306,19 @@ fn frame_based_annex_b_traces_match_gstreamer_per_frame() {
             );
         }
         let diff = visl_trace::diff(&per_frame(&oracle), &per_frame(&reel));
-        failures.extend(diff_report(clip.name, &diff));
+        failures.extend(reel_runs::diff_report(clip.name, &diff));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// A clip's trace differences for the failure message (the first 25).
-fn diff_report(clip: &str, diff: &[String]) -> Option<String> {
-    (!diff.is_empty()).then(|| {
-        format!(
-            "{clip} ({} differences, GStreamer vs reel):\n  {}",
-            diff.len(),
-            diff[..diff.len().min(25)].join("\n  ")
-        )
-    })
-}
-
-/// (pts, md5) of each framemd5 line.
-fn framemd5_lines(out: &str) -> Vec<(i64, String)> {
-    out.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let cols: Vec<&str> = l.split(',').map(str::trim).collect();
-            let pts = cols.get(2).and_then(|v| v.parse().ok());
-            let md5 = cols.last().map(|s| s.to_string());
-            (
-                pts.unwrap_or_else(|| panic!("bad line {l}")),
-                md5.unwrap_or_default(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn framemd5_in_display_order_and_deterministic() {
     for name in FRAMEMD5_CLIPS {
         let clip = oracle::clip(name).expect("known clip");
         let (_, first) = successful(&format!("md5a-{name}"));
         let (_, second) = successful(&format!("md5b-{name}"));
-        let lines = framemd5_lines(&first);
+        let lines = reel_runs::framemd5_lines(&first);
         assert_eq!(
             lines.len(),
             media::frame_count(&media::dir().join(clip.file)),
@@ -430,7 +362,7 @@ fn truncated_file_ends_cleanly() {
         log.contains("decoder: V4L2 stateless"),
         "not decoded through V4L2:\n{log}"
     );
-    let frames = framemd5_lines(&out).len();
+    let frames = reel_runs::framemd5_lines(&out).len();
     assert!(frames > 0, "no frame out of the truncated file:\n{log}");
     let (traced, _) = traced_frames("truncated");
     assert!(traced >= frames, "{traced} requests for {frames} frames");
@@ -459,7 +391,7 @@ fn corrupted_file_resumes_at_the_next_idr() {
         idrs.len() >= 2 && traced - last_idr == total / 2,
         "IDR frames {idrs:?}, {traced} traced, {total} in the clip:\n{log}"
     );
-    let frames = framemd5_lines(&out);
+    let frames = reel_runs::framemd5_lines(&out);
     assert!(
         frames.len() > total / 2,
         "{} frames of {total}",
@@ -475,7 +407,7 @@ fn the_decoder_is_chosen_as_asked() {
     let (rc, log, _) = outcome("software");
     assert_eq!(rc, 0, "{log}");
     assert_eq!(
-        stats_decoder("software", &log),
+        reel_runs::stats_decoder("software", &log),
         "software",
         "--hwdec=no must decode in software:\n{log}"
     );
@@ -505,7 +437,11 @@ fn the_decoder_is_chosen_as_asked() {
         "{log}"
     );
     assert!(log.contains(reason), "{log}");
-    assert_eq!(stats_decoder("small-auto", &log), "software", "{log}");
+    assert_eq!(
+        reel_runs::stats_decoder("small-auto", &log),
+        "software",
+        "{log}"
+    );
     let (rc, log, _) = outcome("small-v4l2");
     assert_ne!(rc, 0, "{log}");
     assert!(
@@ -588,11 +524,14 @@ fn seeking_starts_at_the_frame_shown_at_the_target() {
     let (_, full) = successful("md5a-h264_main_bframes");
     let (log, seek) = successful("seek");
     let (num, den) = framemd5_time_base(&full);
-    let full = framemd5_lines(&full);
+    let full = reel_runs::framemd5_lines(&full);
     let first = full.first().map(|l| l.0).expect("frames");
     let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;
     let expected: Vec<i64> = full.iter().map(|l| l.0).filter(|&p| p >= target).collect();
-    let got: Vec<i64> = framemd5_lines(&seek).iter().map(|l| l.0).collect();
+    let got: Vec<i64> = reel_runs::framemd5_lines(&seek)
+        .iter()
+        .map(|l| l.0)
+        .collect();
     assert!(!expected.is_empty());
     assert_eq!(got, expected, "{log}");
 }

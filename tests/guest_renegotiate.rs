@@ -18,13 +18,12 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use reel::display::formats::MOD_LINEAR;
-use reel::display::negotiate::{CompositorFormats, CompositorTranche, Negotiation};
+use reel::fourcc::{fourcc, fourcc_text, MOD_LINEAR};
 use reel::frame::{DecoderKind, Frame, FrameStorage};
+use reel::negotiation::{CompositorFormats, CompositorTranche, Negotiation};
 use reel::player::decoder_choice::DecoderChoice;
 use reel::player::negotiation::{Negotiator, Renegotiated};
 use reel::player::pipeline::{Pipeline, PipelineOptions};
-use reel::v4l2::formats::{fourcc, fourcc_str};
 
 use support::{media, vm};
 
@@ -108,7 +107,7 @@ fn inguest_new_capture_format_reopens_the_decoder_and_playback_goes_on() {
         held = Some(frame);
     }
     let first_generation = seen[0].2;
-    assert_eq!(fourcc_str(seen[0].1), "NV12", "visl's first format");
+    assert_eq!(fourcc_text(seen[0].1), "NV12", "visl's first format");
     assert!(seen.iter().all(|s| (s.1, s.2) == (NV12, first_generation)));
     assert!(
         matches!(negotiator.current(), Some(Negotiation::ZeroCopy { v4l2_fourcc, .. }) if v4l2_fourcc == NV12),
@@ -150,7 +149,7 @@ fn inguest_new_capture_format_reopens_the_decoder_and_playback_goes_on() {
     assert!(!after.is_empty(), "no frame after the reopen");
     let generation_after = after[0].2;
     assert_eq!(
-        fourcc_str(after[0].1),
+        fourcc_text(after[0].1),
         "YU12",
         "CAPTURE format after the reopen"
     );

@@ -4,7 +4,7 @@
 
 mod support;
 
-use reel::codec::h264::nal::split_annex_b;
+use reel::codec::bitstream::annexb::nal_units;
 use reel::codec::h264::trace::HeaderTracer;
 use support::h264::{annex_b_with_trace, strip_indices, work_dir, Element, H264_CLIPS};
 use support::media;
@@ -27,7 +27,7 @@ fn check_clip(clip: &str) -> usize {
     let dir = media::dir();
     let work = work_dir("headers");
     let annexb = annex_b_with_trace(&dir.join(clip), &work);
-    let nals: Vec<&[u8]> = split_annex_b(&annexb.stream).collect();
+    let nals: Vec<&[u8]> = nal_units(&annexb.stream).collect();
     assert_eq!(
         nals.len(),
         annexb.trace.len(),

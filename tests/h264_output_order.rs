@@ -110,7 +110,8 @@ fn reset_restarts_at_the_next_idr() {
     let units = access_units(&annexb.stream);
     let packet_pts = media::ffprobe::<i64>(&path, "packet=pts");
     let frame_pts = media::ffprobe::<i64>(&path, "frame=pts");
-    let is_idr = |u: &Vec<u8>| reel::codec::h264::nal::split_annex_b(u).any(|n| n[0] & 0x1f == 5);
+    let is_idr =
+        |u: &Vec<u8>| reel::codec::bitstream::annexb::nal_units(u).any(|n| n[0] & 0x1f == 5);
     let second_idr = (1..units.len())
         .find(|&i| is_idr(&units[i]))
         .expect("a second IDR");

@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use reel::fourcc::fourcc_text;
 use reel::v4l2::codec::{
     Bitstream, BitstreamPart, CodecError, OutputPicture, Request, StatelessCodec, Timestamps,
 };
 use reel::v4l2::controls::ExtControl;
 use reel::v4l2::discovery::{self, DecoderInfo, StreamRequirements};
-use reel::v4l2::formats::{coded, fourcc_str};
+use reel::v4l2::formats::coded;
 use reel::v4l2::session::{DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError};
 use v4l2r::bindings;
 
@@ -88,37 +89,13 @@ fn annexb_splitter_agrees_with_ffprobe() {
     }
 }
 
-/// A minimal Annex-B splitter for the tests: NAL units, grouped into access
-/// units at the first slice of each picture.
+/// NAL units grouped into access units at the first slice of each picture.
 mod annexb {
+    use reel::codec::bitstream::annexb::nal_units;
+
     pub struct AccessUnit {
         /// Each VCL NAL unit with its start code.
         pub slices: Vec<Vec<u8>>,
-    }
-
-    pub fn nal_units(data: &[u8]) -> Vec<&[u8]> {
-        let mut starts = Vec::new();
-        let mut i = 0;
-        while i + 3 <= data.len() {
-            if data[i..i + 3] == [0, 0, 1] {
-                starts.push(i + 3);
-                i += 3;
-            } else {
-                i += 1;
-            }
-        }
-        starts
-            .iter()
-            .enumerate()
-            .map(|(n, &s)| {
-                let mut end = starts.get(n + 1).map_or(data.len(), |&next| next - 3);
-                while end > s && data[end - 1] == 0 {
-                    end -= 1;
-                }
-                &data[s..end]
-            })
-            .filter(|nal| !nal.is_empty())
-            .collect()
     }
 
     pub fn access_units(data: &[u8]) -> Vec<AccessUnit> {
@@ -313,7 +290,7 @@ fn inguest_discovery_matches_v4l2_ctl() {
     let ours: Vec<(String, String)> = decoder
         .coded_formats
         .iter()
-        .map(|f| (fourcc_str(f.fourcc), f.description.clone()))
+        .map(|f| (fourcc_text(f.fourcc), f.description.clone()))
         .collect();
     assert!(
         oracle.len() >= 5,
@@ -326,11 +303,11 @@ fn inguest_discovery_matches_v4l2_ctl() {
         let listing = v4l2_ctl(&[
             "-d",
             &dev,
-            &format!("--list-framesizes={}", fourcc_str(format.fourcc)),
+            &format!("--list-framesizes={}", fourcc_text(format.fourcc)),
         ]);
         let sizes = format
             .sizes
-            .unwrap_or_else(|| panic!("no sizes for {}", fourcc_str(format.fourcc)));
+            .unwrap_or_else(|| panic!("no sizes for {}", fourcc_text(format.fourcc)));
         let expected = format!(
             "Stepwise {}x{} - {}x{} with step {}/{}",
             sizes.min_width,
@@ -343,7 +320,7 @@ fn inguest_discovery_matches_v4l2_ctl() {
         assert!(
             listing.contains(&expected),
             "{}: expected '{expected}' in:\n{listing}",
-            fourcc_str(format.fourcc)
+            fourcc_text(format.fourcc)
         );
     }
 

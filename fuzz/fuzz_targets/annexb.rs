@@ -2,21 +2,14 @@
 //! records and packets: it must never panic, and what it writes must
 //! account for every byte of the input.
 //!
-//! The converter is pure code over bytes, so it is compiled in directly
-//! rather than through the `reel` crate (which would drag FFmpeg, Wayland
-//! and V4L2 into every fuzz build).
-//!
 //! Runs on the stable toolchain through its nightly switch:
 //!
 //!     cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run annexb -- -max_total_time=300
 #![no_main]
 
-#[path = "../../src/media/annexb.rs"]
-#[allow(dead_code)]
-mod annexb;
-
-use annexb::{annexb_nals, AnnexBConverter, NalCodec};
 use libfuzzer_sys::fuzz_target;
+use reel::codec::bitstream::annexb::nal_units;
+use reel::media::annexb::{AnnexBConverter, NalCodec};
 
 fuzz_target!(|data: &[u8]| {
     // Layout: [flags][extradata length][extradata...][packet...]
@@ -37,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     };
     // Parameter sets are Annex-B NAL units taken from the record.
     assert!(conv.parameter_sets().is_empty() || conv.parameter_sets().starts_with(&[0, 0, 0, 1]));
-    let _ = annexb_nals(conv.parameter_sets()).count();
+    let _ = nal_units(conv.parameter_sets()).count();
 
     let mut out = Vec::new();
     let result = conv.convert(packet, keyframe, &mut out);

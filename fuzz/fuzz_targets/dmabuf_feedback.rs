@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use reel::display::feedback::{FeedbackKind, FeedbackTracker};
-use reel::display::negotiate::{negotiate, CompositorFormats, DecoderFormat};
+use reel::negotiation::{negotiate, CompositorFormats, DecoderFormat};
 use reel::v4l2::formats::CAPTURE_FORMATS;
 
 fuzz_target!(|data: &[u8]| {

@@ -38,6 +38,12 @@ pub fn surface_size(display: (u32, u32), configured: Option<(u32, u32)>) -> (u32
     }
 }
 
+/// A size for the protocol's `int` arguments (sizes beyond `i32::MAX`
+/// are clamped, never wrapped).
+pub(super) fn clamp_i32(v: u32) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -213,9 +213,9 @@ mod tests {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::Arc;
 
+        use crate::fourcc::{fourcc, MOD_ALLWINNER_TILED};
         use crate::frame::{BufferId, DmabufFrame, DmabufSource, FrameStorage};
         use crate::v4l2::detiled_view::{testing::VecSource, DetiledPlanes};
-        use crate::v4l2::formats::{fourcc, MOD_ALLWINNER_TILED};
 
         struct NoFds;
         impl DmabufSource for NoFds {

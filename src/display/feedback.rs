@@ -8,8 +8,8 @@
 //! device). A batch equal to the one in effect (the compositor may re-send
 //! the same parameters) is not a change.
 
+use super::compositor_formats::CompositorFormats;
 use super::formats::{Feedback, FeedbackBuilder, FeedbackError};
-use super::negotiate::CompositorFormats;
 
 /// Which feedback object a batch came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,8 +83,7 @@ fn meaning(feedback: &Feedback) -> Result<(Option<u64>, CompositorFormats), Feed
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::display::formats::MOD_LINEAR;
-    use crate::v4l2::formats::fourcc;
+    use crate::fourcc::{fourcc, MOD_LINEAR};
 
     use crate::display::testutil::format_table_bytes as table;
 

@@ -8,14 +8,10 @@
 
 use std::collections::BTreeSet;
 
-use drm_fourcc::{DrmFourcc, DrmModifier};
+use drm_fourcc::DrmFourcc;
 
+use crate::fourcc::{MOD_INVALID, MOD_LINEAR};
 use crate::frame::PixelFormat;
-
-/// `DRM_FORMAT_MOD_LINEAR`.
-pub const MOD_LINEAR: u64 = 0;
-/// `DRM_FORMAT_MOD_INVALID`: the implicit modifier (layout agreed out of band).
-pub const MOD_INVALID: u64 = 0x00ff_ffff_ffff_ffff;
 
 /// The (fourcc, modifier) pairs a compositor accepts, in no particular order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -271,15 +267,6 @@ pub fn choose_dmabuf(format: PixelFormat, advertised: &AdvertisedFormats) -> Opt
                 .find(|&m| advertised.contains(fourcc as u32, m))
                 .map(|modifier| DmabufChoice { fourcc, modifier })
         })
-}
-
-/// A modifier's name for logs.
-pub fn modifier_name(modifier: u64) -> String {
-    match modifier {
-        MOD_LINEAR => "LINEAR".to_owned(),
-        MOD_INVALID => "INVALID (implicit)".to_owned(),
-        other => format!("{:?}", DrmModifier::from(other)),
-    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,19 @@
-//! Presentation: the Wayland window, buffers, and the headless sinks (framemd5, null).
+//! Presentation: the Wayland window, its buffers, and the framemd5 writer
+//! of headless runs (`player::headless`, which also has the `null` sink).
 //!
 //! [`Display`] is a Wayland client (smithay-client-toolkit). A decoder's
 //! dmabuf frame is attached as it is (zero-copy, `imported.rs`: one
 //! wl_buffer per decoder buffer) when the compositor advertises its fourcc
 //! and modifier; other frames are copied through `zwp_linux_dmabuf_v1` when
 //! the compositor accepts the frame's format as a linear (or
-//! implicit-modifier) buffer, else through `wl_shm` as XRGB8888. It does not own an event loop: the player polls
-//! [`Display::as_fd`] and calls [`Display::dispatch`].
+//! implicit-modifier) buffer, else through `wl_shm` as XRGB8888. Which
+//! CAPTURE format the decoder uses is chosen outside, by
+//! `crate::negotiation`, from [`CompositorFormats`]. It does not own an
+//! event loop: the player polls [`Display::as_fd`] and calls
+//! [`Display::dispatch`].
 
 mod aspect;
+mod compositor_formats;
 mod copy;
 pub mod feedback;
 pub mod formats;
@@ -17,17 +22,18 @@ mod imported;
 mod keys;
 mod layout;
 mod memory;
-pub mod negotiate;
 pub mod pool;
 mod protocol;
 mod shm_convert;
 mod state;
+mod user_data;
 mod wayland;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 pub use aspect::{display_size, fit, surface_size};
+pub use compositor_formats::{CompositorFormats, CompositorTranche};
 pub use copy::CopyError;
 pub use keys::Key;
 pub use layout::{BufferLayout, PlaneLayout};

@@ -39,28 +39,17 @@ use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
 };
 
-use super::feedback::FeedbackKind;
 use super::keys::map_keysym;
 use super::memory::map_shared_read_only;
 use super::state::State;
+use super::user_data::{
+    BufferData, DmabufGlobal, FeedbackData, NoEvents, ParamsData, PresentationData,
+};
 use super::DisplayEvent;
 
 /// The largest format table worth mapping: 65536 entries (tranches index
 /// it with u16) of 16 bytes.
 const MAX_FORMAT_TABLE: usize = 65536 * 16;
-
-/// User data of objects whose events we ignore or that have none.
-pub(super) struct NoEvents;
-/// User data of the zwp_linux_dmabuf_v1 global.
-pub(super) struct DmabufGlobal;
-/// User data of a zwp_linux_dmabuf_feedback_v1 (v4+): which one it is.
-pub(super) struct FeedbackData(pub(super) FeedbackKind);
-/// User data of a zwp_linux_buffer_params_v1.
-pub(super) struct ParamsData;
-/// User data of our wl_buffers (shm and dmabuf alike).
-pub(super) struct BufferData;
-/// User data of a wp_presentation_feedback: the pts of the frame committed.
-pub(super) struct PresentationData(pub(super) std::time::Duration);
 
 /// Globals and objects whose events reel has no use for.
 macro_rules! ignore_events {

@@ -20,14 +20,49 @@ use wayland_protocols::wp::viewporter::client::{
     wp_viewport::WpViewport, wp_viewporter::WpViewporter,
 };
 
-use super::aspect::surface_size;
+use super::aspect::{clamp_i32, surface_size};
 use super::feedback::{FeedbackKind, FeedbackTracker, FeedbackUpdate};
 use super::formats::{device_name, AdvertisedFormats};
 use super::imported::{ImportRelease, ImportedBuffers};
+use super::layout::BufferLayout;
+use super::memory::SharedMemory;
 use super::pool::{BufferPool, Released};
-use super::protocol::{DmabufGlobal, FeedbackData, NoEvents};
-use super::wayland::{clamp_i32, CopyReason, FrameBuffer};
+use super::user_data::{DmabufGlobal, FeedbackData, NoEvents};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
+use crate::fourcc::{fourcc_text, modifier_name};
+
+/// One wl_buffer of the copy paths and the memory behind it.
+pub(super) struct FrameBuffer {
+    pub(super) wl_buffer: WlBuffer,
+    pub(super) memory: SharedMemory,
+    pub(super) layout: BufferLayout,
+}
+
+/// Why a decoder's dmabuf frame is copied rather than presented as it is
+/// (decided per frame by `Display::present`; the negotiation's own reason
+/// for choosing the copy path is `negotiation::NoSharedFormat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FrameCopyReason {
+    Forced,
+    NoDmabuf,
+    /// (fourcc, modifier) of the decoder's buffers.
+    NotAdvertised(u32, u64),
+}
+
+impl std::fmt::Display for FrameCopyReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Forced => f.write_str("forced by option"),
+            Self::NoDmabuf => f.write_str("the compositor has no zwp_linux_dmabuf_v1"),
+            Self::NotAdvertised(fourcc, modifier) => write!(
+                f,
+                "the compositor does not advertise {} with modifier {}",
+                fourcc_text(fourcc),
+                modifier_name(modifier)
+            ),
+        }
+    }
+}
 
 /// Everything the Wayland event handlers touch.
 pub(super) struct State {
@@ -76,7 +111,7 @@ pub(super) struct State {
     /// 10-bit frames are copied into an 8-bit format (logged once).
     pub(super) depth_reduced: bool,
     /// Why a decoder dmabuf frame is copied, once we know (logged once).
-    pub(super) copy_reason: Option<CopyReason>,
+    pub(super) copy_reason: Option<FrameCopyReason>,
     /// wl_buffers imported from decoder dmabufs (zero-copy path).
     pub(super) imported: ImportedBuffers<WlBuffer>,
     /// The viewport source rectangle last set (`None`: the whole buffer).

@@ -19,31 +19,24 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1
     self, ZwpLinuxBufferParamsV1,
 };
 
-use super::aspect::display_size;
+use super::aspect::{clamp_i32, display_size};
+use super::compositor_formats::CompositorFormats;
 use super::copy::copy_frame;
 use super::formats::{
-    choose_dmabuf, dmabuf_target, modifier_name, AdvertisedFormats, DmabufChoice, Feedback,
-    FeedbackError, MOD_LINEAR,
+    choose_dmabuf, dmabuf_target, AdvertisedFormats, DmabufChoice, Feedback, FeedbackError,
 };
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
-use super::negotiate::CompositorFormats;
 use super::pool::{Acquire, PoolKey};
-use super::protocol::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::shm_convert::frame_to_xrgb;
-use super::state::State;
+use super::state::{FrameBuffer, FrameCopyReason, State};
+use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
+use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
 use crate::frame::{DmabufFrame, Frame, FrameStorage};
 
 /// How long the compositor may take to answer a dmabuf import.
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// One wl_buffer and the memory behind it.
-pub(super) struct FrameBuffer {
-    pub(super) wl_buffer: WlBuffer,
-    memory: SharedMemory,
-    layout: BufferLayout,
-}
 
 /// Where a frame goes: a dmabuf of the chosen format, or XRGB8888 wl_shm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,20 +278,22 @@ impl Display {
         self.present_via(frame, path)
     }
 
-    /// Whether a decoder's dmabuf is presented as it is. This is the seam
-    /// where format negotiation plugs in: today the decoder's CAPTURE
-    /// (fourcc, modifier) is used when the compositor advertises exactly it.
+    /// Whether a decoder's dmabuf is presented as it is: when the
+    /// compositor advertises exactly its (fourcc, modifier). The
+    /// negotiation chose the CAPTURE format for that when it could; this
+    /// check covers the frames decoded before a change of feedback reached
+    /// the decoder, and pairs the compositor refused to import.
     fn zero_copy_accepted(&mut self, dmabuf: &DmabufFrame) -> bool {
         let reason = if self.state.force_copy {
-            CopyReason::Forced
+            FrameCopyReason::Forced
         } else if self.state.dmabuf.is_none() {
-            CopyReason::NoDmabuf
+            FrameCopyReason::NoDmabuf
         } else if !self
             .state
             .advertised
             .contains(dmabuf.fourcc, dmabuf.modifier)
         {
-            CopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
+            FrameCopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
         } else {
             return true;
         };
@@ -348,7 +343,7 @@ impl Display {
                     self.state.stats.dmabuf_failures += 1;
                     self.state.refuse(dmabuf.fourcc, dmabuf.modifier);
                     self.state.events.push(DisplayEvent::DmabufFormatsChanged);
-                    warn!(format = %fourcc_name(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
+                    warn!(format = %fourcc_text(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
                           "the compositor refused the decoder's dmabuf although it advertised it");
                     return Ok(false);
                 }
@@ -360,7 +355,7 @@ impl Display {
             .imported
             .mark_held(dmabuf.id, dmabuf.source.clone());
         self.state.stats.frames_zero_copy += 1;
-        debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_name(dmabuf.fourcc),
+        debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_text(dmabuf.fourcc),
                modifier = %modifier_name(dmabuf.modifier), buffer = ?dmabuf.id, "frame presented");
         self.flush()?;
         Ok(true)
@@ -418,7 +413,7 @@ impl Display {
             dmabuf.fourcc,
         )?;
         if buffer.is_some() {
-            debug!(format = %fourcc_name(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
+            debug!(format = %fourcc_text(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
                    width = dmabuf.coded_width, height = dmabuf.coded_height, buffer = ?dmabuf.id,
                    "decoder dmabuf imported");
         }
@@ -664,46 +659,10 @@ impl Drop for Display {
     }
 }
 
-pub(super) fn clamp_i32(v: u32) -> i32 {
-    i32::try_from(v).unwrap_or(i32::MAX)
-}
-
 fn bad_frame(frame: &Frame, reason: &str) -> DisplayError {
     DisplayError::BadFrame {
         width: frame.width,
         height: frame.height,
         reason: reason.to_owned(),
-    }
-}
-
-/// "NV12" for a DRM fourcc code (its four characters).
-fn fourcc_name(code: u32) -> String {
-    code.to_le_bytes()
-        .iter()
-        .map(|&b| if b.is_ascii_graphic() { b as char } else { '?' })
-        .collect()
-}
-
-/// Why a decoder's dmabuf frame is copied rather than presented as is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum CopyReason {
-    Forced,
-    NoDmabuf,
-    /// (fourcc, modifier) of the decoder's buffers.
-    NotAdvertised(u32, u64),
-}
-
-impl std::fmt::Display for CopyReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Self::Forced => f.write_str("forced by option"),
-            Self::NoDmabuf => f.write_str("the compositor has no zwp_linux_dmabuf_v1"),
-            Self::NotAdvertised(fourcc, modifier) => write!(
-                f,
-                "the compositor does not advertise {} with modifier {}",
-                fourcc_name(fourcc),
-                modifier_name(modifier)
-            ),
-        }
     }
 }

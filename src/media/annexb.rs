@@ -5,6 +5,8 @@
 
 use thiserror::Error;
 
+use crate::codec::bitstream::annexb::{nal_units, starts_with_start_code};
+
 const START_CODE: [u8; 4] = [0, 0, 0, 1];
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -74,7 +76,7 @@ impl AnnexBConverter {
     /// nothing (packets already Annex-B, as in MPEG-TS).
     pub fn new(codec: NalCodec, extradata: &[u8]) -> Result<Self, BitstreamError> {
         if extradata.is_empty() || starts_with_start_code(extradata) {
-            let parameter_sets = annexb_nals(extradata)
+            let parameter_sets = nal_units(extradata)
                 .filter(|nal| {
                     nal.first()
                         .is_some_and(|&h| codec.is_stream_header(codec.nal_type(h)))
@@ -154,7 +156,7 @@ impl AnnexBConverter {
     }
 
     fn pass_through(&self, packet: &[u8], keyframe: bool, out: &mut Vec<u8>) {
-        if keyframe && !self.has_sequence_header(annexb_nals(packet)) {
+        if keyframe && !self.has_sequence_header(nal_units(packet)) {
             out.extend_from_slice(&self.parameter_sets);
         }
         out.extend_from_slice(packet);
@@ -193,40 +195,6 @@ impl AnnexBConverter {
 fn push_nal(out: &mut Vec<u8>, nal: &[u8]) {
     out.extend_from_slice(&START_CODE);
     out.extend_from_slice(nal);
-}
-
-fn starts_with_start_code(data: &[u8]) -> bool {
-    data.starts_with(&[0, 0, 1]) || data.starts_with(&[0, 0, 0, 1])
-}
-
-/// NAL units of an Annex-B buffer (start codes and trailing zero bytes
-/// removed). Empty units are skipped.
-pub fn annexb_nals(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = match find_start_code(data) {
-        Some((_, after)) => &data[after..],
-        None => &data[data.len()..],
-    };
-    std::iter::from_fn(move || loop {
-        if rest.is_empty() {
-            return None;
-        }
-        let (nal, next) = match find_start_code(rest) {
-            Some((at, after)) => (&rest[..at], &rest[after..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = next;
-        let end = nal.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-        if end > 0 {
-            return Some(&nal[..end]);
-        }
-    })
-}
-
-/// Position of the first `00 00 01` and the index just after it.
-fn find_start_code(data: &[u8]) -> Option<(usize, usize)> {
-    data.windows(3)
-        .position(|w| w == [0, 0, 1])
-        .map(|at| (at, at + 3))
 }
 
 /// Iterator over the NAL units of a length-prefixed packet.
@@ -525,23 +493,5 @@ mod tests {
         out.clear();
         conv.convert(&with_sps, true, &mut out).unwrap();
         assert_eq!(out, with_sps);
-    }
-
-    #[test]
-    fn annexb_nal_splitting() {
-        let data = [
-            &[0u8, 0, 0, 1][..],
-            SPS,
-            &[0, 0, 1],
-            PPS,
-            &[0, 0, 0, 0, 1],
-            IDR,
-        ]
-        .concat();
-        let nals: Vec<&[u8]> = annexb_nals(&data).collect();
-        assert_eq!(nals, vec![SPS, PPS, IDR]);
-        assert_eq!(annexb_nals(&[]).count(), 0);
-        assert_eq!(annexb_nals(&[0, 0, 1]).count(), 0);
-        assert_eq!(annexb_nals(&[5, 6, 7]).count(), 0);
     }
 }

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tracing::info;
 
-use crate::display::negotiate::{negotiate, CompositorFormats, DecoderFormat, Negotiation};
-use crate::v4l2::formats::fourcc_str;
+use crate::fourcc::fourcc_text;
+use crate::negotiation::{negotiate, CompositorFormats, DecoderFormat, Negotiation};
 use crate::v4l2::session::{CaptureChooser, OfferedCapture};
 
 /// What a change of the compositor's formats means for the decoder.
@@ -111,7 +111,7 @@ impl Negotiator {
             changed = reallocate,
             from = %decided.outcome,
             to = %next,
-            capture_format = %next.v4l2_fourcc().map_or("none".into(), fourcc_str),
+            capture_format = %next.v4l2_fourcc().map_or("none".into(), fourcc_text),
             "renegotiated"
         );
         shared.decided = Some(Decided {
@@ -139,9 +139,9 @@ impl Negotiator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::display::formats::MOD_LINEAR;
-    use crate::display::negotiate::CompositorTranche;
-    use crate::v4l2::formats::fourcc;
+    use crate::fourcc::fourcc;
+    use crate::fourcc::MOD_LINEAR;
+    use crate::negotiation::CompositorTranche;
 
     const NV12: u32 = fourcc(b"NV12");
     const YU12: u32 = fourcc(b"YU12");

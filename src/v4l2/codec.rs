@@ -1,4 +1,5 @@
 //! What a codec's V4L2 glue (`v4l2/<codec>/`) gives the generic decoder:
+//! its registry entry (what the driver must offer, how to open the glue),
 //! requests built from one packet, which pictures are references, and which
 //! pictures are due for output. The generic side ([`super::decoder`]) owns
 //! the session, timing and frames; the glue owns nothing device-related.
@@ -6,6 +7,8 @@
 use std::ops::Range;
 
 use super::controls::ExtControl;
+use super::discovery::{DecoderInfo, StreamRequirements};
+use crate::media::{Codec, VideoStreamInfo};
 
 /// A device timestamp: unique per decoded picture, a whole number of
 /// microseconds (the kernel keeps a `timeval`); references name pictures by it.
@@ -219,6 +222,36 @@ pub trait StatelessCodec: Send {
     fn reset(&mut self);
     /// How the codec decodes on this device, for `reel probe` and logs.
     fn describe(&self) -> String;
+}
+
+/// What the generic decoder needs from a codec to open a session.
+pub struct CodecSetup {
+    pub codec: Box<dyn StatelessCodec>,
+    /// Controls set before the CAPTURE format is chosen: decode-mode
+    /// menus, the container's sequence header when it has one.
+    pub initial_controls: Vec<ExtControl>,
+    /// Pictures the codec keeps at once (references and pictures waiting
+    /// for output), as far as the container's headers tell; the first
+    /// sequence may ask for more.
+    pub dpb_pictures: usize,
+    pub output_buffers: u32,
+}
+
+/// One codec on the V4L2 stateless path.
+pub struct CodecEntry {
+    pub codec: Codec,
+    /// OUTPUT fourcc (`formats::coded::*`).
+    pub coded_format: u32,
+    /// Controls every request carries: a driver without one of them cannot
+    /// decode the codec.
+    pub required_controls: &'static [u32],
+    /// Menus that say how the driver decodes the codec, with the label
+    /// `reel probe` shows them under.
+    pub menus: &'static [(u32, &'static str)],
+    /// What a stream needs from a decoder (coded size, profile).
+    pub requirements: fn(&VideoStreamInfo) -> StreamRequirements,
+    /// Opens the codec's glue for a decoder and a stream.
+    pub open: fn(&DecoderInfo, &VideoStreamInfo) -> Result<CodecSetup, String>,
 }
 
 #[cfg(test)]

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
+use super::codec::CodecEntry;
 use super::codec::{
     Bitstream, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
 use super::detile::detiled_format;
 use super::detiled_view::DetiledPlanes;
 use super::discovery::{DecoderInfo, DiscoveryError};
-use super::registry::CodecEntry;
 use super::session::{
     CaptureChooser, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
 };

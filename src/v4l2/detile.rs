@@ -4,7 +4,7 @@
 //! are those of the kernel's V4L2 pixel-format documentation
 //! (pixfmt-yuv-planar.rst; NV12_COL128 from the Raspberry Pi kernel).
 
-use super::formats::fourcc;
+use crate::fourcc::{fourcc, fourcc_text};
 use crate::frame::{CpuPlanes, PixelFormat};
 
 /// Largest picture side accepted, in pixels.
@@ -151,7 +151,7 @@ pub fn detile(
     height: u32,
 ) -> Result<LinearPicture, DetileError> {
     let (layout, format) = layout_of(picture.v4l2)
-        .ok_or_else(|| DetileError::Unsupported(super::formats::fourcc_str(picture.v4l2)))?;
+        .ok_or_else(|| DetileError::Unsupported(fourcc_text(picture.v4l2)))?;
     let out_of_range = width == 0
         || height == 0
         || width > picture.coded_width

@@ -153,7 +153,7 @@ mod tests {
 
     use super::testing::VecSource;
     use super::*;
-    use crate::v4l2::formats::fourcc;
+    use crate::fourcc::fourcc;
 
     /// An 8x8 NV12_4L4 picture whose luma byte at (x, y) is 8y + x and
     /// chroma byte at (i, y) is 100 + 8y + i, tiled per the 4L4 layout.

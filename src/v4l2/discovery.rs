@@ -16,8 +16,8 @@ use v4l2r::memory::MemoryType;
 use v4l2r::nix::errno::Errno;
 use v4l2r::QueueType;
 
-use super::formats::fourcc_str;
 use super::topology::{self, read_topology};
+use crate::fourcc::fourcc_text;
 
 /// Why a device cannot be used; every variant names the device.
 #[derive(Debug, thiserror::Error)]
@@ -208,7 +208,7 @@ impl DecoderInfo {
         let format = self.coded_format(needs.coded_format).ok_or_else(|| {
             DiscoveryError::UnsupportedFormat {
                 path: path(),
-                format: fourcc_str(needs.coded_format),
+                format: fourcc_text(needs.coded_format),
             }
         })?;
         if let Some(range) = format.sizes {
@@ -544,8 +544,8 @@ impl fmt::Display for DecoderInfo {
         writeln!(f, "  coded formats:")?;
         for c in &self.coded_formats {
             match c.sizes {
-                Some(s) => writeln!(f, "    {} ({}): {s}", fourcc_str(c.fourcc), c.description)?,
-                None => writeln!(f, "    {} ({})", fourcc_str(c.fourcc), c.description)?,
+                Some(s) => writeln!(f, "    {} ({}): {s}", fourcc_text(c.fourcc), c.description)?,
+                None => writeln!(f, "    {} ({})", fourcc_text(c.fourcc), c.description)?,
             }
         }
         Ok(())

@@ -1,5 +1,4 @@
 //! V4L2 stateless decoders: discovery, queues, requests, buffers.
-pub mod buffers;
 pub mod codec;
 pub mod controls;
 pub mod decoder;
@@ -9,8 +8,8 @@ pub mod discovery;
 pub mod formats;
 pub mod fwht;
 pub mod h264;
+pub mod hevc;
 pub mod registry;
-pub mod requests;
 pub mod session;
 pub mod slice_mode;
 pub mod topology;

@@ -62,9 +62,52 @@ ff -f lavfi -i "$(src 480x270 30 1)" $(x264 -profile:v main -bf 0 -g 30) -output
 cat seg_a.ts seg_b.ts > h264_resolution_change.ts
 rm -f seg_a.ts seg_b.ts
 
+# --- HEVC --------------------------------------------------------------------
+x265() { # pix_fmt x265-params
+    echo "-c:v libx265 -preset ultrafast -pix_fmt $1 -x265-params log-level=error:$2"
+}
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p keyint=30) hevc_main.mkv
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p10le keyint=30) hevc_main10.mp4
+# Wavefront (one entry point per CTB row) with 16x16 CTBs: 14 entry points.
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(x265 yuv420p wpp=1:ctu=16:keyint=8) hevc_wpp.mkv
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(x265 yuv420p slices=4:keyint=8) hevc_slices.mkv
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p bframes=4:b-pyramid=1:keyint=30:ref=3) hevc_bpyramid.mkv
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(x265 yuv420p scaling-list=default:keyint=8) hevc_scaling_default.mkv
+# Explicit lists in the SPS: coded ones with DC coefficients, copies of
+# another list (scaling_list_pred_matrix_id_delta) and defaults.
+for size in 4X4:16 8X8:64 16X16:64 32X32:64; do
+    n=${size#*:}
+    for kind in INTRA INTER; do
+        for comp in LUMA CHROMAU CHROMAV; do
+            name=$kind${size%:*}_$comp
+            echo "$name ="
+            for i in $(seq 0 $((n - 1))); do
+                case $kind$comp in
+                    INTRALUMA | *CHROMAV) printf '%d,' $((16 + i * 3 % 20)) ;;
+                    INTERLUMA) printf '%d,' $((20 + i / 4)) ;;
+                    *) printf '16,' ;;
+                esac
+            done
+            echo
+            case $size in 16X16* | 32X32*) printf '%s_DC =\n20,\n' "$name" ;; esac
+        done
+    done
+done > scaling_lists.txt
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(x265 yuv420p scaling-list=scaling_lists.txt:keyint=8) hevc_scaling_explicit.mkv
+rm -f scaling_lists.txt
+ff -f lavfi -i "$(src 320x240 30 1),fade=in:0:20" $(x265 yuv420p weightp=1:weightb=1:bframes=2:keyint=30) hevc_weighted.mkv
+# Open GOP: a CRA at frame 16 whose leading pictures are RASL.
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p open-gop=1:keyint=16:min-keyint=16:scenecut=0:bframes=3) hevc_open_gop.ts
+# Taller than 32 CTB rows of 32 (ultrafast's CTB): 71 entry points per slice.
+ff -f lavfi -i "$(src 128x2304 30 0.1)" $(x265 yuv420p wpp=1) hevc_tall_wpp.mkv
+# Mid-stream resolution change, as the H.264 one; 480x270 is coded as
+# 480x272 with a conformance window.
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p bframes=0:keyint=30) seg_a.ts
+ff -f lavfi -i "$(src 480x270 30 1)" $(x265 yuv420p bframes=0:keyint=30) -output_ts_offset 1 seg_b.ts
+cat seg_a.ts seg_b.ts > hevc_resolution_change.ts
+rm -f seg_a.ts seg_b.ts
+
 # --- other codecs ------------------------------------------------------------
-ff -f lavfi -i "$(src 320x240 30 1)" -c:v libx265 -preset ultrafast -pix_fmt yuv420p -x265-params log-level=error:keyint=30 hevc_main.mkv
-ff -f lavfi -i "$(src 320x240 30 1)" -c:v libx265 -preset ultrafast -pix_fmt yuv420p10le -x265-params log-level=error:keyint=30 hevc_main10.mp4
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp8.webm
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp9.webm
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv

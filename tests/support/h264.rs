@@ -1,5 +1,6 @@
-//! Shared by the H.264 tests: finding the generated clips, and asking the
-//! ffmpeg CLI (the oracle) for an Annex-B stream with its header trace.
+//! Shared by the H.264 and HEVC tests: finding the generated clips, and
+//! asking the ffmpeg CLI (the oracle) for an Annex-B stream with its header
+//! trace.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +19,46 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_cqm_444.mp4",
     "h264_high10_intra.mkv",
 ];
+
+/// Every HEVC clip tests/media/generate.sh makes.
+pub const HEVC_CLIPS: &[&str] = &[
+    "hevc_main.mkv",
+    "hevc_main10.mp4",
+    "hevc_wpp.mkv",
+    "hevc_slices.mkv",
+    "hevc_bpyramid.mkv",
+    "hevc_scaling_default.mkv",
+    "hevc_scaling_explicit.mkv",
+    "hevc_weighted.mkv",
+    "hevc_open_gop.ts",
+    "hevc_tall_wpp.mkv",
+    "hevc_resolution_change.ts",
+];
+
+/// The codecs whose Annex-B streams FFmpeg writes and traces here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    H264,
+    Hevc,
+}
+
+impl Codec {
+    /// To Annex-B, an AUD before every access unit, then the trace.
+    fn bitstream_filters(self) -> &'static str {
+        match self {
+            Codec::H264 => "h264_mp4toannexb,h264_metadata=aud=insert,trace_headers",
+            Codec::Hevc => "hevc_mp4toannexb,hevc_metadata=aud=insert,trace_headers",
+        }
+    }
+
+    /// The raw-stream muxer (also the file extension).
+    fn format(self) -> &'static str {
+        match self {
+            Codec::H264 => "h264",
+            Codec::Hevc => "hevc",
+        }
+    }
+}
 
 /// One syntax element of FFmpeg's trace: bit position, name without array
 /// indices, value.
@@ -39,11 +80,19 @@ pub fn strip_indices(name: &str) -> String {
     }
 }
 
-/// Converts `clip` to an Annex-B stream with AUDs and traces its headers.
+/// Converts `clip` to an H.264 Annex-B stream with AUDs and traces its
+/// headers.
 pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
+    annex_b_with_trace_of(Codec::H264, clip, work)
+}
+
+/// Converts `clip` (of `codec`) to an Annex-B stream with AUDs and traces
+/// its headers.
+pub fn annex_b_with_trace_of(codec: Codec, clip: &Path, work: &Path) -> AnnexB {
     let out = work.join(format!(
-        "{}.h264",
-        clip.file_name().unwrap().to_string_lossy()
+        "{}.{}",
+        clip.file_name().unwrap().to_string_lossy(),
+        codec.format()
     ));
     let result = Command::new("ffmpeg")
         .args(["-nostdin", "-nostats", "-hide_banner", "-y", "-i"])
@@ -54,9 +103,9 @@ pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
             "-c:v",
             "copy",
             "-bsf:v",
-            "h264_mp4toannexb,h264_metadata=aud=insert,trace_headers",
+            codec.bitstream_filters(),
             "-f",
-            "h264",
+            codec.format(),
         ])
         .arg(&out)
         .output()
@@ -123,7 +172,7 @@ pub fn annex_b_with_trace(clip: &Path, work: &Path) -> AnnexB {
 /// Splits an Annex-B stream into access units at its AUDs.
 pub fn access_units(stream: &[u8]) -> Vec<Vec<u8>> {
     let mut units: Vec<Vec<u8>> = Vec::new();
-    for nal in reel::codec::h264::nal::split_annex_b(stream) {
+    for nal in reel::codec::bitstream::annexb::nal_units(stream) {
         if nal[0] & 0x1f == 9 || units.is_empty() {
             units.push(Vec::new());
         }

@@ -19,6 +19,7 @@ pub mod h264;
 pub mod media;
 pub mod oracle;
 pub mod reel_output;
+pub mod reel_runs;
 pub mod visl_trace;
 pub mod vm;
 pub mod weston_log;

@@ -72,6 +72,17 @@ const fn h264(name: &'static str, file: &'static str) -> OracleClip {
     }
 }
 
+const fn hevc(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        name,
+        file,
+        element: "v4l2slh265dec",
+        root: Root::Trixie,
+        frame_split_bsf: None,
+        per_frame_controls: HEVC,
+    }
+}
+
 /// Every codec clip of tests/media/generate.sh.
 pub const CLIPS: &[OracleClip] = &[
     h264("h264_baseline", "h264_baseline.mp4"),
@@ -107,14 +118,17 @@ pub const CLIPS: &[OracleClip] = &[
         frame_split_bsf: None,
         per_frame_controls: MPEG2,
     },
-    OracleClip {
-        name: "hevc_main",
-        file: "hevc_main.mkv",
-        element: "v4l2slh265dec",
-        root: Root::Trixie,
-        frame_split_bsf: None,
-        per_frame_controls: HEVC,
-    },
+    hevc("hevc_main", "hevc_main.mkv"),
+    hevc("hevc_wpp", "hevc_wpp.mkv"),
+    hevc("hevc_slices", "hevc_slices.mkv"),
+    hevc("hevc_bpyramid", "hevc_bpyramid.mkv"),
+    hevc("hevc_scaling_default", "hevc_scaling_default.mkv"),
+    hevc("hevc_scaling_explicit", "hevc_scaling_explicit.mkv"),
+    hevc("hevc_weighted", "hevc_weighted.mkv"),
+    hevc("hevc_open_gop", "hevc_open_gop.ts"),
+    // No hevc_resolution_change: GStreamer 1.26's v4l2slh265dec fails the
+    // mid-stream S_FMT on visl (EBUSY: its buffers are still allocated).
+    hevc("hevc_tall_wpp", "hevc_tall_wpp.mkv"),
     OracleClip {
         name: "av1",
         file: "av1.mkv",

@@ -9,10 +9,11 @@ use std::ops::Range;
 
 use tracing::{debug, warn};
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::annexb::nal_unit_ranges;
+use crate::codec::bitstream::BitReader;
 
 use super::dpb::{CurrentPic, Dpb, DpbOutput, PicStructure, Reference};
-use super::nal::{nal_type, split_annex_b, Nal};
+use super::nal::{nal_type, Nal};
 use super::poc::{PicOrderCnt, PocInput, PocState};
 use super::pps::Pps;
 use super::reflist::{initial_lists, modify_list, RefList};
@@ -204,7 +205,7 @@ pub struct DecodeJob {
     pub released: Vec<u64>,
 }
 
-/// A PPS, the SPS it was parsed with, and its RBSP.
+/// A PPS, the SPS it was parsed with, and its NAL unit as sent.
 type StoredPps = (Arc<Pps>, Arc<Sps>, Vec<u8>);
 
 /// A picture between its first slice and its end.
@@ -221,7 +222,7 @@ struct PictureInProgress {
 /// decoding order, get decode jobs.
 pub struct H264Decoder {
     sps: HashMap<u8, Arc<Sps>>,
-    /// Each PPS with its RBSP: parsed again if its SPS changes after it.
+    /// Each PPS with its NAL unit: parsed again if its SPS changes after it.
     pps: HashMap<u8, StoredPps>,
     active_sps: Option<Arc<Sps>>,
     stream: Option<Arc<StreamInfo>>,
@@ -278,8 +279,9 @@ impl H264Decoder {
     ) -> Result<Vec<DecodeJob>, H264Error> {
         let mut jobs = Vec::new();
         let mut any_nal = false;
-        for bytes in split_annex_b(au) {
+        for range in nal_unit_ranges(au) {
             any_nal = true;
+            let bytes = &au[range.clone()];
             let nal = match Nal::parse(bytes) {
                 Ok(nal) => nal,
                 Err(e) if jobs.is_empty() && self.current.is_none() => return Err(e),
@@ -288,7 +290,6 @@ impl H264Decoder {
                     continue;
                 }
             };
-            let range = range_within(au, bytes);
             if let Err(e) = self.handle_nal(&nal, range, timestamp_ns, &mut jobs) {
                 // A bad picture is dropped whole: its slices cannot decode.
                 self.current = None;
@@ -335,17 +336,17 @@ impl H264Decoder {
     ) -> Result<(), H264Error> {
         match nal.nal_unit_type {
             nal_type::SPS => {
-                let rbsp = nal.rbsp();
-                let mut r = BitReader::new(&rbsp);
+                let mut r = nal.reader();
                 r.skip(8, "nal_unit_header")?;
                 let sps = Sps::parse(&mut r)?;
                 self.sps.insert(sps.seq_parameter_set_id, Arc::new(sps));
             }
             nal_type::PPS => {
-                let rbsp = nal.rbsp();
-                let (pps, sps) = self.parse_pps(&rbsp)?;
-                self.pps
-                    .insert(pps.pic_parameter_set_id, (Arc::new(pps), sps, rbsp));
+                let (pps, sps) = self.parse_pps(nal.bytes)?;
+                self.pps.insert(
+                    pps.pic_parameter_set_id,
+                    (Arc::new(pps), sps, nal.bytes.to_vec()),
+                );
             }
             nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
                 self.handle_slice(nal, nal_range, timestamp_ns, jobs)?
@@ -365,8 +366,9 @@ impl H264Decoder {
         Ok(())
     }
 
-    fn parse_pps(&self, rbsp: &[u8]) -> Result<(Pps, Arc<Sps>), H264Error> {
-        let mut r = BitReader::new(rbsp);
+    /// Parses a PPS NAL unit (as sent, header byte included).
+    fn parse_pps(&self, nal: &[u8]) -> Result<(Pps, Arc<Sps>), H264Error> {
+        let mut r = BitReader::rbsp(nal);
         r.skip(8, "nal_unit_header")?;
         let pps = Pps::parse(&mut r, |id| self.sps.get(&id).map(|s| s.as_ref()))?;
         let sps = self
@@ -384,9 +386,8 @@ impl H264Decoder {
         timestamp_ns: u64,
         jobs: &mut Vec<DecodeJob>,
     ) -> Result<(), H264Error> {
-        let rbsp = nal.rbsp();
-        let pps_id = SliceHeader::peek_pps_id(&rbsp)?;
-        let (mut pps, parsed_with, pps_rbsp) = self
+        let pps_id = SliceHeader::peek_pps_id(nal)?;
+        let (mut pps, parsed_with, pps_nal) = self
             .pps
             .get(&pps_id)
             .cloned()
@@ -398,11 +399,11 @@ impl H264Decoder {
             .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
         if !Arc::ptr_eq(&sps, &parsed_with) {
             // Scaling list fall-back and value ranges depend on the SPS.
-            let (reparsed, sps) = self.parse_pps(&pps_rbsp)?;
+            let (reparsed, sps) = self.parse_pps(&pps_nal)?;
             pps = Arc::new(reparsed);
-            self.pps.insert(pps_id, (pps.clone(), sps, pps_rbsp));
+            self.pps.insert(pps_id, (pps.clone(), sps, pps_nal));
         }
-        let mut r = BitReader::new(&rbsp);
+        let mut r = nal.reader();
         r.skip(8, "nal_unit_header")?;
         let header = SliceHeader::parse(&mut r, nal.nal_ref_idc, nal.nal_unit_type, &sps, &pps)?;
         if header.redundant_pic_cnt > 0 {
@@ -665,13 +666,6 @@ impl H264Decoder {
         job.released.extend(out.released);
         Some(job)
     }
-}
-
-/// Where `part`, a sub-slice of `whole`, lies in it.
-fn range_within(whole: &[u8], part: &[u8]) -> Range<usize> {
-    let start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
-    debug_assert!(start + part.len() <= whole.len());
-    start..start + part.len()
 }
 
 /// 7.4.1.2.4: the first slice of a new primary picture differs from the

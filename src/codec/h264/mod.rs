@@ -30,7 +30,7 @@ pub mod trace;
 
 use thiserror::Error;
 
-use crate::codec::bitreader::ReadError;
+use crate::codec::bitstream::ReadError;
 
 pub use decoder::{DecodeJob, DpbReference, H264Decoder, ListEntry, SliceJob, StreamInfo};
 pub use dpb::{DpbOutput, PicStructure};

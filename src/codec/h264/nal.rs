@@ -1,7 +1,10 @@
-//! NAL units of an Annex-B byte stream: splitting at start codes, the NAL
-//! header, and emulation prevention removal (7.3.1, 7.4.1, B.1).
+//! H.264 NAL units (7.3.1, 7.4.1): the header byte and a reader of the
+//! RBSP behind it. Splitting a stream into NAL units and emulation
+//! prevention are shared with HEVC in [`crate::codec::bitstream`].
 
 use super::H264Error;
+use crate::codec::bitstream::rbsp::unescape;
+use crate::codec::bitstream::BitReader;
 
 /// nal_unit_type values reel acts on (Table 7-1).
 pub mod nal_type {
@@ -40,80 +43,17 @@ impl<'a> Nal<'a> {
         })
     }
 
-    /// The RBSP including the header byte, so that bit positions count from
-    /// the NAL's first bit as the V4L2 controls and FFmpeg's traces do.
+    /// A reader of the RBSP from the header byte on (emulation prevention
+    /// passed over as it reads), so that bit positions count from the
+    /// NAL's first bit as the V4L2 controls and FFmpeg's traces do.
+    pub fn reader(&self) -> BitReader<'a> {
+        BitReader::rbsp(self.bytes)
+    }
+
+    /// The RBSP including the header byte, copied out unescaped.
     pub fn rbsp(&self) -> Vec<u8> {
         unescape(self.bytes)
     }
-}
-
-/// Splits an Annex-B buffer at its start codes (`00 00 01`, with any number
-/// of leading zero bytes). Bytes before the first start code are skipped.
-pub fn split_annex_b(data: &[u8]) -> AnnexBSplitter<'_> {
-    AnnexBSplitter {
-        data,
-        pos: find_start_code(data, 0).map(|(_, end)| end),
-    }
-}
-
-pub struct AnnexBSplitter<'a> {
-    data: &'a [u8],
-    /// Where the next NAL starts (just after its start code).
-    pos: Option<usize>,
-}
-
-impl<'a> Iterator for AnnexBSplitter<'a> {
-    type Item = &'a [u8];
-
-    fn next(&mut self) -> Option<&'a [u8]> {
-        loop {
-            let start = self.pos?;
-            let (end, next) = match find_start_code(self.data, start) {
-                Some((code_start, code_end)) => (code_start, Some(code_end)),
-                None => (self.data.len(), None),
-            };
-            self.pos = next;
-            let mut nal = &self.data[start..end];
-            // trailing_zero_8bits and the zeros of a 4-byte start code.
-            while let [rest @ .., 0] = nal {
-                nal = rest;
-            }
-            if !nal.is_empty() {
-                return Some(nal);
-            }
-        }
-    }
-}
-
-/// Finds the next `00 00 01` at or after `from`: (its first byte, the byte
-/// after it).
-fn find_start_code(data: &[u8], from: usize) -> Option<(usize, usize)> {
-    let mut i = from;
-    while i + 3 <= data.len() {
-        if data[i + 2] > 1 {
-            i += 3;
-        } else if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
-            return Some((i, i + 3));
-        } else {
-            i += 1;
-        }
-    }
-    None
-}
-
-/// Removes emulation prevention bytes: every `03` following `00 00`.
-pub fn unescape(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len());
-    let mut zeros = 0;
-    for &b in data {
-        if zeros >= 2 && b == 3 {
-            zeros = 0;
-            continue;
-        }
-        zeros = if b == 0 { zeros + 1 } else { 0 };
-        out.push(b);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -121,28 +61,98 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_three_and_four_byte_start_codes() {
-        let data = [
-            0xff, 0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x68, 3, 0, 0, 0, 0, 1, 0x65, 0, 0,
-        ];
-        let nals: Vec<&[u8]> = split_annex_b(&data).collect();
-        assert_eq!(nals, vec![&[0x67, 1, 2][..], &[0x68, 3][..], &[0x65][..]]);
+    fn reader_passes_over_emulation_prevention() {
+        let nal = Nal::parse(&[0x65, 0x00, 0x00, 0x03, 0x01, 0x80]).unwrap();
+        let mut r = nal.reader();
+        r.skip(8, "nal_unit_header").unwrap();
+        assert_eq!(r.u(24, "x").unwrap(), 1);
+        assert_eq!(nal.rbsp(), [0x65, 0, 0, 1, 0x80]);
+        assert!(!r.more_rbsp_data());
     }
 
+    /// A P slice whose 16-bit frame_num and POC lsb are both 0: 34 zero
+    /// bits, so the NAL unit as sent holds an emulation prevention byte
+    /// inside the slice header.
     #[test]
-    fn no_start_code_means_no_nal() {
-        assert_eq!(split_annex_b(&[0x65, 1, 2, 3]).count(), 0);
-        assert_eq!(split_annex_b(&[]).count(), 0);
-        assert_eq!(split_annex_b(&[0, 0, 1]).count(), 0);
-    }
+    fn slice_header_sizes_count_rbsp_bits_through_escapes() {
+        use crate::codec::bitstream::reader::BitWriter;
+        use crate::codec::h264::{pps::Pps, slice::SliceHeader, sps::Sps};
 
-    #[test]
-    fn removes_emulation_prevention() {
-        assert_eq!(
-            unescape(&[0, 0, 3, 1, 0, 0, 3, 0, 3]),
-            vec![0, 0, 1, 0, 0, 0, 3]
-        );
-        assert_eq!(unescape(&[0, 0, 3]), vec![0, 0]);
+        let mut w = BitWriter::new();
+        w.u(8, 77); // profile_idc
+        w.u(8, 0);
+        w.u(8, 30); // level_idc
+        w.ue(0); // seq_parameter_set_id
+        w.ue(12); // log2_max_frame_num_minus4: 16 bits
+        w.ue(0); // pic_order_cnt_type
+        w.ue(12); // log2_max_pic_order_cnt_lsb_minus4: 16 bits
+        w.ue(1); // max_num_ref_frames
+        w.bit(false);
+        w.ue(19);
+        w.ue(14);
+        w.bit(true); // frame_mbs_only_flag
+        w.bit(true);
+        w.bit(false);
+        w.bit(false);
+        w.trailing();
+        let sps = Sps::parse(&mut BitReader::new(&w.bytes)).unwrap();
+        let mut w = BitWriter::new();
+        w.ue(0); // pic_parameter_set_id
+        w.ue(0);
+        w.bit(false); // CAVLC
+        w.bit(false);
+        w.ue(0); // one slice group
+        w.ue(0);
+        w.ue(0);
+        w.bit(false);
+        w.u(2, 0);
+        w.se(0);
+        w.se(0);
+        w.se(0);
+        w.bit(false); // no deblocking control
+        w.bit(false);
+        w.bit(false);
+        w.trailing();
+        let pps = Pps::parse(&mut BitReader::new(&w.bytes), |_| Some(&sps)).unwrap();
+
+        let mut w = BitWriter::new();
+        w.u(8, 0x41); // nal_ref_idc 2, non-IDR slice
+        w.ue(0); // first_mb_in_slice
+        w.ue(5); // P
+        w.ue(0); // pic_parameter_set_id
+        w.u(16, 0); // frame_num
+        w.u(16, 0); // pic_order_cnt_lsb
+        w.bit(false); // num_ref_idx_active_override_flag
+        w.bit(false); // ref_pic_list_modification_flag_l0
+        w.bit(false); // adaptive_ref_pic_marking_mode_flag
+        w.se(0); // slice_qp_delta
+        w.u(8, 0xa5); // slice data
+        w.trailing();
+        let rbsp = w.bytes;
+        let mut sent = Vec::new();
+        for &b in &rbsp {
+            if sent.ends_with(&[0, 0]) && b <= 3 {
+                sent.push(3);
+            }
+            sent.push(b);
+        }
+        assert_eq!(sent[..8], [0x41, 0x9a, 0, 0, 3, 0, 0, 0x34]);
+
+        let nal = Nal::parse(&sent).unwrap();
+        let mut escaped = nal.reader();
+        escaped.skip(8, "nal_unit_header").unwrap();
+        let through = SliceHeader::parse(&mut escaped, 2, 1, &sps, &pps).unwrap();
+        assert_eq!(escaped.emulation_prevention_bytes(), 1);
+        assert_eq!(escaped.escaped_position(), 51 + 8);
+        let mut plain = BitReader::new(&rbsp);
+        plain.skip(8, "nal_unit_header").unwrap();
+        let unescaped = SliceHeader::parse(&mut plain, 2, 1, &sps, &pps).unwrap();
+        assert_eq!(through, unescaped);
+        // 8 + 1 + 5 + 1 + 16 + 16 + 1 + 1 + 1 + 1 bits, escapes not counted.
+        assert_eq!(through.header_bit_size, 51);
+        assert_eq!(through.pic_order_cnt_bit_size, 16);
+        assert_eq!(through.dec_ref_pic_marking_bit_size, 1);
+        assert_eq!(SliceHeader::peek_pps_id(&nal), Ok(0));
     }
 
     #[test]

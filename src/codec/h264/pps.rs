@@ -1,6 +1,6 @@
 //! Picture parameter set (7.3.2.2).
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::scaling::{parse_scaling_matrix, Fallback, ScalingMatrix};
 use super::sps::Sps;

@@ -2,7 +2,7 @@
 //! tables, and the fall-back rules A (SPS) and B (PPS). Lists are kept in
 //! the bitstream's zig-zag order; `to_raster_*` gives what V4L2 wants.
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::H264Error;
 
@@ -147,7 +147,7 @@ fn set_fallback(m: &mut ScalingMatrix, i: usize, fallback: &Fallback) {
 mod tests {
     use super::*;
 
-    use crate::codec::bitreader::BitWriter;
+    use crate::codec::bitstream::reader::BitWriter;
 
     #[test]
     fn rule_a_defaults_and_copies() {

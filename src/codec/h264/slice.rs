@@ -1,9 +1,9 @@
 //! Slice header (7.3.3) with ref_pic_list_modification, pred_weight_table
 //! and dec_ref_pic_marking, and the bit sizes the V4L2 controls need.
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
-use super::nal::nal_type;
+use super::nal::{nal_type, Nal};
 use super::pps::Pps;
 use super::sps::Sps;
 use super::H264Error;
@@ -153,10 +153,11 @@ pub struct SliceHeader {
 }
 
 impl SliceHeader {
-    /// Reads the pic_parameter_set_id without parsing the rest: the first
-    /// two elements are fixed, so the PPS (and its SPS) can be looked up.
-    pub fn peek_pps_id(rbsp: &[u8]) -> Result<u8, H264Error> {
-        let mut r = BitReader::new(rbsp);
+    /// Reads the pic_parameter_set_id of a slice NAL unit without parsing
+    /// the rest: the first two elements are fixed, so the PPS (and its SPS)
+    /// can be looked up.
+    pub fn peek_pps_id(nal: &Nal) -> Result<u8, H264Error> {
+        let mut r = nal.reader();
         r.skip(8, "nal_unit_header")?;
         r.ue("first_mb_in_slice")?;
         r.ue_max("slice_type", 9)?;

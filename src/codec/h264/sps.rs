@@ -1,6 +1,6 @@
 //! Sequence parameter set (7.3.2.1.1) with VUI (E.1.1).
 
-use crate::codec::bitreader::BitReader;
+use crate::codec::bitstream::BitReader;
 
 use super::scaling::{parse_scaling_matrix, Fallback, ScalingMatrix};
 use super::H264Error;

@@ -6,7 +6,7 @@ use super::poc::{PocInput, PocState};
 use super::reflist::{initial_lists, modify_list, RefPic};
 use super::slice::{DecRefPicMarking, Mmco, RefPicListModification};
 use super::sps::Sps;
-use crate::codec::bitreader::{BitReader, BitWriter};
+use crate::codec::bitstream::reader::{BitReader, BitWriter};
 
 const MAX_FRAME_NUM: u32 = 16;
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::codec::bitreader::{BitReader, TraceEntry};
+use crate::codec::bitstream::TraceEntry;
 
 use super::nal::{nal_type, Nal};
 use super::pps::Pps;
@@ -29,8 +29,7 @@ impl HeaderTracer {
     /// NAL types give the header only.
     pub fn trace_nal(&mut self, bytes: &[u8]) -> Result<Vec<TraceEntry>, H264Error> {
         let nal = Nal::parse(bytes)?;
-        let rbsp = nal.rbsp();
-        let mut r = BitReader::new(&rbsp);
+        let mut r = nal.reader();
         r.enable_trace();
         r.u(1, "forbidden_zero_bit")?;
         r.u(2, "nal_ref_idc")?;
@@ -45,7 +44,7 @@ impl HeaderTracer {
                 self.pps.insert(pps.pic_parameter_set_id, pps);
             }
             nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
-                let pps_id = SliceHeader::peek_pps_id(&rbsp)?;
+                let pps_id = SliceHeader::peek_pps_id(&nal)?;
                 let pps = self.pps.get(&pps_id).ok_or(H264Error::MissingPps(pps_id))?;
                 let sps = self
                     .sps

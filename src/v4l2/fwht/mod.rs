@@ -14,10 +14,10 @@ use v4l2r::controls::codec::FwhtParams;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
+use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
 use super::formats::coded;
-use super::registry::{CodecEntry, CodecSetup};
 use crate::codec::fwht::{self, Decision, FrameHeader, References};
 use crate::media::{Codec, VideoStreamInfo};
 

@@ -15,13 +15,13 @@ use v4l2r::controls::codec as typed;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
+use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
-use super::registry::{CodecEntry, CodecSetup};
 use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
-use crate::codec::bitreader::BitReader;
-use crate::codec::h264::nal::{nal_type, split_annex_b, Nal};
+use crate::codec::bitstream::annexb::nal_units;
+use crate::codec::h264::nal::{nal_type, Nal};
 use crate::codec::h264::sps::Sps;
 use crate::codec::h264::{self, H264Decoder, H264Error};
 use crate::media::{Codec, VideoStreamInfo};
@@ -54,13 +54,12 @@ pub static ENTRY: CodecEntry = CodecEntry {
 
 /// The first SPS of an Annex-B blob (the container's parameter sets).
 pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
-    split_annex_b(parameter_sets).find_map(|bytes| {
+    nal_units(parameter_sets).find_map(|bytes| {
         let nal = Nal::parse(bytes).ok()?;
         if nal.nal_unit_type != nal_type::SPS {
             return None;
         }
-        let rbsp = nal.rbsp();
-        let mut r = BitReader::new(&rbsp);
+        let mut r = nal.reader();
         r.skip(8, "nal_unit_header").ok()?;
         Sps::parse(&mut r).ok()
     })

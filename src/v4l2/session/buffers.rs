@@ -12,8 +12,8 @@ use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBa
 use v4l2r::memory::MemoryType;
 use v4l2r::QueueType;
 
-use super::codec::Bitstream;
-use super::session::SessionError;
+use super::error::SessionError;
+use crate::v4l2::codec::Bitstream;
 
 /// One mapped plane of a buffer.
 pub struct MappedPlane {

@@ -4,9 +4,10 @@
 //! themselves against brute-force searches over generated inputs.
 
 use super::*;
-use crate::display::formats::{FeedbackBuilder, MOD_INVALID, MOD_LINEAR};
+use crate::display::formats::{AdvertisedFormats, FeedbackBuilder, FeedbackError};
 use crate::display::testutil::format_table_bytes as table_bytes;
-use crate::v4l2::formats::{mod_broadcom_sand128, CAPTURE_FORMATS, MOD_ALLWINNER_TILED};
+use crate::fourcc::{mod_broadcom_sand128, MOD_ALLWINNER_TILED};
+use crate::v4l2::formats::CAPTURE_FORMATS;
 
 const NV12: u32 = fourcc(b"NV12");
 const YU12: u32 = fourcc(b"YU12");
@@ -126,7 +127,7 @@ fn a_tiled_decoder_and_a_linear_only_compositor_do_not_match() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"ST12")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::ModifierMismatch {
+            reason: NoSharedFormat::ModifierMismatch {
                 drm_fourcc: NV12,
                 decoder: MOD_ALLWINNER_TILED
             },
@@ -156,7 +157,7 @@ fn sand128_matches_only_its_own_column_height() {
     assert!(matches!(
         negotiate(&[d], &c, 8),
         Negotiation::Copy {
-            reason: CopyReason::ModifierMismatch { .. },
+            reason: NoSharedFormat::ModifierMismatch { .. },
             ..
         }
     ));
@@ -191,7 +192,7 @@ fn implicit_and_explicit_are_never_mixed() {
                 tranche: 0,
                 bit_depth: 8
             },
-            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: NV12 },
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
         }
     );
     // Implicit decoder, compositor lists only explicit modifiers.
@@ -205,7 +206,7 @@ fn implicit_and_explicit_are_never_mixed() {
         Negotiation::Copy {
             decoder_format: Some(d),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: NV12 },
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
         }
     );
 }
@@ -244,7 +245,7 @@ fn an_nv12_only_compositor_sends_ten_bit_through_the_copy_path() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"P010")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::CompositorBitDepth {
+            reason: NoSharedFormat::CompositorBitDepth {
                 stream: 10,
                 shared_max: 8
             },
@@ -266,7 +267,7 @@ fn packed_ten_bit_without_compositor_support_is_copied_to_p010() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"NV15")),
             target: linear_target(P010, 0, 10),
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
     let with_nv15 = comp(vec![tranche(false, &[(NV15, MOD_LINEAR)])]);
@@ -285,7 +286,7 @@ fn an_eight_bit_decoder_for_a_ten_bit_stream_is_copied_with_a_reason() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"NV12")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::DecoderBitDepth {
+            reason: NoSharedFormat::DecoderBitDepth {
                 stream: 10,
                 decoder_max: 8
             },
@@ -303,7 +304,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"NV12")),
             target: CopyTarget::Shm,
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
     // No dmabuf feedback at all.
@@ -312,7 +313,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"YU12")),
             target: CopyTarget::Shm,
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
     // A decoder that listed nothing reel knows.
@@ -321,7 +322,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: None,
             target: CopyTarget::Shm,
-            reason: CopyReason::NoDecoderFormats,
+            reason: NoSharedFormat::NoDecoderFormats,
         }
     );
     // YU12 decoder, NV12-only compositor: copy (convert) into NV12.
@@ -334,7 +335,7 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"YU12")),
             target: linear_target(NV12, 1, 8),
-            reason: CopyReason::FormatNotAdvertised,
+            reason: NoSharedFormat::FormatNotAdvertised,
         }
     );
 }
@@ -351,7 +352,7 @@ fn formats_without_a_modifier_are_never_shared() {
         Negotiation::Copy {
             decoder_format: Some(dec(b"MM21")),
             target: linear_target(NV12, 0, 8),
-            reason: CopyReason::NotShareable {
+            reason: NoSharedFormat::NotShareable {
                 formats: vec![fourcc(b"MM21"), fourcc(b"HM12")]
             },
         }
@@ -435,7 +436,7 @@ fn v3_modifier_events_are_one_tranche() {
                 modifier: MOD_INVALID,
                 ..
             },
-            reason: CopyReason::ImplicitExplicitMix { drm_fourcc: P010 },
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: P010 },
             ..
         }
     ));
@@ -531,283 +532,5 @@ fn decoder_formats_come_from_the_v4l2_table() {
     assert_eq!(DecoderFormat::from_v4l2(fourcc(b"ZZZZ"), 64), None);
 }
 
-/// xorshift64*: deterministic inputs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
-fn generate(rng: &mut Rng) -> (Vec<DecoderFormat>, CompositorFormats, u32) {
-    let mut pool: Vec<DecoderFormat> = CAPTURE_FORMATS
-        .iter()
-        .map(|f| DecoderFormat::from_capture(f, if rng.below(2) == 0 { 64 } else { 96 }))
-        .collect();
-    pool.push(implicit_dec(b"XN12", NV12, 8));
-    pool.push(implicit_dec(b"XP10", P010, 10));
-    let mut decoder = Vec::new();
-    for _ in 0..rng.below(5) {
-        let d = rng.pick(&pool);
-        if !decoder
-            .iter()
-            .any(|x: &DecoderFormat| x.v4l2_fourcc == d.v4l2_fourcc)
-        {
-            decoder.push(d);
-        }
-    }
-    let fourccs = [NV12, YU12, P010, NV15, P030, XR24];
-    let modifiers = [
-        MOD_LINEAR,
-        MOD_INVALID,
-        MOD_ALLWINNER_TILED,
-        mod_broadcom_sand128(64),
-        mod_broadcom_sand128(96),
-        AMD_TILED,
-    ];
-    let random_pairs = |rng: &mut Rng| -> Vec<(u32, u64)> {
-        let mut pairs = Vec::new();
-        for _ in 0..rng.below(7) {
-            let p = (rng.pick(&fourccs), rng.pick(&modifiers));
-            if !pairs.contains(&p) {
-                pairs.push(p);
-            }
-        }
-        pairs
-    };
-    let compositor = if rng.below(4) == 0 {
-        let mut a = AdvertisedFormats::new();
-        for (f, m) in random_pairs(rng) {
-            a.add(f, m);
-        }
-        CompositorFormats::V3(a)
-    } else {
-        let tranches = (0..rng.below(4))
-            .map(|_| CompositorTranche {
-                target_device: None,
-                scanout: rng.below(2) == 0,
-                pairs: random_pairs(rng),
-            })
-            .collect();
-        CompositorFormats::Tranches(tranches)
-    };
-    (decoder, compositor, rng.pick(&[8, 10]))
-}
-
-/// Checks the rules on one input against brute-force searches.
-fn check(
-    decoder: &[DecoderFormat],
-    compositor: &CompositorFormats,
-    depth: u32,
-    seen: &mut Vec<String>,
-) {
-    let tranches = compositor.tranches();
-    let got = negotiate(decoder, compositor, depth);
-    let ctx =
-        || format!("decoder {decoder:?}\ncompositor {tranches:?}\ndepth {depth}\ngot {got:?}");
-    // A decoder format that may be shown directly: shareable, not shallower.
-    let eligible = |d: &DecoderFormat| d.bit_depth >= depth && d.drm_pair().is_some();
-    let first_tranche_with_eligible = tranches.iter().position(|t| {
-        decoder
-            .iter()
-            .filter(|d| eligible(d))
-            .any(|d| d.drm_pair().is_some_and(|p| t.pairs.contains(&p)))
-    });
-    assert_eq!(
-        renegotiate(&got, decoder, compositor, depth),
-        None,
-        "{}",
-        ctx()
-    );
-
-    match &got {
-        Negotiation::ZeroCopy {
-            v4l2_fourcc,
-            drm_fourcc,
-            modifier,
-            tranche,
-            scanout,
-        } => {
-            seen.push("zero-copy".into());
-            let d = decoder
-                .iter()
-                .find(|d| d.v4l2_fourcc == *v4l2_fourcc)
-                .unwrap_or_else(|| panic!("chosen format not offered\n{}", ctx()));
-            // Both sides list the exact pair.
-            assert!(d.shareable, "{}", ctx());
-            assert_eq!(d.drm_pair(), Some((*drm_fourcc, *modifier)), "{}", ctx());
-            let t = &tranches[*tranche];
-            assert!(t.pairs.contains(&(*drm_fourcc, *modifier)), "{}", ctx());
-            assert_eq!(t.scanout, *scanout, "{}", ctx());
-            // Implicit only with implicit (the pair equality above implies it;
-            // say it as the rule does).
-            assert_eq!(
-                d.modifier == Some(MOD_INVALID),
-                *modifier == MOD_INVALID,
-                "{}",
-                ctx()
-            );
-            // Never shallower than the stream; the best tranche.
-            assert!(d.bit_depth >= depth, "{}", ctx());
-            assert_eq!(first_tranche_with_eligible, Some(*tranche), "{}", ctx());
-            // Exact depth preferred inside the tranche.
-            let exact_available = decoder.iter().any(|x| {
-                x.bit_depth == depth && x.drm_pair().is_some_and(|p| t.pairs.contains(&p))
-            });
-            if exact_available {
-                assert_eq!(d.bit_depth, depth, "{}", ctx());
-            }
-        }
-        Negotiation::Copy {
-            decoder_format,
-            target,
-            reason,
-        } => {
-            seen.push(format!("copy {:?}", std::mem::discriminant(reason)));
-            assert_eq!(
-                first_tranche_with_eligible,
-                None,
-                "copy although a pair exists\n{}",
-                ctx()
-            );
-            match decoder_format {
-                None => assert!(decoder.is_empty(), "{}", ctx()),
-                Some(d) => {
-                    assert!(decoder.contains(d), "{}", ctx());
-                    if decoder.iter().any(|x| x.bit_depth >= depth) {
-                        assert!(d.bit_depth >= depth, "depth dropped avoidably\n{}", ctx());
-                    }
-                }
-            }
-            let copyable = |f: u32| {
-                tranches.iter().any(|t| {
-                    t.pairs.contains(&(f, MOD_LINEAR)) || t.pairs.contains(&(f, MOD_INVALID))
-                })
-            };
-            match target {
-                CopyTarget::Dmabuf {
-                    drm_fourcc,
-                    modifier,
-                    tranche,
-                    bit_depth,
-                } => {
-                    seen.push(format!("copy to {}", fourcc_str(*drm_fourcc)));
-                    assert!([MOD_LINEAR, MOD_INVALID].contains(modifier), "{}", ctx());
-                    assert!(
-                        tranches[*tranche].pairs.contains(&(*drm_fourcc, *modifier)),
-                        "{}",
-                        ctx()
-                    );
-                    let src_depth = decoder_format.map_or(8, |d| d.bit_depth);
-                    if src_depth >= 10 && copyable(P010) {
-                        assert!(
-                            *bit_depth >= 10,
-                            "copy target shallower than needed\n{}",
-                            ctx()
-                        );
-                    }
-                }
-                CopyTarget::Shm => {
-                    seen.push("copy to shm".into());
-                    // With no decoder format there is nothing to copy; shm is a placeholder.
-                    if let Some(d) = decoder_format {
-                        assert!(!copyable(NV12) && !copyable(YU12), "{}", ctx());
-                        assert!(d.bit_depth < 10 || !copyable(P010), "{}", ctx());
-                    }
-                }
-            }
-            // The reason is true of the input.
-            let pairs: Vec<(u32, u64)> = tranches.iter().flat_map(|t| t.pairs.clone()).collect();
-            match reason {
-                CopyReason::NoDecoderFormats => assert!(decoder.is_empty()),
-                CopyReason::DecoderBitDepth { .. } => {
-                    assert!(decoder.iter().all(|d| d.bit_depth < depth), "{}", ctx())
-                }
-                CopyReason::NotShareable { formats } => {
-                    for f in formats {
-                        assert!(decoder.iter().any(|d| d.v4l2_fourcc == *f && !d.shareable));
-                    }
-                }
-                CopyReason::CompositorBitDepth { shared_max, .. } => {
-                    assert!(*shared_max < depth);
-                    assert!(decoder
-                        .iter()
-                        .any(|d| d.drm_pair().is_some_and(|p| pairs.contains(&p))));
-                }
-                CopyReason::ImplicitExplicitMix { drm_fourcc } => {
-                    let implicit_decoder = decoder.iter().any(|d| {
-                        d.drm_pair()
-                            .is_some_and(|p| p.0 == *drm_fourcc && p.1 == MOD_INVALID)
-                    });
-                    let explicit_decoder = decoder.iter().any(|d| {
-                        d.drm_pair()
-                            .is_some_and(|p| p.0 == *drm_fourcc && p.1 != MOD_INVALID)
-                    });
-                    let implicit_comp = pairs.contains(&(*drm_fourcc, MOD_INVALID));
-                    let explicit_comp = pairs
-                        .iter()
-                        .any(|p| p.0 == *drm_fourcc && p.1 != MOD_INVALID);
-                    assert!(
-                        (implicit_decoder && explicit_comp) || (explicit_decoder && implicit_comp),
-                        "{}",
-                        ctx()
-                    );
-                }
-                CopyReason::ModifierMismatch {
-                    drm_fourcc,
-                    decoder: m,
-                } => {
-                    assert!(pairs.iter().any(|p| p.0 == *drm_fourcc), "{}", ctx());
-                    assert!(!pairs.contains(&(*drm_fourcc, *m)), "{}", ctx());
-                }
-                CopyReason::FormatNotAdvertised => {
-                    for d in decoder.iter().filter(|d| eligible(d)) {
-                        let (f, _) = d.drm_pair().expect("eligible");
-                        assert!(!pairs.iter().any(|p| p.0 == f), "{}", ctx());
-                    }
-                }
-            }
-        }
-    }
-}
-
-#[test]
-fn generated_inputs_keep_every_rule() {
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let mut seen = Vec::new();
-    for _ in 0..20_000 {
-        let (decoder, compositor, depth) = generate(&mut rng);
-        check(&decoder, &compositor, depth, &mut seen);
-    }
-    // The generator reaches every outcome, so the checks above ran on each.
-    seen.sort();
-    seen.dedup();
-    for needed in [
-        "zero-copy",
-        "copy to shm",
-        "copy to NV12",
-        "copy to YU12",
-        "copy to P010",
-    ] {
-        assert!(
-            seen.iter().any(|s| s == needed),
-            "never saw {needed}: {seen:?}"
-        );
-    }
-    // zero-copy, 3 targets + shm, and the seven reasons.
-    let reasons = seen
-        .iter()
-        .filter(|s| s.starts_with("copy Discriminant"))
-        .count();
-    assert_eq!(reasons, 7, "{seen:?}");
-}
+/// The property test: the rules checked against brute-force searches.
+mod property;

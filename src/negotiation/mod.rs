@@ -1,5 +1,8 @@
 //! Choosing the CAPTURE format and the buffer layout the compositor gets:
 //! a pure function of the decoder's formats and the compositor's feedback.
+//! It sits between the two sides: it reads the V4L2 format table
+//! (`v4l2::formats`) and what the display resolved from the compositor
+//! (`display::CompositorFormats`), and neither side knows of the other.
 //!
 //! Inputs:
 //! - the decoder's CAPTURE formats as `VIDIOC_ENUM_FMT` lists them *after*
@@ -34,8 +37,8 @@
 //! per change; [`renegotiate`] says when a feedback change matters.
 //!
 //! ```
-//! use reel::display::negotiate::{negotiate, CompositorFormats, CompositorTranche, DecoderFormat, Negotiation};
-//! use reel::v4l2::formats::fourcc;
+//! use reel::fourcc::fourcc;
+//! use reel::negotiation::{negotiate, CompositorFormats, CompositorTranche, DecoderFormat, Negotiation};
 //!
 //! // ENUM_FMT gave NV12 and P010 (bytesperline from TRY_FMT).
 //! let decoder: Vec<DecoderFormat> = [fourcc(b"NV12"), fourcc(b"P010")]
@@ -54,11 +57,10 @@
 
 use std::fmt;
 
-use super::formats::{
-    modifier_name, AdvertisedFormats, Feedback, FeedbackError, MOD_INVALID, MOD_LINEAR,
-};
+pub use crate::display::{CompositorFormats, CompositorTranche};
+use crate::fourcc::{fourcc, fourcc_text, modifier_name, MOD_INVALID, MOD_LINEAR};
 use crate::frame::PixelFormat;
-use crate::v4l2::formats::{capture_format, fourcc, fourcc_str, CaptureFormat};
+use crate::v4l2::formats::{capture_format, CaptureFormat};
 
 /// DRM fourccs the copy path writes (CPU-produced, linear layouts).
 const DRM_NV12: u32 = fourcc(b"NV12");
@@ -111,91 +113,6 @@ impl DecoderFormat {
     }
 }
 
-/// One tranche with its format-table indices resolved.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CompositorTranche {
-    pub target_device: Option<u64>,
-    pub scanout: bool,
-    pub pairs: Vec<(u32, u64)>,
-}
-
-/// What the compositor accepts for the surface.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CompositorFormats {
-    /// v4+ feedback: tranches in the order the compositor sent them.
-    Tranches(Vec<CompositorTranche>),
-    /// v3 `modifier` events: one tranche, no preference, no scanout hint.
-    V3(AdvertisedFormats),
-}
-
-impl CompositorFormats {
-    /// Resolves a complete v4+ feedback batch (indices into its table).
-    pub fn from_feedback(feedback: &Feedback) -> Result<Self, FeedbackError> {
-        let tranches = feedback
-            .tranches
-            .iter()
-            .map(|t| {
-                let pairs = t
-                    .indices
-                    .iter()
-                    .map(|&index| {
-                        feedback
-                            .table
-                            .get(index)
-                            .ok_or(FeedbackError::IndexOutOfRange {
-                                index,
-                                table_len: feedback.table.len(),
-                            })
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(CompositorTranche {
-                    target_device: t.target_device,
-                    scanout: t.scanout,
-                    pairs,
-                })
-            })
-            .collect::<Result<Vec<_>, FeedbackError>>()?;
-        Ok(Self::Tranches(tranches))
-    }
-
-    /// What a display knows: its v4+ feedback when the compositor sent
-    /// some, else its v3 `modifier` events.
-    pub fn from_feedback_or_v3(
-        feedback: Option<&Feedback>,
-        v3: &AdvertisedFormats,
-    ) -> Result<Self, FeedbackError> {
-        match feedback {
-            Some(f) => Self::from_feedback(f),
-            None => Ok(Self::V3(v3.clone())),
-        }
-    }
-
-    /// The same, less `refused` pairs (imports the compositor failed).
-    pub fn without(mut self, refused: &[(u32, u64)]) -> Self {
-        match &mut self {
-            Self::Tranches(tranches) => {
-                for tranche in tranches.iter_mut() {
-                    tranche.pairs.retain(|p| !refused.contains(p));
-                }
-            }
-            Self::V3(formats) => formats.remove_all(refused),
-        }
-        self
-    }
-
-    /// The tranches in preference order (v3: one, not scanout).
-    pub fn tranches(&self) -> Vec<CompositorTranche> {
-        match self {
-            Self::Tranches(t) => t.clone(),
-            Self::V3(a) => vec![CompositorTranche {
-                target_device: None,
-                scanout: false,
-                pairs: a.pairs().collect(),
-            }],
-        }
-    }
-}
-
 /// Where the copy path writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CopyTarget {
@@ -220,9 +137,10 @@ impl CopyTarget {
     }
 }
 
-/// Why the decoder's buffers cannot go to the compositor as they are.
+/// Why the decoder and the compositor share no (fourcc, modifier) pair at
+/// the stream's depth, so that the negotiation chose the copy path.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CopyReason {
+pub enum NoSharedFormat {
     /// The decoder listed no CAPTURE format reel knows.
     NoDecoderFormats,
     /// The decoder has nothing at the stream's bit depth.
@@ -242,7 +160,7 @@ pub enum CopyReason {
     FormatNotAdvertised,
 }
 
-impl fmt::Display for CopyReason {
+impl fmt::Display for NoSharedFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoDecoderFormats => write!(f, "the decoder offers no known CAPTURE format"),
@@ -251,7 +169,7 @@ impl fmt::Display for CopyReason {
                 "the stream is {stream}-bit but the decoder offers at most {decoder_max}-bit output"
             ),
             Self::NotShareable { formats } => {
-                let names: Vec<_> = formats.iter().map(|&c| fourcc_str(c)).collect();
+                let names: Vec<_> = formats.iter().map(|&c| fourcc_text(c)).collect();
                 write!(
                     f,
                     "no DRM modifier describes the decoder's layouts ({})",
@@ -265,7 +183,7 @@ impl fmt::Display for CopyReason {
             Self::ImplicitExplicitMix { drm_fourcc } => write!(
                 f,
                 "{} is implicit on one side and explicit on the other",
-                fourcc_str(*drm_fourcc)
+                fourcc_text(*drm_fourcc)
             ),
             Self::ModifierMismatch {
                 drm_fourcc,
@@ -273,7 +191,7 @@ impl fmt::Display for CopyReason {
             } => write!(
                 f,
                 "the compositor takes {} but not with the decoder's modifier {}",
-                fourcc_str(*drm_fourcc),
+                fourcc_text(*drm_fourcc),
                 modifier_name(*decoder)
             ),
             Self::FormatNotAdvertised => {
@@ -300,7 +218,7 @@ pub enum Negotiation {
         /// The CAPTURE format to set; `None` only when the decoder offered none.
         decoder_format: Option<DecoderFormat>,
         target: CopyTarget,
-        reason: CopyReason,
+        reason: NoSharedFormat,
     },
 }
 
@@ -381,8 +299,8 @@ impl fmt::Display for Negotiation {
             } => write!(
                 f,
                 "zero-copy: V4L2 {} as {}:{} (tranche {tranche}{})",
-                fourcc_str(*v4l2_fourcc),
-                fourcc_str(*drm_fourcc),
+                fourcc_text(*v4l2_fourcc),
+                fourcc_text(*drm_fourcc),
                 modifier_name(*modifier),
                 if *scanout { ", scanout" } else { "" }
             ),
@@ -391,7 +309,7 @@ impl fmt::Display for Negotiation {
                 target,
                 reason,
             } => {
-                let from = decoder_format.map_or("none".to_owned(), |d| fourcc_str(d.v4l2_fourcc));
+                let from = decoder_format.map_or("none".to_owned(), |d| fourcc_text(d.v4l2_fourcc));
                 let to = match target {
                     CopyTarget::Dmabuf {
                         drm_fourcc,
@@ -400,7 +318,7 @@ impl fmt::Display for Negotiation {
                         ..
                     } => format!(
                         "{}:{} (tranche {tranche})",
-                        fourcc_str(*drm_fourcc),
+                        fourcc_text(*drm_fourcc),
                         modifier_name(*modifier)
                     ),
                     CopyTarget::Shm => "wl_shm XRGB8888".to_owned(),
@@ -541,19 +459,19 @@ fn copy_reason(
     deep_enough: &[&DecoderFormat],
     tranches: &[CompositorTranche],
     stream_bit_depth: u32,
-) -> CopyReason {
+) -> NoSharedFormat {
     if decoder.is_empty() {
-        return CopyReason::NoDecoderFormats;
+        return NoSharedFormat::NoDecoderFormats;
     }
     if deep_enough.is_empty() {
-        return CopyReason::DecoderBitDepth {
+        return NoSharedFormat::DecoderBitDepth {
             stream: stream_bit_depth,
             decoder_max: decoder.iter().map(|d| d.bit_depth).max().unwrap_or(0),
         };
     }
     let shared: Vec<(u32, u64)> = deep_enough.iter().filter_map(|d| d.drm_pair()).collect();
     if shared.is_empty() {
-        return CopyReason::NotShareable {
+        return NoSharedFormat::NotShareable {
             formats: deep_enough.iter().map(|d| d.v4l2_fourcc).collect(),
         };
     }
@@ -565,7 +483,7 @@ fn copy_reason(
         .map(|d| d.bit_depth)
         .max();
     if let Some(shared_max) = shallow_shared {
-        return CopyReason::CompositorBitDepth {
+        return NoSharedFormat::CompositorBitDepth {
             stream: stream_bit_depth,
             shared_max,
         };
@@ -579,20 +497,19 @@ fn copy_reason(
     for &(drm_fourcc, modifier) in &shared {
         let implicit = modifier == MOD_INVALID;
         if listed(drm_fourcc).any(|p| (p.1 == MOD_INVALID) != implicit) {
-            return CopyReason::ImplicitExplicitMix { drm_fourcc };
+            return NoSharedFormat::ImplicitExplicitMix { drm_fourcc };
         }
     }
     for &(drm_fourcc, modifier) in &shared {
         if listed(drm_fourcc).next().is_some() {
-            return CopyReason::ModifierMismatch {
+            return NoSharedFormat::ModifierMismatch {
                 drm_fourcc,
                 decoder: modifier,
             };
         }
     }
-    CopyReason::FormatNotAdvertised
+    NoSharedFormat::FormatNotAdvertised
 }
 
 #[cfg(test)]
-#[path = "negotiate_tests.rs"]
 mod tests;

@@ -10,7 +10,7 @@ use v4l2r::ioctl::Request;
 use v4l2r::nix::errno::Errno;
 use v4l2r::nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
-use super::session::SessionError;
+use super::error::SessionError;
 
 pub struct RequestPool {
     media: File,

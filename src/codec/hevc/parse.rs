@@ -1,0 +1,45 @@
+//! Parsing whole NAL units (escaped, header included) into parameter sets
+//! and slice segment headers: the RBSP is taken out once and the reader
+//! set past the two-byte NAL header.
+
+use crate::codec::bitstream::BitReader;
+
+use super::nal::Nal;
+use super::{HevcError, Pps, SliceHeader, Sps, Vps};
+
+fn with_rbsp<T>(
+    nal: &[u8],
+    parse: impl FnOnce(&mut BitReader) -> Result<T, HevcError>,
+) -> Result<T, HevcError> {
+    let rbsp = Nal::parse(nal)?.rbsp();
+    let mut r = BitReader::new(&rbsp);
+    r.skip(16, "nal_unit_header")?;
+    parse(&mut r)
+}
+
+pub fn vps(nal: &[u8]) -> Result<Vps, HevcError> {
+    with_rbsp(nal, Vps::parse)
+}
+
+pub fn sps(nal: &[u8]) -> Result<Sps, HevcError> {
+    with_rbsp(nal, Sps::parse)
+}
+
+pub fn pps<'s>(nal: &[u8], sps_for: impl Fn(u8) -> Option<&'s Sps>) -> Result<Pps, HevcError> {
+    with_rbsp(nal, |r| Pps::parse(r, sps_for))
+}
+
+/// A slice segment header; `params` gives the PPS of an id and its SPS,
+/// `previous` the picture's segment before this one (whose fields a
+/// dependent segment takes).
+pub fn slice_header<'p>(
+    nal: &[u8],
+    params: impl Fn(u8) -> Result<(&'p Pps, &'p Sps), HevcError>,
+    previous: Option<&SliceHeader>,
+) -> Result<SliceHeader, HevcError> {
+    let nal = Nal::parse(nal)?;
+    let rbsp = nal.rbsp();
+    let mut r = BitReader::new(&rbsp);
+    r.skip(16, "nal_unit_header")?;
+    SliceHeader::parse(&mut r, &nal, params, previous)
+}

@@ -1,0 +1,19 @@
+//! The user data our Wayland objects carry: it says which handler in
+//! `protocol.rs` gets their events. Apart from the handlers so that the
+//! state that creates the objects and the handlers that act on them do not
+//! import each other.
+
+use super::feedback::FeedbackKind;
+
+/// User data of objects whose events we ignore or that have none.
+pub(super) struct NoEvents;
+/// User data of the zwp_linux_dmabuf_v1 global.
+pub(super) struct DmabufGlobal;
+/// User data of a zwp_linux_dmabuf_feedback_v1 (v4+): which one it is.
+pub(super) struct FeedbackData(pub(super) FeedbackKind);
+/// User data of a zwp_linux_buffer_params_v1.
+pub(super) struct ParamsData;
+/// User data of our wl_buffers (shm and dmabuf alike).
+pub(super) struct BufferData;
+/// User data of a wp_presentation_feedback: the pts of the frame committed.
+pub(super) struct PresentationData(pub(super) std::time::Duration);

@@ -1,0 +1,354 @@
+//! HEVC on a V4L2 stateless decoder: turns the codec layer's
+//! [`crate::codec::hevc::decoder::DecodeJob`]s into requests in the decode
+//! mode and start-code format the driver asks for (slice-based: one request
+//! per slice segment; frame-based: one per picture with every segment's
+//! parameters and entry points), and says which pictures are references
+//! and when each is due for output.
+
+pub mod controls;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+
+use tracing::{debug, info};
+use v4l2r::bindings as b;
+
+use super::codec::{
+    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+};
+use super::codec::{CodecEntry, CodecSetup};
+use super::controls::ExtControl;
+use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
+use super::formats::coded;
+use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
+use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, SliceJob, StreamInfo};
+use crate::codec::hevc::ptl::profile;
+use crate::codec::hevc::{parse, HevcError, Sps};
+use crate::media::{Codec, VideoStreamInfo};
+use controls::{
+    decode_params_control, entry_point_offsets, pps_control, scaling_matrix_control,
+    slice_params_control, sps_control, HevcDecodeParams, HevcEntryPointOffsets, HevcPps,
+    HevcScalingMatrix, HevcSliceParams, HevcSps,
+};
+
+/// The decode-mode and start-code menus, and the environment variables
+/// forcing them (`REEL_V4L2_HEVC_MODE=frame|slice`,
+/// `REEL_V4L2_HEVC_START_CODE=annexb|none`).
+pub const MODE_MENUS: ModeMenus = ModeMenus {
+    decode_mode: b::V4L2_CID_STATELESS_HEVC_DECODE_MODE,
+    start_code: b::V4L2_CID_STATELESS_HEVC_START_CODE,
+    mode_env: "REEL_V4L2_HEVC_MODE",
+    start_code_env: "REEL_V4L2_HEVC_START_CODE",
+};
+
+/// HEVC's line in the codec registry.
+pub static ENTRY: CodecEntry = CodecEntry {
+    codec: Codec::Hevc,
+    coded_format: coded::HEVC_SLICE,
+    required_controls: &REQUIRED,
+    menus: &[
+        (b::V4L2_CID_STATELESS_HEVC_DECODE_MODE, "hevc decode mode"),
+        (b::V4L2_CID_STATELESS_HEVC_START_CODE, "hevc start code"),
+        (b::V4L2_CID_MPEG_VIDEO_HEVC_PROFILE, "hevc profile"),
+        (b::V4L2_CID_MPEG_VIDEO_HEVC_LEVEL, "hevc level"),
+    ],
+    requirements,
+    open,
+};
+
+/// Per-request controls every request carries.
+const REQUIRED: [u32; 3] = [
+    b::V4L2_CID_STATELESS_HEVC_SPS,
+    b::V4L2_CID_STATELESS_HEVC_PPS,
+    b::V4L2_CID_STATELESS_HEVC_DECODE_PARAMS,
+];
+
+const OUTPUT_BUFFERS: u32 = 4;
+
+/// The first SPS of an Annex-B blob (the container's parameter sets).
+pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
+    crate::codec::bitstream::annexb::nal_units(parameter_sets)
+        .find(|nal| nal.len() > 2 && (nal[0] >> 1) & 0x3f == crate::codec::hevc::nal::nal_type::SPS)
+        .and_then(|nal| parse::sps(nal).ok())
+}
+
+/// What a stream needs from a decoder: the SPS's coded size and profile
+/// when the container carries one, else the container's size.
+pub fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
+    let sps = first_sps(&stream.parameter_sets);
+    let (width, height) = sps.as_ref().map_or((stream.width, stream.height), |s| {
+        (s.pic_width_in_luma_samples, s.pic_height_in_luma_samples)
+    });
+    StreamRequirements {
+        coded_format: coded::HEVC_SLICE,
+        width,
+        height,
+        profile: sps.map(|s| profile_need(&s)),
+    }
+}
+
+/// The profile menu values that take a stream: a Main 10 decoder takes
+/// Main streams; a Main decoder takes Main Still Picture ones.
+pub fn profile_need(sps: &Sps) -> ProfileNeed {
+    let general = &sps.profile_tier_level.general;
+    let main = b::v4l2_mpeg_video_hevc_profile_V4L2_MPEG_VIDEO_HEVC_PROFILE_MAIN;
+    let main_10 = b::v4l2_mpeg_video_hevc_profile_V4L2_MPEG_VIDEO_HEVC_PROFILE_MAIN_10;
+    let still = b::v4l2_mpeg_video_hevc_profile_V4L2_MPEG_VIDEO_HEVC_PROFILE_MAIN_STILL_PICTURE;
+    let accepted = if sps.bit_depth_luma_minus8 > 2 || sps.chroma_format_idc != 1 {
+        // Beyond Main 10 (4:2:2, 4:4:4, 12-bit): no menu value names it.
+        Vec::new()
+    } else if general.compatible_with(profile::MAIN_STILL_PICTURE)
+        && !general.compatible_with(profile::MAIN)
+    {
+        vec![still, main, main_10]
+    } else if sps.bit_depth_luma_minus8 == 0
+        && sps.bit_depth_chroma_minus8 == 0
+        && (general.compatible_with(profile::MAIN)
+            || general.compatible_with(profile::MAIN_STILL_PICTURE))
+    {
+        vec![main, main_10]
+    } else {
+        vec![main_10]
+    };
+    ProfileNeed {
+        menu: b::V4L2_CID_MPEG_VIDEO_HEVC_PROFILE,
+        accepted,
+        label: format!(
+            "HEVC profile_idc {} ({}-bit)",
+            general.profile_idc,
+            sps.bit_depth_luma_minus8 + 8
+        ),
+    }
+}
+
+fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+    let mode = SliceMode::from_env(info, &MODE_MENUS)?;
+    let mut initial_controls = mode.controls(&MODE_MENUS);
+    let sps = first_sps(&stream.parameter_sets);
+    if let Some(sps) = &sps {
+        initial_controls.push(ExtControl::typed::<HevcSps>(sps_control(sps)));
+    }
+    info!(
+        device = %info.video_node.display(),
+        mode = ?mode.decode_mode,
+        annex_b = mode.start_codes,
+        "HEVC through V4L2"
+    );
+    Ok(CodecSetup {
+        codec: Box::new(HevcCodec::new(mode, info.video_node.clone())),
+        initial_controls,
+        dpb_pictures: sps
+            .as_ref()
+            .map_or(16, |s| StreamInfo::from_sps(s).dpb_pictures),
+        output_buffers: OUTPUT_BUFFERS,
+    })
+}
+
+#[derive(Clone, Copy)]
+struct PictureInfo {
+    packet: u64,
+    visible: (u32, u32),
+    sample_aspect: (u32, u32),
+}
+
+/// The HEVC glue of [`super::decoder::V4l2Decoder`].
+pub struct HevcCodec {
+    parser: HevcDecoder,
+    mode: SliceMode,
+    device: PathBuf,
+    due: VecDeque<u64>,
+    batch_references: Vec<u64>,
+    pictures: HashMap<u64, PictureInfo>,
+    last_picture: PictureInfo,
+}
+
+impl HevcCodec {
+    pub fn new(mode: SliceMode, device: PathBuf) -> Self {
+        Self {
+            parser: HevcDecoder::new(),
+            mode,
+            device,
+            due: VecDeque::new(),
+            batch_references: Vec::new(),
+            pictures: HashMap::new(),
+            last_picture: PictureInfo {
+                packet: 0,
+                visible: (0, 0),
+                sample_aspect: (1, 1),
+            },
+        }
+    }
+
+    fn start_code_len(&self) -> usize {
+        if self.mode.start_codes {
+            3
+        } else {
+            0
+        }
+    }
+
+    fn slice_bitstream(&self, slice: &SliceJob, out: &mut Vec<BitstreamPart>) {
+        if self.mode.start_codes {
+            out.push(BitstreamPart::StartCode);
+        }
+        out.push(BitstreamPart::Packet(slice.nal.clone()));
+    }
+
+    /// The requests of one picture.
+    fn requests(&self, job: &DecodeJob) -> Vec<Request> {
+        let mut picture = vec![
+            ExtControl::typed::<HevcSps>(sps_control(&job.sps)),
+            ExtControl::typed::<HevcPps>(pps_control(&job.pps)),
+        ];
+        if job.sps.scaling_list_enabled_flag {
+            picture.push(ExtControl::typed::<HevcScalingMatrix>(
+                scaling_matrix_control(&job.sps, &job.pps),
+            ));
+        }
+        picture.push(ExtControl::typed::<HevcDecodeParams>(
+            decode_params_control(job),
+        ));
+        let sequence = job.new_sequence.then(|| SequenceChange {
+            coded_width: job.stream.coded_width,
+            coded_height: job.stream.coded_height,
+            dpb_pictures: job.stream.dpb_pictures,
+            controls: vec![ExtControl::typed::<HevcSps>(sps_control(&job.sps))],
+        });
+        let start_code = self.start_code_len();
+        let with_slices = |controls: &mut Vec<ExtControl>, slices: &[&SliceJob]| {
+            let params = slices
+                .iter()
+                .map(|s| slice_params_control(job, s, start_code))
+                .collect();
+            controls.push(ExtControl::array::<HevcSliceParams>(params));
+            let offsets = entry_point_offsets(slices);
+            if !offsets.is_empty() {
+                controls.push(ExtControl::array::<HevcEntryPointOffsets>(offsets));
+            }
+        };
+        match self.mode.decode_mode {
+            DecodeMode::FrameBased => {
+                let mut controls = picture;
+                let slices: Vec<&SliceJob> = job.slices.iter().collect();
+                with_slices(&mut controls, &slices);
+                let mut bitstream = Vec::new();
+                for slice in &job.slices {
+                    self.slice_bitstream(slice, &mut bitstream);
+                }
+                vec![Request {
+                    timestamp_ns: job.timestamp_ns,
+                    controls,
+                    bitstream,
+                    hold_capture: false,
+                    sequence,
+                }]
+            }
+            DecodeMode::SliceBased => {
+                let last = job.slices.len().saturating_sub(1);
+                job.slices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, slice)| {
+                        let mut controls = picture.clone();
+                        with_slices(&mut controls, &[slice]);
+                        let mut bitstream = Vec::with_capacity(2);
+                        self.slice_bitstream(slice, &mut bitstream);
+                        Request {
+                            timestamp_ns: job.timestamp_ns,
+                            controls,
+                            bitstream,
+                            hold_capture: i != last,
+                            sequence: if i == 0 { sequence.clone() } else { None },
+                        }
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    fn codec_error(&self, error: HevcError) -> CodecError {
+        let message = format!("{}: {error}", self.device.display());
+        match error {
+            HevcError::Unsupported(_) => CodecError::Unsupported(message),
+            _ => CodecError::Bitstream(message),
+        }
+    }
+}
+
+impl StatelessCodec for HevcCodec {
+    fn decode(
+        &mut self,
+        packet: &[u8],
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
+        let timestamp_ns = timestamps.next_picture();
+        let jobs = self
+            .parser
+            .decode_access_unit(packet, timestamp_ns)
+            .map_err(|e| self.codec_error(e))?;
+        let mut requests = Vec::new();
+        let mut references = HashSet::new();
+        for job in &jobs {
+            // Pictures whose output the DPB decided, even without slices.
+            self.due.extend(job.output.iter().copied());
+            if job.slices.is_empty() {
+                continue;
+            }
+            if job.missing_references {
+                debug!(
+                    timestamp_ns = job.timestamp_ns,
+                    "picture refers to pictures the DPB lacks"
+                );
+            }
+            let (_, _, w, h) = job.stream.visible;
+            self.last_picture = PictureInfo {
+                packet: timestamps.packet(),
+                visible: (w, h),
+                sample_aspect: job.stream.sample_aspect_ratio.unwrap_or((1, 1)),
+            };
+            self.pictures.insert(job.timestamp_ns, self.last_picture);
+            references.extend(job.dpb.iter().map(|r| r.timestamp_ns));
+            requests.extend(self.requests(job));
+        }
+        references.extend(self.parser.dpb().references());
+        self.batch_references = references.into_iter().collect();
+        Ok(requests)
+    }
+
+    fn references(&self) -> Vec<u64> {
+        self.batch_references.clone()
+    }
+
+    fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture> {
+        if end_of_stream {
+            let rest = self.parser.flush();
+            self.due.extend(rest.output);
+        }
+        let due: Vec<u64> = self.due.drain(..).collect();
+        due.into_iter()
+            .map(|timestamp_ns| {
+                let info = self
+                    .pictures
+                    .remove(&timestamp_ns)
+                    .unwrap_or(self.last_picture);
+                OutputPicture {
+                    timestamp_ns,
+                    packet: info.packet,
+                    visible: info.visible,
+                    sample_aspect: info.sample_aspect,
+                }
+            })
+            .collect()
+    }
+
+    fn reset(&mut self) {
+        self.parser.reset();
+        self.due.clear();
+        self.batch_references.clear();
+        self.pictures.clear();
+    }
+
+    fn describe(&self) -> String {
+        self.mode.to_string()
+    }
+}

@@ -1,0 +1,93 @@
+//! How a session is set up, and how the caller (the compositor's side of
+//! the negotiation) orders the CAPTURE formats the driver offers without
+//! v4l2/ knowing about Wayland.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::v4l2::controls::ExtControl;
+
+/// How to set a session up.
+#[derive(Clone)]
+pub struct SessionConfig {
+    pub video_node: PathBuf,
+    pub media_node: PathBuf,
+    /// OUTPUT fourcc, e.g. `formats::coded::H264_SLICE`.
+    pub coded_format: u32,
+    pub width: u32,
+    pub height: u32,
+    /// Size of each OUTPUT buffer; 0 lets the driver choose.
+    pub bitstream_buffer_size: u32,
+    /// Asked for with REQBUFS; the driver's answer is what is used.
+    pub output_buffers: u32,
+    /// DPB size + frames held downstream + decode-ahead.
+    pub capture_buffers: u32,
+    /// Controls set before the CAPTURE format is read (sequence headers,
+    /// decode mode, start code).
+    pub initial_controls: Vec<ExtControl>,
+    /// Control ids every request must carry.
+    pub required_controls: Vec<u32>,
+    /// CAPTURE fourccs in order of preference; empty = the driver's choice
+    /// if reel can read it, else the first in `formats::CAPTURE_FORMATS`.
+    pub capture_preference: Vec<u32>,
+    /// Orders the CAPTURE formats the driver offers once the sequence
+    /// controls are set (the compositor's side of the negotiation); takes
+    /// precedence over `capture_preference`.
+    pub capture_chooser: Option<CaptureChooser>,
+    /// The stream's luma bit depth, for `capture_chooser`.
+    pub bit_depth: u32,
+    /// A request not complete within this is an error.
+    pub request_timeout: Duration,
+}
+
+impl SessionConfig {
+    pub fn new(
+        video_node: &Path,
+        media_node: &Path,
+        coded_format: u32,
+        width: u32,
+        height: u32,
+    ) -> Self {
+        Self {
+            video_node: video_node.to_path_buf(),
+            media_node: media_node.to_path_buf(),
+            coded_format,
+            width,
+            height,
+            bitstream_buffer_size: 0,
+            output_buffers: 4,
+            capture_buffers: 20,
+            initial_controls: Vec::new(),
+            required_controls: Vec::new(),
+            capture_preference: Vec::new(),
+            capture_chooser: None,
+            bit_depth: 8,
+            request_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Given the CAPTURE fourccs a driver offers and the stream's bit depth,
+/// returns them in the order to try. How the compositor's formats reach the
+/// session without v4l2/ knowing about Wayland.
+#[derive(Clone)]
+pub struct CaptureChooser(pub Arc<ChooseCapture>);
+
+/// (offered CAPTURE formats, stream bit depth) -> fourccs in the order to try.
+pub type ChooseCapture = dyn Fn(&[OfferedCapture], u32) -> Vec<u32> + Send + Sync;
+
+/// A CAPTURE format the driver offers for the current sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OfferedCapture {
+    pub fourcc: u32,
+    /// The first plane's bytesperline TRY_FMT gives for it (0 if it
+    /// failed); SAND128 formats carry their column height there.
+    pub bytes_per_line: u32,
+}
+
+impl std::fmt::Debug for CaptureChooser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CaptureChooser")
+    }
+}

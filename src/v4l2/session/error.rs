@@ -1,0 +1,85 @@
+//! What can go wrong in a session, and which of it the stream survives.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use v4l2r::nix::errno::Errno;
+use v4l2r::QueueType;
+
+use crate::v4l2::controls::control_name;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{path}: cannot open: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("device busy: {0}")]
+    Busy(PathBuf),
+    #[error("{ioctl} failed: {errno}")]
+    Ioctl { ioctl: &'static str, errno: Errno },
+    #[error("{queue:?} buffers: {reason}")]
+    Buffers { queue: QueueType, reason: String },
+    #[error("coded format {0} refused by the driver")]
+    CodedFormat(String),
+    #[error("no CAPTURE format reel can use among {0}")]
+    NoCaptureFormat(String),
+    #[error(
+        "S_EXT_CTRLS refused {}: {errno} (error_idx {error_idx} of {count})",
+        failing_control.map(control_name).unwrap_or_else(|| "the control set (no single control named)".into())
+    )]
+    Controls {
+        errno: Errno,
+        error_idx: u32,
+        count: u32,
+        /// The control at `error_idx`, when the kernel named one.
+        failing_control: Option<u32>,
+    },
+    #[error("request lacks required control {}", control_name(*.0))]
+    MissingControl(u32),
+    #[error("bitstream of {size} bytes does not fit an OUTPUT buffer of {capacity} bytes")]
+    BitstreamTooLarge { size: usize, capacity: usize },
+    #[error("empty bitstream")]
+    EmptyBitstream,
+    #[error("timestamp {0} ns is not a whole number of microseconds (V4L2 keeps a timeval)")]
+    TimestampPrecision(u64),
+    #[error("timestamp {0} ns is already used by a picture in flight or held")]
+    DuplicateTimestamp(u64),
+    #[error("no free CAPTURE buffer: all {count} are held by frames or references")]
+    NoCaptureBuffer { count: usize },
+    #[error("all {limit} requests are in flight")]
+    NoFreeRequest { limit: usize },
+    #[error("decode request with timestamp {timestamp_ns} ns did not complete within {waited:?}")]
+    RequestTimeout { timestamp_ns: u64, waited: Duration },
+    #[error("{count} CAPTURE buffers are still held by frames: drop them before reallocating")]
+    BuffersInUse { count: usize },
+}
+
+impl SessionError {
+    pub(crate) fn ioctl(ioctl: &'static str, errno: Errno) -> Self {
+        Self::Ioctl { ioctl, errno }
+    }
+
+    /// Whether later requests can still succeed, decoding resuming at the
+    /// next keyframe: these concern one picture rather than the device
+    /// (its controls or bitstream refused, empty or too large, no free
+    /// CAPTURE buffer for it, its timestamp already in use, or the driver
+    /// not finishing it in time, after which the session is reset) and cost
+    /// that picture only. The others (opening, formats, buffers, a failed
+    /// ioctl on the queues, a reallocation with frames alive) say that the
+    /// device or the session cannot go on, which ends the stream. Callers
+    /// decide from this rather than from the variants.
+    pub fn is_recoverable(&self) -> bool {
+        matches!(
+            self,
+            Self::Controls { .. }
+                | Self::MissingControl(_)
+                | Self::BitstreamTooLarge { .. }
+                | Self::EmptyBitstream
+                | Self::RequestTimeout { .. }
+                | Self::NoCaptureBuffer { .. }
+                | Self::DuplicateTimestamp(_)
+        )
+    }
+}

@@ -5,12 +5,30 @@ target/h264-tests/hevc-headers/*.hevc; run `cargo test --test h264_headers`
 and `cargo test --test hevc_headers` first): the first access units of each
 clip, every NAL cut to its first bytes (headers live there; slice data would
 only slow the fuzzer). The HEVC parameter set target gets each clip's SPS,
-PPS and first slice RBSPs back to back, NAL headers removed."""
+PPS and first slice RBSPs back to back, NAL headers removed. And the FWHT
+corpus from vicodec's streams (target/fwht-media/*.fwht, written by
+`cargo test --test guest_fwht`), when there: the first frames of each, their
+payloads cut to 64 bytes and their headers saying so."""
 import pathlib
 import re
+import struct
 import sys
 
 root = pathlib.Path(__file__).resolve().parent
+
+fwht = sorted((root.parent / "target" / "fwht-media").glob("*.fwht"))
+for stream in fwht:
+    out = root / "corpus" / "fwht_frames"
+    out.mkdir(parents=True, exist_ok=True)
+    data, offset, seed = stream.read_bytes(), 0, b""
+    for k in range(6):
+        if offset + 44 > len(data):
+            break
+        (size,) = struct.unpack(">I", data[offset + 40 : offset + 44])
+        cut = min(size, 64)
+        seed += data[offset : offset + 40] + struct.pack(">I", cut) + data[offset + 44 : offset + 44 + cut]
+        (out / f"{stream.stem}-{k}").write_bytes(seed)
+        offset += 44 + size
 streams = sorted((root.parent / "target" / "h264-tests" / "headers").glob("*.h264"))
 if not streams:
     sys.exit("no Annex-B streams: run `cargo test --test h264_headers` first")

@@ -42,9 +42,9 @@ struct DeclaredEnd {
     slack: i64,
 }
 
-/// The demuxer of one file, yielding the packets of its best video stream
-/// and of any other stream enabled (audio, for one).
-pub struct Demuxer {
+/// FFmpeg's demuxer of one file, yielding the packets of its best video
+/// stream and of any other stream enabled (audio, for one).
+pub(super) struct FfmpegDemuxer {
     input: Input,
     path: PathBuf,
     info: VideoStreamInfo,
@@ -61,17 +61,17 @@ pub struct Demuxer {
     pending: VecDeque<Packet>,
 }
 
-impl std::fmt::Debug for Demuxer {
+impl std::fmt::Debug for FfmpegDemuxer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Demuxer")
+        f.debug_struct("FfmpegDemuxer")
             .field("path", &self.path)
             .field("stream", &self.info)
             .finish()
     }
 }
 
-impl Demuxer {
-    pub fn open(path: &Path) -> Result<Demuxer, MediaError> {
+impl FfmpegDemuxer {
+    pub fn open(path: &Path) -> Result<FfmpegDemuxer, MediaError> {
         init_ffmpeg();
         let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => MediaError::NotFound(path.to_owned()),
@@ -123,7 +123,7 @@ impl Demuxer {
             info.start_time
         );
         discard_other_streams(&mut input, index);
-        Ok(Demuxer {
+        Ok(FfmpegDemuxer {
             input,
             path: path.to_owned(),
             info,

@@ -1,9 +1,12 @@
-//! Demuxing with FFmpeg: stream selection, AVCC/HVCC to Annex-B, container seek.
+//! Demuxing with FFmpeg: stream selection, AVCC/HVCC to Annex-B, container
+//! seek; and raw FWHT streams, which FFmpeg cannot read.
 
 pub mod annexb;
 mod demuxer;
 mod ffmpeg_log;
+mod fwht;
 mod params;
+mod reader;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -13,8 +16,8 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use annexb::{AnnexBConverter, BitstreamError, NalCodec};
-pub use demuxer::Demuxer;
 pub(crate) use params::CodecParameters;
+pub use reader::Demuxer;
 
 /// Video codecs reel decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,16 +28,19 @@ pub enum Codec {
     Vp9,
     Av1,
     Mpeg2,
+    /// vicodec's FWHT: raw streams only (`fwht` reader), no software decoder.
+    Fwht,
 }
 
 impl Codec {
-    pub const ALL: [Codec; 6] = [
+    pub const ALL: [Codec; 7] = [
         Self::H264,
         Self::Hevc,
         Self::Vp8,
         Self::Vp9,
         Self::Av1,
         Self::Mpeg2,
+        Self::Fwht,
     ];
 
     /// The NAL syntax of codecs whose packets are converted to Annex-B.
@@ -56,6 +62,7 @@ impl fmt::Display for Codec {
             Self::Vp9 => "vp9",
             Self::Av1 => "av1",
             Self::Mpeg2 => "mpeg2video",
+            Self::Fwht => "fwht",
         })
     }
 }

@@ -52,6 +52,11 @@ impl std::fmt::Debug for SwDecoder {
 impl SwDecoder {
     pub fn new(stream: &VideoStreamInfo, opts: SwOptions) -> Result<SwDecoder, SwError> {
         crate::media::init_ffmpeg();
+        if super::decoder_name(stream.codec).is_none()
+            && stream.parameters.get().id() == ff::codec::Id::None
+        {
+            return Err(SwError::NoSoftwareCodec(stream.codec));
+        }
         let params = stream.parameters.get().clone();
         let id = params.id();
         let codec_name = id.name().to_owned();

@@ -21,6 +21,8 @@ pub fn decoder_name(codec: crate::media::Codec) -> Option<String> {
         Codec::Vp9 => Id::VP9,
         Codec::Av1 => Id::AV1,
         Codec::Mpeg2 => Id::MPEG2VIDEO,
+        // FFmpeg has no FWHT decoder.
+        Codec::Fwht => return None,
     };
     ffmpeg_next::decoder::find(id).map(|c| c.name().to_owned())
 }
@@ -62,6 +64,8 @@ impl Default for SwOptions {
 pub enum SwError {
     #[error("no software decoder for {0} in this FFmpeg build")]
     NoDecoder(String),
+    #[error("FFmpeg has no {0} decoder: only a V4L2 stateless {0} decoder can play this file")]
+    NoSoftwareCodec(crate::media::Codec),
     #[error("cannot open the {codec} decoder: {message}")]
     Open { codec: String, message: String },
     /// A packet or frame failed to decode. Not fatal: decoding resumes at

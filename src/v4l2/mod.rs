@@ -6,6 +6,7 @@ pub mod detile;
 pub mod detiled_view;
 pub mod discovery;
 pub mod formats;
+pub mod fwht;
 pub mod h264;
 pub mod hevc;
 pub mod output_queue;

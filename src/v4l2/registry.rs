@@ -19,7 +19,11 @@ impl std::fmt::Debug for CodecEntry {
 }
 
 /// Every codec with a V4L2 stateless path.
-pub static CODECS: &[&CodecEntry] = &[&super::h264::ENTRY, &super::hevc::ENTRY];
+pub static CODECS: &[&CodecEntry] = &[
+    &super::h264::ENTRY,
+    &super::hevc::ENTRY,
+    &super::fwht::ENTRY,
+];
 
 /// The entry for `codec`, if it has a V4L2 stateless path.
 pub fn lookup(codec: Codec) -> Option<&'static CodecEntry> {

@@ -263,7 +263,8 @@ fn answers_sync(socket: &Path) -> bool {
     stream.read_exact(&mut reply).is_ok() && reply[..4] == 2u32.to_ne_bytes()
 }
 
-fn decode_png(path: &Path) -> Screenshot {
+/// A PNG (a screenshot weston-screenshooter wrote) as RGB.
+pub fn decode_png(path: &Path) -> Screenshot {
     let file = File::open(path).expect("open screenshot");
     let mut decoder = png::Decoder::new(file);
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);

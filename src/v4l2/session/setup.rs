@@ -155,7 +155,11 @@ fn choose_capture_format(
     let current = read_capture_layout(video, queue)?;
     if let Some(layout) = &current {
         let preferred_first = preference.iter().find(|p| offered.contains(p));
-        if layout.format.cpu.is_some() && preferred_first.is_none_or(|p| *p == layout.format.v4l2) {
+        let fits = layout.coded_width >= config.width && layout.coded_height >= config.height;
+        if fits
+            && layout.format.cpu.is_some()
+            && preferred_first.is_none_or(|p| *p == layout.format.v4l2)
+        {
             return Ok(layout.clone());
         }
     }
@@ -182,6 +186,18 @@ fn choose_capture_format(
     let mut format: Format = ioctl::g_fmt(video, queue)
         .map_err(|e| SessionError::ioctl("VIDIOC_G_FMT(CAPTURE)", e.into()))?;
     format.pixelformat = candidate.into();
+    // Most drivers size CAPTURE from the OUTPUT format; vicodec keeps its
+    // default (1280x720) and refuses larger pictures' controls.
+    if format.width < config.width || format.height < config.height {
+        format.width = format.width.max(config.width);
+        format.height = format.height.max(config.height);
+        for plane in &mut format.plane_fmt {
+            *plane = PlaneLayout {
+                sizeimage: 0,
+                bytesperline: 0,
+            };
+        }
+    }
     let _: Format = ioctl::s_fmt(video, (queue, &format))
         .map_err(|e| SessionError::ioctl("VIDIOC_S_FMT(CAPTURE)", e.into()))?;
     read_capture_layout(video, queue)?

@@ -4,3 +4,4 @@ pub mod bitstream;
 pub mod fwht;
 pub mod h264;
 pub mod hevc;
+pub mod vui;

@@ -9,6 +9,7 @@ pub mod formats;
 pub mod fwht;
 pub mod h264;
 pub mod hevc;
+pub mod output_queue;
 pub mod registry;
 pub mod session;
 pub mod slice_mode;

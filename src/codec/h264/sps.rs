@@ -336,33 +336,12 @@ fn parse_vui(r: &mut BitReader) -> Result<Vui, H264Error> {
     };
     if r.flag("aspect_ratio_info_present_flag")? {
         let idc = r.u(8, "aspect_ratio_idc")?;
-        // Table E-1.
-        const SAR: [(u32, u32); 17] = [
-            (0, 0),
-            (1, 1),
-            (12, 11),
-            (10, 11),
-            (16, 11),
-            (40, 33),
-            (24, 11),
-            (20, 11),
-            (32, 11),
-            (80, 33),
-            (18, 11),
-            (15, 11),
-            (64, 33),
-            (160, 99),
-            (4, 3),
-            (3, 2),
-            (2, 1),
-        ];
-        vui.sample_aspect_ratio = if idc == 255 {
-            let w = r.u(16, "sar_width")?;
-            let h = r.u(16, "sar_height")?;
-            (w != 0 && h != 0).then_some((w, h))
+        let (w, h) = if idc == crate::codec::vui::EXTENDED_SAR {
+            (r.u(16, "sar_width")?, r.u(16, "sar_height")?)
         } else {
-            SAR.get(idc as usize).copied().filter(|&(w, _)| w != 0)
+            (0, 0)
         };
+        vui.sample_aspect_ratio = crate::codec::vui::sample_aspect_ratio(idc, w, h);
     }
     if r.flag("overscan_info_present_flag")? {
         r.flag("overscan_appropriate_flag")?;

@@ -103,38 +103,14 @@ impl Default for Vui {
     }
 }
 
-/// Table E.1: sample aspect ratio of aspect_ratio_idc 1..=16.
-const SAR: [(u16, u16); 17] = [
-    (0, 0),
-    (1, 1),
-    (12, 11),
-    (10, 11),
-    (16, 11),
-    (40, 33),
-    (24, 11),
-    (20, 11),
-    (32, 11),
-    (80, 33),
-    (18, 11),
-    (15, 11),
-    (64, 33),
-    (160, 99),
-    (4, 3),
-    (3, 2),
-    (2, 1),
-];
-
 impl Vui {
     /// The sample aspect ratio (width, height), None when unspecified.
     pub fn sample_aspect_ratio(&self) -> Option<(u32, u32)> {
-        let (w, h) = if self.aspect_ratio_idc == 255 {
-            (self.sar_width, self.sar_height)
-        } else {
-            SAR.get(usize::from(self.aspect_ratio_idc))
-                .copied()
-                .unwrap_or((0, 0))
-        };
-        (w != 0 && h != 0).then_some((u32::from(w), u32::from(h)))
+        crate::codec::vui::sample_aspect_ratio(
+            u32::from(self.aspect_ratio_idc),
+            u32::from(self.sar_width),
+            u32::from(self.sar_height),
+        )
     }
 }
 

@@ -5,7 +5,7 @@
 
 pub mod controls;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tracing::{debug, info};
@@ -19,6 +19,7 @@ use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
+use super::output_queue::OutputQueue;
 use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
 use crate::codec::bitstream::annexb::nal_units;
 use crate::codec::h264::nal::{nal_type, Nal};
@@ -138,26 +139,14 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
     })
 }
 
-/// What the codec knows of a picture until it is shown.
-#[derive(Clone, Copy)]
-struct PictureInfo {
-    packet: u64,
-    visible: (u32, u32),
-    sample_aspect: (u32, u32),
-}
-
 /// The H.264 glue of [`super::decoder::V4l2Decoder`].
 pub struct H264Codec {
     parser: H264Decoder,
     mode: SliceMode,
     device: PathBuf,
-    /// Pictures due for output, in display order.
-    due: VecDeque<u64>,
     /// Timestamps named as references by the last access unit's jobs.
     batch_references: Vec<u64>,
-    /// Pictures not yet shown (sizes change with the SPS).
-    pictures: HashMap<u64, PictureInfo>,
-    last_picture: PictureInfo,
+    output: OutputQueue,
     /// A first field whose second field should follow into its buffer.
     open_field: Option<u64>,
 }
@@ -168,14 +157,8 @@ impl H264Codec {
             parser: H264Decoder::new(),
             mode,
             device,
-            due: VecDeque::new(),
             batch_references: Vec::new(),
-            pictures: HashMap::new(),
-            last_picture: PictureInfo {
-                packet: 0,
-                visible: (0, 0),
-                sample_aspect: (1, 1),
-            },
+            output: OutputQueue::new(),
             open_field: None,
         }
     }
@@ -308,20 +291,16 @@ impl StatelessCodec for H264Codec {
                 );
             }
             let (_, _, w, h) = job.stream.visible;
-            let packet = self
-                .pictures
-                .get(&job.timestamp_ns)
-                .map_or(timestamps.packet(), |p| p.packet);
-            self.last_picture = PictureInfo {
-                packet,
-                visible: (w, h),
-                sample_aspect: job.stream.sample_aspect_ratio.unwrap_or((1, 1)),
-            };
-            self.pictures.insert(job.timestamp_ns, self.last_picture);
+            self.output.record(
+                job.timestamp_ns,
+                timestamps.packet(),
+                (w, h),
+                job.stream.sample_aspect_ratio,
+            );
             references.extend(job.dpb.iter().map(|e| e.timestamp_ns));
             let hold_after = self.holds_for_second_field(job);
             requests.extend(self.requests(job, hold_after));
-            self.due.extend(job.output.iter().copied());
+            self.output.push_due(job.output.iter().copied());
         }
         // The DPB after this unit, plus what its pictures referred to.
         references.extend(
@@ -342,31 +321,15 @@ impl StatelessCodec for H264Codec {
 
     fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture> {
         if end_of_stream {
-            let rest = self.parser.flush();
-            self.due.extend(rest.output);
+            self.output.push_due(self.parser.flush().output);
         }
-        let due: Vec<u64> = self.due.drain(..).collect();
-        due.into_iter()
-            .map(|timestamp_ns| {
-                let info = self
-                    .pictures
-                    .remove(&timestamp_ns)
-                    .unwrap_or(self.last_picture);
-                OutputPicture {
-                    timestamp_ns,
-                    packet: info.packet,
-                    visible: info.visible,
-                    sample_aspect: info.sample_aspect,
-                }
-            })
-            .collect()
+        self.output.take()
     }
 
     fn reset(&mut self) {
         self.parser.reset();
-        self.due.clear();
+        self.output.clear();
         self.batch_references.clear();
-        self.pictures.clear();
         self.open_field = None;
     }
 

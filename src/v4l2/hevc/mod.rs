@@ -7,7 +7,7 @@
 
 pub mod controls;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tracing::{debug, info};
@@ -20,6 +20,7 @@ use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
+use super::output_queue::OutputQueue;
 use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
 use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, SliceJob, StreamInfo};
 use crate::codec::hevc::ptl::profile;
@@ -144,22 +145,13 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
     })
 }
 
-#[derive(Clone, Copy)]
-struct PictureInfo {
-    packet: u64,
-    visible: (u32, u32),
-    sample_aspect: (u32, u32),
-}
-
 /// The HEVC glue of [`super::decoder::V4l2Decoder`].
 pub struct HevcCodec {
     parser: HevcDecoder,
     mode: SliceMode,
     device: PathBuf,
-    due: VecDeque<u64>,
     batch_references: Vec<u64>,
-    pictures: HashMap<u64, PictureInfo>,
-    last_picture: PictureInfo,
+    output: OutputQueue,
 }
 
 impl HevcCodec {
@@ -168,14 +160,8 @@ impl HevcCodec {
             parser: HevcDecoder::new(),
             mode,
             device,
-            due: VecDeque::new(),
             batch_references: Vec::new(),
-            pictures: HashMap::new(),
-            last_picture: PictureInfo {
-                packet: 0,
-                visible: (0, 0),
-                sample_aspect: (1, 1),
-            },
+            output: OutputQueue::new(),
         }
     }
 
@@ -290,7 +276,7 @@ impl StatelessCodec for HevcCodec {
         let mut references = HashSet::new();
         for job in &jobs {
             // Pictures whose output the DPB decided, even without slices.
-            self.due.extend(job.output.iter().copied());
+            self.output.push_due(job.output.iter().copied());
             if job.slices.is_empty() {
                 continue;
             }
@@ -301,12 +287,12 @@ impl StatelessCodec for HevcCodec {
                 );
             }
             let (_, _, w, h) = job.stream.visible;
-            self.last_picture = PictureInfo {
-                packet: timestamps.packet(),
-                visible: (w, h),
-                sample_aspect: job.stream.sample_aspect_ratio.unwrap_or((1, 1)),
-            };
-            self.pictures.insert(job.timestamp_ns, self.last_picture);
+            self.output.record(
+                job.timestamp_ns,
+                timestamps.packet(),
+                (w, h),
+                job.stream.sample_aspect_ratio,
+            );
             references.extend(job.dpb.iter().map(|r| r.timestamp_ns));
             requests.extend(self.requests(job));
         }
@@ -321,31 +307,15 @@ impl StatelessCodec for HevcCodec {
 
     fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture> {
         if end_of_stream {
-            let rest = self.parser.flush();
-            self.due.extend(rest.output);
+            self.output.push_due(self.parser.flush().output);
         }
-        let due: Vec<u64> = self.due.drain(..).collect();
-        due.into_iter()
-            .map(|timestamp_ns| {
-                let info = self
-                    .pictures
-                    .remove(&timestamp_ns)
-                    .unwrap_or(self.last_picture);
-                OutputPicture {
-                    timestamp_ns,
-                    packet: info.packet,
-                    visible: info.visible,
-                    sample_aspect: info.sample_aspect,
-                }
-            })
-            .collect()
+        self.output.take()
     }
 
     fn reset(&mut self) {
         self.parser.reset();
-        self.due.clear();
+        self.output.clear();
         self.batch_references.clear();
-        self.pictures.clear();
     }
 
     fn describe(&self) -> String {

@@ -5,8 +5,6 @@
 
 pub mod controls;
 
-use std::collections::VecDeque;
-
 use tracing::debug;
 use v4l2r::bindings as b;
 use v4l2r::controls::codec::FwhtParams;
@@ -18,6 +16,7 @@ use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
 use super::formats::coded;
+use super::output_queue::OutputQueue;
 use crate::codec::fwht::{self, Decision, FrameHeader, References};
 use crate::media::{Codec, VideoStreamInfo};
 
@@ -62,8 +61,8 @@ pub struct FwhtCodec {
     refs: References<u64>,
     /// The visible size of the sequence being decoded.
     size: Option<(u32, u32)>,
-    /// Pictures due for output (FWHT shows frames in decode order).
-    due: VecDeque<OutputPicture>,
+    /// Pictures due for output: FWHT shows frames in decode order.
+    output: OutputQueue,
 }
 
 impl Default for FwhtCodec {
@@ -77,7 +76,7 @@ impl FwhtCodec {
         Self {
             refs: References::new(),
             size: None,
-            due: VecDeque::new(),
+            output: OutputQueue::new(),
         }
     }
 
@@ -131,12 +130,9 @@ impl StatelessCodec for FwhtCodec {
         self.size = Some(visible);
         let timestamp_ns = timestamps.next_picture();
         self.refs.decoded(&header, timestamp_ns);
-        self.due.push_back(OutputPicture {
-            timestamp_ns,
-            packet: timestamps.packet(),
-            visible,
-            sample_aspect: (1, 1),
-        });
+        self.output
+            .record(timestamp_ns, timestamps.packet(), visible, None);
+        self.output.push_due([timestamp_ns]);
         Ok(vec![Request {
             timestamp_ns,
             controls: vec![ExtControl::typed::<FwhtParams>(controls::params(
@@ -153,12 +149,12 @@ impl StatelessCodec for FwhtCodec {
     }
 
     fn take_output(&mut self, _end_of_stream: bool) -> Vec<OutputPicture> {
-        self.due.drain(..).collect()
+        self.output.take()
     }
 
     fn reset(&mut self) {
         self.refs.reset();
-        self.due.clear();
+        self.output.clear();
     }
 
     fn describe(&self) -> String {

@@ -20,6 +20,7 @@ height=${4#*x}
 start=$5
 playback=$6
 R=$REEL_RESULTS
+. "$(dirname "$0")/reel-shot.sh"
 
 rc=0
 "$reel" --stats --hwdec v4l2 --output framemd5 "$file" >"$R/$name.md5" 2>"$R/$name.md5.log" || rc=$?
@@ -55,24 +56,7 @@ play() {
     done
     "$reel" --stats --hwdec v4l2 -vv "$@" "$file" >"$R/$play.out" 2>"$R/$play.log" &
     pid=$!
-    i=0
-    until grep -q 'frame presented' "$R/$play.log"; do
-        i=$((i + 1))
-        [ $i -gt 600 ] && break
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.2
-    done
-    sleep 2
-    mkdir -p "$R/$play-shot"
-    (cd "$R/$play-shot" && XDG_PICTURES_DIR="$R/$play-shot" timeout 60 weston-screenshooter) \
-        >"$R/$play-shot.log" 2>&1 || true
-    kill -TERM $pid 2>/dev/null || true
-    timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done" || true
-    rc=0
-    wait $pid || rc=$?
-    echo "$rc" >"$R/$play.rc"
-    kill $weston 2>/dev/null || true
-    wait $weston 2>/dev/null || true
+    shot_and_stop "$play" "$pid" "$weston"
 }
 play "$name-loop" --loop
 play "$name-paused" --paused --start "$start"

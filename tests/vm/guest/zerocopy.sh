@@ -20,6 +20,7 @@ clip=$3
 odd=$4
 reschange=$5
 R=$REEL_RESULTS
+. "$(dirname "$0")/reel-shot.sh"
 export GST_REGISTRY=/dev/shm/gst-registry.bin
 
 # oracle NAME CLIP: GStreamer's first picture of CLIP through visl, as a PNG.
@@ -62,24 +63,7 @@ play() {
     start_weston "$name"
     "$reel" --stats --loop --hwdec v4l2 -vv "$@" >"$R/$name.out" 2>"$R/$name.log" &
     pid=$!
-    i=0
-    until grep -q 'frame presented' "$R/$name.log"; do
-        i=$((i + 1))
-        [ $i -gt 600 ] && break
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.2
-    done
-    sleep 2
-    mkdir -p "$R/$name-shot"
-    (cd "$R/$name-shot" && XDG_PICTURES_DIR="$R/$name-shot" timeout 60 weston-screenshooter) \
-        >"$R/$name-shot.log" 2>&1 || true
-    kill -TERM $pid 2>/dev/null || true
-    timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done" || true
-    rc=0
-    wait $pid || rc=$?
-    echo "$rc" >"$R/$name.rc"
-    kill $WESTON 2>/dev/null || true
-    wait $WESTON 2>/dev/null || true
+    shot_and_stop "$name" "$pid" "$WESTON"
 }
 play zerocopy "$clip"
 play copy --copy "$clip"

@@ -4,4 +4,5 @@ pub mod bitstream;
 pub mod fwht;
 pub mod h264;
 pub mod hevc;
+pub mod ref_slots;
 pub mod vui;

@@ -5,8 +5,11 @@
 //! traces compare) unless an environment variable forces a value the
 //! driver offers.
 
+use std::ops::Range;
+
 use v4l2r::bindings as b;
 
+use super::codec::{BitstreamPart, DeviceTimestamp, Request, SequenceChange};
 use super::controls::ExtControl;
 use super::discovery::DecoderInfo;
 
@@ -143,6 +146,75 @@ impl SliceMode {
     }
 }
 
+/// One picture of a slice-based codec, to be laid out as requests.
+pub struct Picture<'a, S> {
+    pub timestamp_ns: DeviceTimestamp,
+    /// Controls every request of the picture carries (parameter sets,
+    /// decode parameters).
+    pub controls: Vec<ExtControl>,
+    pub slices: &'a [S],
+    /// Set on the picture's first request.
+    pub sequence: Option<SequenceChange>,
+    /// Keep the CAPTURE buffer after the last request too (an H.264 first
+    /// field, whose second field decodes into the same buffer).
+    pub hold_after: bool,
+}
+
+impl SliceMode {
+    /// The requests of one picture. Frame-based: one request carrying every
+    /// slice. Slice-based: one per slice, holding the CAPTURE buffer on all
+    /// but the last. `slice_controls` adds the controls for the slices a
+    /// request carries (all of them, or one); `nal` is a slice's NAL unit
+    /// within the packet.
+    pub fn requests<S>(
+        &self,
+        picture: Picture<'_, S>,
+        nal: impl Fn(&S) -> Range<usize>,
+        mut slice_controls: impl FnMut(&[S], &mut Vec<ExtControl>),
+    ) -> Vec<Request> {
+        let Picture {
+            timestamp_ns,
+            controls,
+            slices,
+            mut sequence,
+            hold_after,
+        } = picture;
+        let groups: Vec<&[S]> = match self.decode_mode {
+            DecodeMode::FrameBased => vec![slices],
+            DecodeMode::SliceBased => slices.chunks(1).collect(),
+        };
+        let last = groups.len().saturating_sub(1);
+        groups
+            .into_iter()
+            .enumerate()
+            .map(|(i, group)| {
+                let mut request_controls = controls.clone();
+                slice_controls(group, &mut request_controls);
+                Request {
+                    timestamp_ns,
+                    controls: request_controls,
+                    bitstream: self.bitstream(group.iter().map(&nal)),
+                    hold_capture: i != last || hold_after,
+                    sequence: sequence.take(),
+                }
+            })
+            .collect()
+    }
+
+    /// The NAL units in order, each after a start code when the driver
+    /// wants them.
+    fn bitstream(&self, nals: impl Iterator<Item = Range<usize>>) -> Vec<BitstreamPart> {
+        let mut parts = Vec::with_capacity(2);
+        for nal in nals {
+            if self.start_codes {
+                parts.push(BitstreamPart::StartCode);
+            }
+            parts.push(BitstreamPart::Packet(nal));
+        }
+        parts
+    }
+}
+
 impl std::fmt::Display for SliceMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -189,6 +261,70 @@ mod tests {
             info.menus.insert(control.id, control);
         }
         info
+    }
+
+    fn picture(slices: &[Range<usize>], hold_after: bool) -> Picture<'_, Range<usize>> {
+        Picture {
+            timestamp_ns: 7000,
+            controls: vec![ExtControl::value(1, 1)],
+            slices,
+            sequence: Some(SequenceChange {
+                coded_width: 16,
+                coded_height: 16,
+                dpb_pictures: 1,
+                controls: Vec::new(),
+            }),
+            hold_after,
+        }
+    }
+
+    /// The slice control stands for each slice's first byte.
+    fn mark_slices(slices: &[Range<usize>], controls: &mut Vec<ExtControl>) {
+        controls.extend(slices.iter().map(|s| ExtControl::value(2, s.start as i32)));
+    }
+
+    #[test]
+    fn slice_based_requests_hold_all_but_the_last() {
+        let mode = SliceMode {
+            decode_mode: DecodeMode::SliceBased,
+            start_codes: false,
+        };
+        let slices = [0..4, 4..9, 9..12];
+        let requests = mode.requests(picture(&slices, false), Range::clone, mark_slices);
+        assert_eq!(requests.len(), 3);
+        for (i, r) in requests.iter().enumerate() {
+            assert_eq!(r.timestamp_ns, 7000);
+            assert_eq!(r.controls.len(), 2, "picture + one slice control");
+            assert_eq!(r.bitstream, vec![BitstreamPart::Packet(slices[i].clone())]);
+            assert_eq!(r.hold_capture, i != 2);
+            assert_eq!(r.sequence.is_some(), i == 0);
+        }
+        let held = mode.requests(picture(&slices, true), Range::clone, mark_slices);
+        assert!(held.iter().all(|r| r.hold_capture), "a first field holds");
+    }
+
+    #[test]
+    fn frame_based_request_carries_every_slice() {
+        let mode = SliceMode {
+            decode_mode: DecodeMode::FrameBased,
+            start_codes: true,
+        };
+        let slices = [0..4, 4..9];
+        let requests = mode.requests(picture(&slices, false), Range::clone, mark_slices);
+        assert_eq!(requests.len(), 1);
+        let r = &requests[0];
+        assert_eq!(r.controls.len(), 3, "picture + both slices' controls");
+        assert_eq!(
+            r.bitstream,
+            vec![
+                BitstreamPart::StartCode,
+                BitstreamPart::Packet(0..4),
+                BitstreamPart::StartCode,
+                BitstreamPart::Packet(4..9)
+            ]
+        );
+        assert!(!r.hold_capture);
+        assert!(r.sequence.is_some());
     }
 
     #[test]

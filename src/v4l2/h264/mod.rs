@@ -12,15 +12,15 @@ use tracing::{debug, info};
 use v4l2r::bindings as b;
 use v4l2r::controls::codec as typed;
 
-use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
-};
 use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{
+    CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
 use super::output_queue::OutputQueue;
-use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
+use super::slice_mode::{DecodeMode, ModeMenus, Picture, SliceMode};
 use crate::codec::bitstream::annexb::nal_units;
 use crate::codec::h264::nal::{nal_type, Nal};
 use crate::codec::h264::sps::Sps;
@@ -184,14 +184,6 @@ impl H264Codec {
         true
     }
 
-    /// The slice's NAL unit, after a start code when the driver wants them.
-    fn slice_bitstream(&self, slice: &h264::SliceJob, out: &mut Vec<BitstreamPart>) {
-        if self.mode.start_codes {
-            out.push(BitstreamPart::StartCode);
-        }
-        out.push(BitstreamPart::Packet(slice.nal.clone()));
-    }
-
     /// The requests of one picture.
     fn requests(&self, job: &h264::DecodeJob, hold_after: bool) -> Vec<Request> {
         let controls = PictureControls::of(job);
@@ -213,47 +205,32 @@ impl H264Codec {
             dpb_pictures: job.stream.dpb_frames,
             controls: vec![ExtControl::typed::<typed::H264Sps>(controls.sps)],
         });
-        match self.mode.decode_mode {
-            DecodeMode::FrameBased => {
-                let mut bitstream = Vec::new();
-                for slice in &job.slices {
-                    self.slice_bitstream(slice, &mut bitstream);
+        let slice_based = self.mode.decode_mode == DecodeMode::SliceBased;
+        self.mode.requests(
+            Picture {
+                timestamp_ns: job.timestamp_ns,
+                controls: picture,
+                slices: &job.slices,
+                sequence,
+                hold_after,
+            },
+            |slice| slice.nal.clone(),
+            |slices, controls| {
+                // Frame-based drivers parse the slice headers themselves.
+                if !slice_based {
+                    return;
                 }
-                vec![Request {
-                    timestamp_ns: job.timestamp_ns,
-                    controls: picture,
-                    bitstream,
-                    hold_capture: hold_after,
-                    sequence,
-                }]
-            }
-            DecodeMode::SliceBased => {
-                let last = job.slices.len().saturating_sub(1);
-                job.slices
-                    .iter()
-                    .enumerate()
-                    .map(|(i, slice)| {
-                        let slice_controls = SliceControls::of(slice);
-                        let mut controls = picture.clone();
-                        controls.push(ExtControl::typed::<typed::H264SliceParams>(
-                            slice_controls.params,
-                        ));
-                        if let Some(weights) = slice_controls.pred_weights {
-                            controls.push(ExtControl::typed::<typed::H264PredWeights>(weights));
-                        }
-                        let mut bitstream = Vec::with_capacity(2);
-                        self.slice_bitstream(slice, &mut bitstream);
-                        Request {
-                            timestamp_ns: job.timestamp_ns,
-                            controls,
-                            bitstream,
-                            hold_capture: i != last || hold_after,
-                            sequence: if i == 0 { sequence.clone() } else { None },
-                        }
-                    })
-                    .collect()
-            }
-        }
+                for slice in slices {
+                    let slice_controls = SliceControls::of(slice);
+                    controls.push(ExtControl::typed::<typed::H264SliceParams>(
+                        slice_controls.params,
+                    ));
+                    if let Some(weights) = slice_controls.pred_weights {
+                        controls.push(ExtControl::typed::<typed::H264PredWeights>(weights));
+                    }
+                }
+            },
+        )
     }
 
     fn codec_error(&self, error: H264Error) -> CodecError {

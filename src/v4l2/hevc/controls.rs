@@ -515,7 +515,7 @@ pub fn slice_params_control(
 }
 
 /// entry_point_offset_minus1 + 1 of each entry point of the slices.
-pub fn entry_point_offsets(slices: &[&SliceJob]) -> Vec<u32> {
+pub fn entry_point_offsets(slices: &[SliceJob]) -> Vec<u32> {
     slices
         .iter()
         .flat_map(|s| {

@@ -13,16 +13,16 @@ use std::path::PathBuf;
 use tracing::{debug, info};
 use v4l2r::bindings as b;
 
-use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
-};
 use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{
+    CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
 use super::output_queue::OutputQueue;
-use super::slice_mode::{DecodeMode, ModeMenus, SliceMode};
-use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, SliceJob, StreamInfo};
+use super::slice_mode::{ModeMenus, Picture, SliceMode};
+use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, StreamInfo};
 use crate::codec::hevc::ptl::profile;
 use crate::codec::hevc::{parse, HevcError, Sps};
 use crate::media::{Codec, VideoStreamInfo};
@@ -165,22 +165,8 @@ impl HevcCodec {
         }
     }
 
-    fn start_code_len(&self) -> usize {
-        if self.mode.start_codes {
-            3
-        } else {
-            0
-        }
-    }
-
-    fn slice_bitstream(&self, slice: &SliceJob, out: &mut Vec<BitstreamPart>) {
-        if self.mode.start_codes {
-            out.push(BitstreamPart::StartCode);
-        }
-        out.push(BitstreamPart::Packet(slice.nal.clone()));
-    }
-
-    /// The requests of one picture.
+    /// The requests of one picture: every request carries the slice
+    /// parameters and entry points of its slice segments.
     fn requests(&self, job: &DecodeJob) -> Vec<Request> {
         let mut picture = vec![
             ExtControl::typed::<HevcSps>(sps_control(&job.sps)),
@@ -200,56 +186,28 @@ impl HevcCodec {
             dpb_pictures: job.stream.dpb_pictures,
             controls: vec![ExtControl::typed::<HevcSps>(sps_control(&job.sps))],
         });
-        let start_code = self.start_code_len();
-        let with_slices = |controls: &mut Vec<ExtControl>, slices: &[&SliceJob]| {
-            let params = slices
-                .iter()
-                .map(|s| slice_params_control(job, s, start_code))
-                .collect();
-            controls.push(ExtControl::array::<HevcSliceParams>(params));
-            let offsets = entry_point_offsets(slices);
-            if !offsets.is_empty() {
-                controls.push(ExtControl::array::<HevcEntryPointOffsets>(offsets));
-            }
-        };
-        match self.mode.decode_mode {
-            DecodeMode::FrameBased => {
-                let mut controls = picture;
-                let slices: Vec<&SliceJob> = job.slices.iter().collect();
-                with_slices(&mut controls, &slices);
-                let mut bitstream = Vec::new();
-                for slice in &job.slices {
-                    self.slice_bitstream(slice, &mut bitstream);
-                }
-                vec![Request {
-                    timestamp_ns: job.timestamp_ns,
-                    controls,
-                    bitstream,
-                    hold_capture: false,
-                    sequence,
-                }]
-            }
-            DecodeMode::SliceBased => {
-                let last = job.slices.len().saturating_sub(1);
-                job.slices
+        let start_code = if self.mode.start_codes { 3 } else { 0 };
+        self.mode.requests(
+            Picture {
+                timestamp_ns: job.timestamp_ns,
+                controls: picture,
+                slices: &job.slices,
+                sequence,
+                hold_after: false,
+            },
+            |slice| slice.nal.clone(),
+            |slices, controls| {
+                let params = slices
                     .iter()
-                    .enumerate()
-                    .map(|(i, slice)| {
-                        let mut controls = picture.clone();
-                        with_slices(&mut controls, &[slice]);
-                        let mut bitstream = Vec::with_capacity(2);
-                        self.slice_bitstream(slice, &mut bitstream);
-                        Request {
-                            timestamp_ns: job.timestamp_ns,
-                            controls,
-                            bitstream,
-                            hold_capture: i != last,
-                            sequence: if i == 0 { sequence.clone() } else { None },
-                        }
-                    })
-                    .collect()
-            }
-        }
+                    .map(|s| slice_params_control(job, s, start_code))
+                    .collect();
+                controls.push(ExtControl::array::<HevcSliceParams>(params));
+                let offsets = entry_point_offsets(slices);
+                if !offsets.is_empty() {
+                    controls.push(ExtControl::array::<HevcEntryPointOffsets>(offsets));
+                }
+            },
+        )
     }
 
     fn codec_error(&self, error: HevcError) -> CodecError {

@@ -556,6 +556,7 @@ fn requests_follow_the_decode_mode_and_start_code() {
                 SliceMode {
                     decode_mode,
                     start_codes,
+                    holds_capture: true,
                 },
                 "/dev/video-test".into(),
             );

@@ -270,7 +270,8 @@ fn inguest_discovery_matches_v4l2_ctl() {
     assert!(decoder.media_node.is_some());
     assert!(decoder.multiplanar);
     assert!(decoder.supports_requests);
-    assert!(decoder.supports_hold_capture);
+    // visl holds CAPTURE buffers for every coded format by default.
+    assert!(decoder.coded_formats.iter().all(|f| f.holds_capture));
 
     // OUTPUT formats: "[4]: 'S264' (H.264 Parsed Slice Data, compressed)".
     let listing = v4l2_ctl(&["-d", &dev, "--list-formats-out"]);

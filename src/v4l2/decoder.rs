@@ -26,7 +26,7 @@ use crate::media::VideoStreamInfo;
 pub enum DecoderError {
     #[error(transparent)]
     Session(#[from] SessionError),
-    #[error("bitstream: {0}")]
+    #[error(transparent)]
     Codec(#[from] CodecError),
     #[error("picture {0} ns: no CAPTURE layout reel can read on the CPU")]
     Unreadable(u64),
@@ -283,8 +283,8 @@ impl V4l2Decoder {
         self.decoded
             .retain(|ts, _| due.iter().any(|p| p.timestamp_ns == *ts));
 
-        self.config.width = change.coded_width;
-        self.config.height = change.coded_height;
+        self.config
+            .set_coded_size(change.coded_width, change.coded_height);
         self.config.capture_buffers = capture_buffers;
         self.config
             .initial_controls

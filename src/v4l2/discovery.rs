@@ -14,7 +14,7 @@ use v4l2r::bindings::{self, v4l2_frmsizeenum, v4l2_queryctrl, v4l2_querymenu};
 use v4l2r::ioctl::{self, Capabilities, Capability, FmtDesc, QueryCtrlFlags};
 use v4l2r::memory::MemoryType;
 use v4l2r::nix::errno::Errno;
-use v4l2r::QueueType;
+use v4l2r::{Format, QueueType};
 
 use super::topology::{self, read_topology};
 use crate::fourcc::fourcc_text;
@@ -107,6 +107,10 @@ pub struct CodedFormat {
     pub description: String,
     /// `None` when the driver does not enumerate sizes.
     pub sizes: Option<SizeRange>,
+    /// `V4L2_BUF_CAP_SUPPORTS_M2M_HOLD_CAPTURE_BUF` once the OUTPUT format
+    /// is this one: drivers decide it per coded format (cedrus sets it for
+    /// H.264 and HEVC only, at S_FMT), some never (hantro, rkvdec).
+    pub holds_capture: bool,
 }
 
 /// A menu control's range and the items the driver offers.
@@ -139,7 +143,6 @@ pub struct DecoderInfo {
     pub multiplanar: bool,
     pub coded_formats: Vec<CodedFormat>,
     pub supports_requests: bool,
-    pub supports_hold_capture: bool,
     /// Every menu control the node has (decode mode, start code, profile,
     /// level, ...), by control id.
     pub menus: BTreeMap<u32, MenuControl>,
@@ -187,13 +190,18 @@ impl DecoderInfo {
             multiplanar: true,
             coded_formats: Vec::new(),
             supports_requests: true,
-            supports_hold_capture: true,
             menus: BTreeMap::new(),
         }
     }
 
     pub fn coded_format(&self, fourcc: u32) -> Option<&CodedFormat> {
         self.coded_formats.iter().find(|f| f.fourcc == fourcc)
+    }
+
+    /// Whether the driver keeps a CAPTURE buffer across requests
+    /// (`V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF`) when decoding `fourcc`.
+    pub fn holds_capture(&self, fourcc: u32) -> bool {
+        self.coded_format(fourcc).is_some_and(|f| f.holds_capture)
     }
 
     /// Whether this decoder can take the stream; the error says why not.
@@ -371,7 +379,7 @@ pub fn probe_video_node(
     media_node: Option<PathBuf>,
     entity: Option<String>,
 ) -> Result<DecoderInfo, DiscoveryError> {
-    let file = open_video(path)?;
+    let mut file = open_video(path)?;
     let ioctl_err = |ioctl, errno| match errno {
         Errno::EBUSY => DiscoveryError::Busy {
             path: path.to_path_buf(),
@@ -396,27 +404,30 @@ pub fn probe_video_node(
     };
     let (output, _) = queue_types(multiplanar);
 
+    let descriptions: Vec<FmtDesc> = ioctl::FormatIterator::new(&file, output).collect();
+    // REQBUFS(0) frees nothing (no buffers yet) and reports the queue's
+    // capabilities; EBUSY here means another file handle owns the queue.
+    let buf_caps = || -> Result<ioctl::BufferCapabilities, DiscoveryError> {
+        ioctl::reqbufs(
+            &file,
+            output,
+            MemoryType::Mmap,
+            0,
+            ioctl::MemoryConsistency::empty(),
+        )
+        .map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))
+    };
+    let caps_before_format = buf_caps()?;
     let mut coded_formats = Vec::new();
-    for desc in ioctl::FormatIterator::new(&file, output) {
-        let desc: FmtDesc = desc;
+    for desc in descriptions {
         let fourcc: u32 = desc.pixelformat.into();
         coded_formats.push(CodedFormat {
             fourcc,
             description: desc.description.clone(),
             sizes: frame_sizes(&file, fourcc),
+            holds_capture: holds_capture_for(&mut file, output, fourcc).unwrap_or(false),
         });
     }
-
-    // REQBUFS(0) frees nothing (no buffers yet) and reports the queue's
-    // capabilities; EBUSY here means another file handle owns the queue.
-    let buf_caps: ioctl::BufferCapabilities = ioctl::reqbufs(
-        &file,
-        output,
-        MemoryType::Mmap,
-        0,
-        ioctl::MemoryConsistency::empty(),
-    )
-    .map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))?;
 
     let menus = menu_controls(&file);
 
@@ -429,11 +440,31 @@ pub fn probe_video_node(
         bus_info: caps.bus_info,
         multiplanar,
         coded_formats,
-        supports_requests: buf_caps.contains(ioctl::BufferCapabilities::SUPPORTS_REQUESTS),
-        supports_hold_capture: buf_caps
-            .contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF),
+        supports_requests: caps_before_format
+            .contains(ioctl::BufferCapabilities::SUPPORTS_REQUESTS),
         menus,
     })
+}
+
+/// Sets the OUTPUT format to `fourcc` on this (probing) file handle and
+/// reads the queue's capabilities: the hold flag is only meaningful then.
+/// `None` when the driver refuses the format or the query.
+fn holds_capture_for(file: &mut File, output: QueueType, fourcc: u32) -> Option<bool> {
+    let mut format: Format = ioctl::g_fmt(file, output).ok()?;
+    format.pixelformat = fourcc.into();
+    let set: Format = ioctl::s_fmt(&mut *file, (output, &format)).ok()?;
+    if u32::from(set.pixelformat) != fourcc {
+        return None;
+    }
+    let caps: ioctl::BufferCapabilities = ioctl::reqbufs(
+        &*file,
+        output,
+        MemoryType::Mmap,
+        0,
+        ioctl::MemoryConsistency::empty(),
+    )
+    .ok()?;
+    Some(caps.contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF))
 }
 
 fn frame_sizes(file: &File, fourcc: u32) -> Option<SizeRange> {
@@ -532,20 +563,29 @@ impl fmt::Display for DecoderInfo {
         }
         writeln!(
             f,
-            "  {} m2m, requests: {}, hold capture buffer: {}",
+            "  {} m2m, requests: {}",
             if self.multiplanar {
                 "multi-planar"
             } else {
                 "single-planar"
             },
             yes_no(self.supports_requests),
-            yes_no(self.supports_hold_capture)
         )?;
         writeln!(f, "  coded formats:")?;
         for c in &self.coded_formats {
+            let hold = if c.holds_capture {
+                ", hold capture buffer"
+            } else {
+                ""
+            };
             match c.sizes {
-                Some(s) => writeln!(f, "    {} ({}): {s}", fourcc_text(c.fourcc), c.description)?,
-                None => writeln!(f, "    {} ({})", fourcc_text(c.fourcc), c.description)?,
+                Some(s) => writeln!(
+                    f,
+                    "    {} ({}): {s}{hold}",
+                    fourcc_text(c.fourcc),
+                    c.description
+                )?,
+                None => writeln!(f, "    {} ({}){hold}", fourcc_text(c.fourcc), c.description)?,
             }
         }
         Ok(())
@@ -600,9 +640,9 @@ mod tests {
                     max_height: 2304,
                     step_height: 16,
                 }),
+                holds_capture: true,
             }],
             supports_requests: true,
-            supports_hold_capture: true,
             menus: BTreeMap::new(),
         }
     }

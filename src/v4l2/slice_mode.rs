@@ -9,13 +9,18 @@ use std::ops::Range;
 
 use v4l2r::bindings as b;
 
-use super::codec::{BitstreamPart, DeviceTimestamp, Request, SequenceChange};
+use tracing::info;
+
+use super::codec::{BitstreamPart, CodecError, DeviceTimestamp, Request, SequenceChange};
 use super::controls::ExtControl;
 use super::discovery::DecoderInfo;
 
 /// The menus of one codec, and the environment variables that force them.
 #[derive(Clone, Copy, Debug)]
 pub struct ModeMenus {
+    /// The codec's OUTPUT format (whether the driver holds CAPTURE buffers
+    /// depends on it).
+    pub coded_format: u32,
     /// e.g. `V4L2_CID_STATELESS_H264_DECODE_MODE`.
     pub decode_mode: u32,
     pub start_code: u32,
@@ -67,11 +72,17 @@ pub struct SliceMode {
     pub decode_mode: DecodeMode,
     /// Annex-B start codes before each slice (else none).
     pub start_codes: bool,
+    /// The driver keeps a CAPTURE buffer across requests with
+    /// `V4L2_BUF_FLAG_M2M_HOLD_CAPTURE_BUF`: needed for a picture of
+    /// several slice-based requests and for a field pair.
+    pub holds_capture: bool,
 }
 
 impl SliceMode {
     /// The driver's default of each menu, unless `forced` names a value the
-    /// driver offers.
+    /// driver offers. A driver that cannot hold CAPTURE buffers for the
+    /// codec decodes frame-based when it offers that: slice-based decoding
+    /// would lose every slice but the last of a picture.
     pub fn choose(
         info: &DecoderInfo,
         menus: &ModeMenus,
@@ -92,6 +103,23 @@ impl SliceMode {
             // Drivers without the menu decode slice by slice (the control's default).
             (None, mode) => mode.unwrap_or(DecodeMode::SliceBased),
         };
+        let holds_capture = info.holds_capture(menus.coded_format);
+        let frame_based_offered = info
+            .menu(menus.decode_mode)
+            .is_some_and(|m| m.offers(DecodeMode::FrameBased.menu_value()));
+        let decode_mode = if decode_mode == DecodeMode::SliceBased
+            && !holds_capture
+            && forced_mode.is_none()
+            && frame_based_offered
+        {
+            info!(
+                device = %info.video_node.display(),
+                "the driver cannot hold CAPTURE buffers between requests: frame-based decoding"
+            );
+            DecodeMode::FrameBased
+        } else {
+            decode_mode
+        };
         let start_codes = match (info.menu(menus.start_code), forced_annex_b) {
             (Some(menu), Some(annex_b)) if menu.offers(start_code_value(annex_b)) => annex_b,
             (Some(_), Some(annex_b)) => {
@@ -107,6 +135,7 @@ impl SliceMode {
         Ok(Self {
             decode_mode,
             start_codes,
+            holds_capture,
         })
     }
 
@@ -166,12 +195,14 @@ impl SliceMode {
     /// but the last. `slice_controls` adds the controls for the slices a
     /// request carries (all of them, or one); `nal` is a slice's NAL unit
     /// within the packet.
+    /// Without a driver that holds CAPTURE buffers, a picture needing more
+    /// than one request (slices, or a first field) cannot be decoded.
     pub fn requests<S>(
         &self,
         picture: Picture<'_, S>,
         nal: impl Fn(&S) -> Range<usize>,
         mut slice_controls: impl FnMut(&[S], &mut Vec<ExtControl>),
-    ) -> Vec<Request> {
+    ) -> Result<Vec<Request>, CodecError> {
         let Picture {
             timestamp_ns,
             controls,
@@ -183,8 +214,22 @@ impl SliceMode {
             DecodeMode::FrameBased => vec![slices],
             DecodeMode::SliceBased => slices.chunks(1).collect(),
         };
+        if !self.holds_capture && (groups.len() > 1 || hold_after) {
+            let what = if hold_after {
+                "a field pair".to_string()
+            } else {
+                format!(
+                    "a picture of {} slices decoded slice by slice",
+                    groups.len()
+                )
+            };
+            return Err(CodecError::Unsupported(format!(
+                "{what} needs a driver that holds CAPTURE buffers between requests \
+                 (V4L2_BUF_CAP_SUPPORTS_M2M_HOLD_CAPTURE_BUF); this one does not for this codec"
+            )));
+        }
         let last = groups.len().saturating_sub(1);
-        groups
+        Ok(groups
             .into_iter()
             .enumerate()
             .map(|(i, group)| {
@@ -198,7 +243,7 @@ impl SliceMode {
                     sequence: sequence.take(),
                 }
             })
-            .collect()
+            .collect())
     }
 
     /// The NAL units in order, each after a start code when the driver
@@ -228,9 +273,11 @@ impl std::fmt::Display for SliceMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v4l2::discovery::MenuControl;
+    use crate::v4l2::discovery::{CodedFormat, MenuControl};
+    use crate::v4l2::formats::coded;
 
     const H264: ModeMenus = ModeMenus {
+        coded_format: coded::H264_SLICE,
         decode_mode: b::V4L2_CID_STATELESS_H264_DECODE_MODE,
         start_code: b::V4L2_CID_STATELESS_H264_START_CODE,
         mode_env: "REEL_TEST_UNUSED_MODE",
@@ -246,6 +293,12 @@ mod tests {
             items: vec![(0, names[0].into()), (1, names[1].into())],
         };
         let mut info = DecoderInfo::for_tests("/dev/video9");
+        info.coded_formats.push(CodedFormat {
+            fourcc: coded::H264_SLICE,
+            description: "H.264".into(),
+            sizes: None,
+            holds_capture: true,
+        });
         for control in [
             menu(
                 b::V4L2_CID_STATELESS_H264_DECODE_MODE,
@@ -288,9 +341,12 @@ mod tests {
         let mode = SliceMode {
             decode_mode: DecodeMode::SliceBased,
             start_codes: false,
+            holds_capture: true,
         };
         let slices = [0..4, 4..9, 9..12];
-        let requests = mode.requests(picture(&slices, false), Range::clone, mark_slices);
+        let requests = mode
+            .requests(picture(&slices, false), Range::clone, mark_slices)
+            .unwrap();
         assert_eq!(requests.len(), 3);
         for (i, r) in requests.iter().enumerate() {
             assert_eq!(r.timestamp_ns, 7000);
@@ -299,7 +355,9 @@ mod tests {
             assert_eq!(r.hold_capture, i != 2);
             assert_eq!(r.sequence.is_some(), i == 0);
         }
-        let held = mode.requests(picture(&slices, true), Range::clone, mark_slices);
+        let held = mode
+            .requests(picture(&slices, true), Range::clone, mark_slices)
+            .unwrap();
         assert!(held.iter().all(|r| r.hold_capture), "a first field holds");
     }
 
@@ -308,9 +366,12 @@ mod tests {
         let mode = SliceMode {
             decode_mode: DecodeMode::FrameBased,
             start_codes: true,
+            holds_capture: true,
         };
         let slices = [0..4, 4..9];
-        let requests = mode.requests(picture(&slices, false), Range::clone, mark_slices);
+        let requests = mode
+            .requests(picture(&slices, false), Range::clone, mark_slices)
+            .unwrap();
         assert_eq!(requests.len(), 1);
         let r = &requests[0];
         assert_eq!(r.controls.len(), 3, "picture + both slices' controls");
@@ -325,6 +386,79 @@ mod tests {
         );
         assert!(!r.hold_capture);
         assert!(r.sequence.is_some());
+    }
+
+    fn without_hold(mut info: DecoderInfo) -> DecoderInfo {
+        info.coded_formats
+            .iter_mut()
+            .for_each(|f| f.holds_capture = false);
+        info
+    }
+
+    #[test]
+    fn without_hold_the_driver_decodes_frame_based_when_it_can() {
+        let mode = SliceMode::choose(&without_hold(visl_like(0, 0)), &H264, None, None).unwrap();
+        assert_eq!(mode.decode_mode, DecodeMode::FrameBased);
+        assert!(!mode.holds_capture);
+        // Forced slice-based stays so (the requests then refuse multi-slice pictures).
+        let forced = SliceMode::choose(
+            &without_hold(visl_like(0, 0)),
+            &H264,
+            Some(DecodeMode::SliceBased),
+            None,
+        )
+        .unwrap();
+        assert_eq!(forced.decode_mode, DecodeMode::SliceBased);
+        // A driver offering slice-based only keeps it.
+        let mut only_slice = without_hold(visl_like(0, 0));
+        if let Some(menu) = only_slice
+            .menus
+            .get_mut(&b::V4L2_CID_STATELESS_H264_DECODE_MODE)
+        {
+            menu.items.truncate(1);
+        }
+        let mode = SliceMode::choose(&only_slice, &H264, None, None).unwrap();
+        assert_eq!(mode.decode_mode, DecodeMode::SliceBased);
+    }
+
+    #[test]
+    fn without_hold_pictures_of_several_requests_are_refused() {
+        let mode = SliceMode {
+            decode_mode: DecodeMode::SliceBased,
+            start_codes: false,
+            holds_capture: false,
+        };
+        let one = [Range { start: 0, end: 4 }];
+        assert_eq!(
+            mode.requests(picture(&one, false), Range::clone, mark_slices)
+                .unwrap()
+                .len(),
+            1
+        );
+        let three = [0..4, 4..9, 9..12];
+        let err = mode
+            .requests(picture(&three, false), Range::clone, mark_slices)
+            .err()
+            .expect("refused");
+        assert!(!err.is_recoverable());
+        assert!(err.to_string().contains("3 slices"), "{err}");
+        let field = mode
+            .requests(picture(&one, true), Range::clone, mark_slices)
+            .err()
+            .expect("a first field is refused");
+        assert!(field.to_string().contains("field pair"), "{field}");
+        // Frame-based, every slice goes in one request: no hold needed.
+        let frame = SliceMode {
+            decode_mode: DecodeMode::FrameBased,
+            ..mode
+        };
+        assert_eq!(
+            frame
+                .requests(picture(&three, false), Range::clone, mark_slices)
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]

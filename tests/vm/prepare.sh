@@ -43,7 +43,7 @@ flock 9
 # share a cache without rebuilding each other's; `current` names the bed of
 # the last successful run. The initramfs is remade when the guest init
 # changes. Downloads are shared.
-kernel_digest=$( (echo "$suite"; sed -n '/^# >>> kernel/,/^# <<< kernel/p' "$0"; cat "$here/vkms-render-node.patch") \
+kernel_digest=$( (echo "$suite"; sed -n '/^# >>> kernel/,/^# <<< kernel/p' "$0"; cat "$here/vkms-render-node.patch" "$here/visl-personalities.patch") \
     | sha256sum | cut -d' ' -f1)
 digest=$(cat "$0" "$here/guest/init" | sha256sum | cut -d' ' -f1)
 bed_name="bed-${kernel_digest:0:16}"
@@ -105,6 +105,8 @@ else
         linux-source-6.12/include/media/v4l2-mem2mem.h \
         linux-source-6.12/drivers/gpu/drm/vkms
     patch -s -d "$bed/src" -p1 <"$here/vkms-render-node.patch" || die "vkms-render-node.patch does not apply"
+    # Real drivers' behaviours, switched on by visl's module parameters.
+    patch -s -d "$bed/src" -p1 <"$here/visl-personalities.patch" || die "visl-personalities.patch does not apply"
     rm -f "$bed/src/$tarball"
     rm -rf "$bed/src/usr"
     log "extract: $(elapsed "$t") s"

@@ -32,6 +32,7 @@ use controls::{sps_control, PictureControls, SliceControls};
 /// forcing them (`REEL_V4L2_H264_MODE=frame|slice`,
 /// `REEL_V4L2_H264_START_CODE=annexb|none`).
 pub const MODE_MENUS: ModeMenus = ModeMenus {
+    coded_format: coded::H264_SLICE,
     decode_mode: b::V4L2_CID_STATELESS_H264_DECODE_MODE,
     start_code: b::V4L2_CID_STATELESS_H264_START_CODE,
     mode_env: "REEL_V4L2_H264_MODE",
@@ -185,7 +186,11 @@ impl H264Codec {
     }
 
     /// The requests of one picture.
-    fn requests(&self, job: &h264::DecodeJob, hold_after: bool) -> Vec<Request> {
+    fn requests(
+        &self,
+        job: &h264::DecodeJob,
+        hold_after: bool,
+    ) -> Result<Vec<Request>, CodecError> {
         let controls = PictureControls::of(job);
         let mut picture = vec![
             ExtControl::typed::<typed::H264Sps>(controls.sps),
@@ -276,7 +281,7 @@ impl StatelessCodec for H264Codec {
             );
             references.extend(job.dpb.iter().map(|e| e.timestamp_ns));
             let hold_after = self.holds_for_second_field(job);
-            requests.extend(self.requests(job, hold_after));
+            requests.extend(self.requests(job, hold_after)?);
             self.output.push_due(job.output.iter().copied());
         }
         // The DPB after this unit, plus what its pictures referred to.

@@ -36,6 +36,7 @@ use controls::{
 /// forcing them (`REEL_V4L2_HEVC_MODE=frame|slice`,
 /// `REEL_V4L2_HEVC_START_CODE=annexb|none`).
 pub const MODE_MENUS: ModeMenus = ModeMenus {
+    coded_format: coded::HEVC_SLICE,
     decode_mode: b::V4L2_CID_STATELESS_HEVC_DECODE_MODE,
     start_code: b::V4L2_CID_STATELESS_HEVC_START_CODE,
     mode_env: "REEL_V4L2_HEVC_MODE",
@@ -167,7 +168,7 @@ impl HevcCodec {
 
     /// The requests of one picture: every request carries the slice
     /// parameters and entry points of its slice segments.
-    fn requests(&self, job: &DecodeJob) -> Vec<Request> {
+    fn requests(&self, job: &DecodeJob) -> Result<Vec<Request>, CodecError> {
         let mut picture = vec![
             ExtControl::typed::<HevcSps>(sps_control(&job.sps)),
             ExtControl::typed::<HevcPps>(pps_control(&job.pps)),
@@ -252,7 +253,7 @@ impl StatelessCodec for HevcCodec {
                 job.stream.sample_aspect_ratio,
             );
             references.extend(job.dpb.iter().map(|r| r.timestamp_ns));
-            requests.extend(self.requests(job));
+            requests.extend(self.requests(job)?);
         }
         references.extend(self.parser.dpb().references());
         self.batch_references = references.into_iter().collect();

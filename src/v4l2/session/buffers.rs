@@ -10,7 +10,7 @@ use tracing::{debug, warn};
 use v4l2r::bindings::{v4l2_create_buffers, v4l2_format};
 use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking};
 use v4l2r::memory::MemoryType;
-use v4l2r::QueueType;
+use v4l2r::{Format, QueueType};
 
 use super::error::SessionError;
 use crate::v4l2::codec::Bitstream;
@@ -137,18 +137,62 @@ pub fn allocate_output<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
 ) -> Result<Vec<OutputBuffer>, SessionError> {
     let granted = request_buffers(video, queue, count)?;
     (0..granted)
-        .map(|index| {
-            let buffer = query(video, queue, index)?;
-            let plane = map_planes(video, &buffer, queue)?
-                .into_iter()
-                .next()
-                .ok_or_else(|| SessionError::Buffers {
-                    queue,
-                    reason: "OUTPUT buffer without planes".into(),
-                })?;
-            Ok(OutputBuffer { index, plane })
-        })
+        .map(|index| map_output(video, queue, index))
         .collect()
+}
+
+/// Adds `count` OUTPUT buffers of at least `size` bytes with CREATE_BUFS,
+/// which works while the queue streams: an access unit larger than the
+/// buffers allocated so far gets larger ones without stopping decoding
+/// (its references live in CAPTURE buffers). They follow the `existing`
+/// ones.
+pub fn create_output<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
+    video: &F,
+    queue: QueueType,
+    existing: u32,
+    count: u32,
+    size: u32,
+) -> Result<Vec<OutputBuffer>, SessionError> {
+    let mut format: Format = ioctl::g_fmt(video, queue)
+        .map_err(|e| SessionError::ioctl("VIDIOC_G_FMT(OUTPUT)", e.into()))?;
+    if let Some(plane) = format.plane_fmt.first_mut() {
+        plane.sizeimage = size;
+    }
+    let format = v4l2_format::try_from((queue, &format)).map_err(|_| SessionError::Buffers {
+        queue,
+        reason: "the OUTPUT format cannot be expressed for CREATE_BUFS".into(),
+    })?;
+    let created: v4l2_create_buffers =
+        ioctl::create_bufs(video, count, MemoryType::Mmap, format)
+            .map_err(|e| SessionError::ioctl("VIDIOC_CREATE_BUFS(OUTPUT)", e.into()))?;
+    if created.index != existing || created.count == 0 {
+        return Err(SessionError::Buffers {
+            queue,
+            reason: format!(
+                "CREATE_BUFS gave {} buffers from index {}, expected some from {existing}",
+                created.count, created.index
+            ),
+        });
+    }
+    (created.index..created.index + created.count)
+        .map(|index| map_output(video, queue, index))
+        .collect()
+}
+
+fn map_output(
+    video: &(impl std::os::fd::AsRawFd + std::os::fd::AsFd),
+    queue: QueueType,
+    index: u32,
+) -> Result<OutputBuffer, SessionError> {
+    let buffer = query(video, queue, index)?;
+    let plane = map_planes(video, &buffer, queue)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| SessionError::Buffers {
+            queue,
+            reason: "OUTPUT buffer without planes".into(),
+        })?;
+    Ok(OutputBuffer { index, plane })
 }
 
 /// When REQBUFS granted fewer than `wanted`, asks for the rest with

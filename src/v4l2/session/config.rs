@@ -17,7 +17,8 @@ pub struct SessionConfig {
     pub coded_format: u32,
     pub width: u32,
     pub height: u32,
-    /// Size of each OUTPUT buffer; 0 lets the driver choose.
+    /// Size asked for each OUTPUT buffer (the driver may give more); an
+    /// access unit that does not fit makes the session add larger ones.
     pub bitstream_buffer_size: u32,
     /// Asked for with REQBUFS; the driver's answer is what is used.
     pub output_buffers: u32,
@@ -42,6 +43,16 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
+    /// The coded size of a new sequence; the OUTPUT buffers follow it
+    /// (never shrinking below what earlier access units needed).
+    pub fn set_coded_size(&mut self, width: u32, height: u32) {
+        self.width = width;
+        self.height = height;
+        self.bitstream_buffer_size = self
+            .bitstream_buffer_size
+            .max(bitstream_buffer_size(width, height));
+    }
+
     pub fn new(
         video_node: &Path,
         media_node: &Path,
@@ -55,7 +66,7 @@ impl SessionConfig {
             coded_format,
             width,
             height,
-            bitstream_buffer_size: 0,
+            bitstream_buffer_size: bitstream_buffer_size(width, height),
             output_buffers: 4,
             capture_buffers: 20,
             initial_controls: Vec::new(),
@@ -66,6 +77,19 @@ impl SessionConfig {
             request_timeout: Duration::from_secs(1),
         }
     }
+}
+
+/// The OUTPUT buffer size asked for pictures of `width`x`height`: a
+/// quarter of the raw 4:2:0 picture, at least 256 KiB. Never 0: drivers
+/// pick their own size for 0, and some pick one too small for an I picture
+/// (cedrus). Larger access units grow the queue (`Session::submit`).
+pub fn bitstream_buffer_size(width: u32, height: u32) -> u32 {
+    const MIN: u64 = 256 * 1024;
+    // No more than an 8K picture's share first: larger ones grow.
+    const MAX: u64 = 32 << 20;
+    let raw = (u64::from(width) * u64::from(height)).saturating_mul(3) / 2;
+    let size = (raw / 4).clamp(MIN, MAX).next_multiple_of(4096);
+    u32::try_from(size).unwrap_or(MAX as u32)
 }
 
 /// Given the CAPTURE fourccs a driver offers and the stream's bit depth,
@@ -89,5 +113,24 @@ pub struct OfferedCapture {
 impl std::fmt::Debug for CaptureChooser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("CaptureChooser")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitstream_buffers_follow_the_coded_size() {
+        assert_eq!(bitstream_buffer_size(320, 240), 256 * 1024);
+        assert_eq!(bitstream_buffer_size(1920, 1088), 786_432);
+        assert_eq!(bitstream_buffer_size(3840, 2160) % 4096, 0);
+        assert!(bitstream_buffer_size(3840, 2160) >= 3840 * 2160 * 3 / 8);
+        assert_eq!(bitstream_buffer_size(u32::MAX, u32::MAX), 32 << 20);
+        assert_eq!(bitstream_buffer_size(0, 0), 256 * 1024);
+        let mut config = SessionConfig::new(Path::new("/v"), Path::new("/m"), 0, 3840, 2160);
+        let large = config.bitstream_buffer_size;
+        config.set_coded_size(320, 240);
+        assert_eq!(config.bitstream_buffer_size, large, "never shrinks");
     }
 }

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tracing::warn;
+use tracing::{info, warn};
 use v4l2r::bindings;
 use v4l2r::ioctl::{self, BufferFlags, Request, V4l2Buffer};
 use v4l2r::QueueType;
@@ -82,6 +82,9 @@ pub struct Session {
     capture_queue: QueueType,
     output: Vec<OutputBuffer>,
     free_output: Vec<u32>,
+    /// The size of the OUTPUT buffers new requests use; smaller ones (from
+    /// before an access unit outgrew them) are retired as they come back.
+    output_capacity: usize,
     capture: Vec<Arc<CaptureBuffer>>,
     slots: Vec<CaptureSlot>,
     layout: Arc<CaptureLayout>,
@@ -122,6 +125,7 @@ impl Session {
         let requests = RequestPool::new(media, output.len());
         let mut session = Session {
             free_output: (0..output.len() as u32).rev().collect(),
+            output_capacity: min_capacity(&output),
             slots: capture.iter().map(|_| CaptureSlot::Idle).collect(),
             capture: capture.into_iter().map(Arc::new).collect(),
             output,
@@ -265,12 +269,8 @@ impl Session {
         {
             return Err(SessionError::MissingControl(missing));
         }
-        let capacity = self.output.first().map_or(0, OutputBuffer::capacity);
-        if job.bitstream.len() > capacity {
-            return Err(SessionError::BitstreamTooLarge {
-                size: job.bitstream.len(),
-                capacity,
-            });
+        if job.bitstream.len() > self.output_capacity {
+            self.grow_output(job.bitstream.len())?;
         }
 
         // A CAPTURE buffer must be with the driver unless this continues a
@@ -305,7 +305,8 @@ impl Session {
             });
         }
 
-        if self.free_output.is_empty() {
+        // Retired buffers coming back free nothing: wait for a current one.
+        while self.free_output.is_empty() && !self.in_flight.is_empty() {
             let frames = self.collect(self.timeout, true)?;
             self.ready.extend(frames);
         }
@@ -336,6 +337,62 @@ impl Session {
             deadline: Instant::now() + self.timeout,
         });
         Ok(())
+    }
+
+    /// Adds OUTPUT buffers large enough for `needed` bytes (and some room
+    /// to spare, so that a slowly growing stream does not do this often);
+    /// the smaller buffers are retired.
+    fn grow_output(&mut self, needed: usize) -> Result<(), SessionError> {
+        let too_large = |capacity| SessionError::BitstreamTooLarge {
+            size: needed,
+            capacity,
+        };
+        let size = u32::try_from(needed + needed / 4)
+            .map_err(|_| too_large(self.output_capacity))?
+            .next_multiple_of(4096);
+        let count = self
+            .output
+            .iter()
+            .filter(|b| b.capacity() >= self.output_capacity)
+            .count()
+            .max(1) as u32;
+        let added = buffers::create_output(
+            &self.video,
+            self.output_queue,
+            self.output.len() as u32,
+            count,
+            size,
+        )?;
+        let capacity = min_capacity(&added);
+        if capacity < needed {
+            return Err(too_large(capacity));
+        }
+        info!(
+            bytes = needed,
+            from = self.output_capacity,
+            to = capacity,
+            buffers = added.len(),
+            "an access unit outgrew the OUTPUT buffers: larger ones added"
+        );
+        self.output_capacity = capacity;
+        let output = &self.output;
+        self.free_output
+            .retain(|&i| output[i as usize].capacity() >= capacity);
+        self.free_output.extend(added.iter().rev().map(|b| b.index));
+        self.output.extend(added);
+        self.requests.set_limit(self.output.len());
+        Ok(())
+    }
+
+    /// An OUTPUT buffer the driver gave back: free again unless retired.
+    fn release_output(&mut self, index: u32) {
+        if self
+            .output
+            .get(index as usize)
+            .is_some_and(|b| b.capacity() >= self.output_capacity)
+        {
+            self.free_output.push(index);
+        }
     }
 
     fn queue_request(
@@ -427,7 +484,7 @@ impl Session {
                 if buffer.index() != expected {
                     warn!("OUTPUT buffer {} done, expected {expected}", buffer.index());
                 }
-                self.free_output.push(buffer.index());
+                self.release_output(buffer.index());
                 Ok(())
             }
             Err(e) => Err(SessionError::ioctl("VIDIOC_DQBUF(OUTPUT)", errno_of(e))),
@@ -578,8 +635,8 @@ impl Session {
             .map_err(|e| SessionError::ioctl("VIDIOC_STREAMOFF(OUTPUT)", e.into()))?;
         ioctl::streamoff(&self.video, self.capture_queue)
             .map_err(|e| SessionError::ioctl("VIDIOC_STREAMOFF(CAPTURE)", e.into()))?;
-        for f in self.in_flight.drain(..) {
-            self.free_output.push(f.output_index);
+        for f in std::mem::take(&mut self.in_flight) {
+            self.release_output(f.output_index);
             self.requests.discard(f.request);
         }
         self.ready.clear();
@@ -641,6 +698,7 @@ impl Session {
             config,
         )?;
         self.free_output = (0..output.len() as u32).rev().collect();
+        self.output_capacity = min_capacity(&output);
         self.slots = capture.iter().map(|_| CaptureSlot::Idle).collect();
         self.capture = capture.into_iter().map(Arc::new).collect();
         self.output = output;
@@ -672,4 +730,9 @@ impl Drop for Session {
         let _ = ioctl::streamoff(&self.video, self.output_queue);
         let _ = ioctl::streamoff(&self.video, self.capture_queue);
     }
+}
+
+/// The smallest buffer's size: what any OUTPUT buffer of the set can take.
+fn min_capacity(output: &[OutputBuffer]) -> usize {
+    output.iter().map(OutputBuffer::capacity).min().unwrap_or(0)
 }

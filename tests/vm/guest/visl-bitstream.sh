@@ -14,12 +14,8 @@ shift
 out="${REEL_RESULTS:?not in the test guest}/$name.bitstream"
 debug=/sys/kernel/debug
 mountpoint -q "$debug" || mount -t debugfs debugfs "$debug"
-rmmod visl 2>/dev/null || true
-modprobe visl keep_bitstream_buffers=1 bitstream_trace_frame_start=0 \
-    bitstream_trace_nframes=1000000 || { echo "visl-bitstream: cannot load visl" >&2; exit 2; }
-# udev is not running: wait for the node the driver registers.
-i=0
-while [ ! -e /dev/video0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+"$(dirname "$0")/visl-reload.sh" keep_bitstream_buffers=1 bitstream_trace_frame_start=0 \
+    bitstream_trace_nframes=1000000 || exit 2
 
 rc=0
 "$@" || rc=$?

@@ -1,0 +1,267 @@
+//! reel against visl behaving like the real stateless drivers it meets on
+//! boards (tests/vm/visl-personalities.patch, switched on by visl's module
+//! parameters; visl's defaults stay as they are, so that the oracle traces
+//! of the other suites stay comparable):
+//! - `output_sizeimage=1024`: a driver that gives a client asking for no
+//!   particular OUTPUT size a small one (cedrus): reel asks for a size from
+//!   the stream, and an access unit larger than its buffers (1080p lossless
+//!   I pictures) makes it add larger ones while decoding goes on;
+//! - `hold_capture_buf=0`: a driver that cannot hold a CAPTURE buffer
+//!   across requests (hantro, RK3399 rkvdec): reel decodes multi-slice
+//!   pictures frame-based, and refuses clearly when slice-based is forced;
+//! - `hold_capture_buf=2`: a driver that holds CAPTURE buffers only once
+//!   the OUTPUT format is H.264 or HEVC (cedrus decides at S_FMT): reel
+//!   reads the capability per coded format, and decodes slice by slice.
+//!
+//! Every run happens in one guest boot; each test checks its part.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use support::media;
+use support::reel_runs::{self, traced_decode};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
+
+/// 1080p clips whose pictures are larger than reel's first OUTPUT buffers
+/// (a quarter of a raw picture): lossless coding of noise, about 3 MB each.
+fn large_clips() -> &'static [PathBuf; 2] {
+    static CLIPS: OnceLock<[PathBuf; 2]> = OnceLock::new();
+    CLIPS.get_or_init(|| {
+        let dir = support::target_dir().join("real-driver-media");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let encode = |name: &str, codec: &[&str]| {
+            let path = dir.join(name);
+            if !path.exists() {
+                let partial = dir.join(format!("partial-{name}"));
+                let status = Command::new("ffmpeg")
+                    .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+                    .arg("testsrc2=size=1920x1080:rate=25:duration=0.12,noise=alls=60:allf=t+u")
+                    .args(codec)
+                    .args(["-pix_fmt", "yuv420p"])
+                    .arg(&partial)
+                    .status()
+                    .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+                assert!(status.success(), "ffmpeg could not make {name}");
+                std::fs::rename(&partial, &path).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            path
+        };
+        [
+            encode(
+                "h264_1080p_noise_lossless.mp4",
+                &[
+                    "-c:v",
+                    "libx264",
+                    "-preset",
+                    "ultrafast",
+                    "-qp",
+                    "0",
+                    "-g",
+                    "2",
+                ],
+            ),
+            encode(
+                "hevc_1080p_noise_lossless.mkv",
+                &[
+                    "-c:v",
+                    "libx265",
+                    "-preset",
+                    "ultrafast",
+                    "-x265-params",
+                    "lossless=1:keyint=2:log-level=error",
+                ],
+            ),
+        ]
+    })
+}
+
+const V4L2_FRAMEMD5: [&str; 4] = ["--hwdec", "v4l2", "--output", "framemd5"];
+
+fn reload(params: &[&str]) -> ScriptCall {
+    ScriptCall::new("visl-reload.sh").args(params)
+}
+
+fn probe(name: &str) -> ScriptCall {
+    traced_decode(name, &["probe"], &media::clip("h264_slices.mp4"))
+}
+
+fn runs() -> &'static GuestResult {
+    static RUNS: OnceLock<GuestResult> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let [h264_large, hevc_large] = large_clips();
+        let h264_slices = media::clip("h264_slices.mp4");
+        let hevc_slices = media::clip("hevc_slices.mkv");
+        let calls = vec![
+            // A small default OUTPUT size.
+            reload(&["output_sizeimage=1024"]),
+            traced_decode("small-h264", &V4L2_FRAMEMD5, h264_large),
+            traced_decode("small-hevc", &V4L2_FRAMEMD5, hevc_large),
+            traced_decode("small-h264-slices", &V4L2_FRAMEMD5, &h264_slices),
+            // No HOLD at all.
+            reload(&["hold_capture_buf=0"]),
+            probe("nohold-probe"),
+            traced_decode("nohold-h264", &V4L2_FRAMEMD5, &h264_slices),
+            traced_decode("nohold-hevc", &V4L2_FRAMEMD5, &hevc_slices),
+            traced_decode("nohold-forced-slice", &V4L2_FRAMEMD5, &h264_slices)
+                .env("REEL_V4L2_H264_MODE", "slice"),
+            // HOLD for H.264 and HEVC only, decided at S_FMT(OUTPUT).
+            reload(&["hold_capture_buf=2"]),
+            probe("cedrus-probe"),
+            traced_decode("cedrus-h264", &V4L2_FRAMEMD5, &h264_slices),
+            // visl's defaults.
+            reload(&[]),
+            probe("default-probe"),
+        ];
+        let count = calls.len();
+        let result = Guest::run(
+            &GuestCommand::scripts(calls)
+                .timeout(Duration::from_secs(120 + 60 * count as u64))
+                .env("RUST_BACKTRACE", "1")
+                .label("guest-real-drivers"),
+        )
+        .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
+        result.assert_success();
+        result
+    })
+}
+
+/// (pictures traced, requests of each picture) of one run.
+fn requests_per_picture(name: &str) -> Vec<usize> {
+    reel_runs::reel_frames(runs(), name, "guest-real-drivers")
+        .iter()
+        .map(|f| f.runs)
+        .collect()
+}
+
+/// A run decoded every frame of `clip` through V4L2.
+fn assert_whole(name: &str, clip: &Path) -> String {
+    let (log, out) = reel_runs::successful(runs(), name);
+    let frames = reel_runs::framemd5_lines(&out);
+    assert_eq!(
+        frames.len(),
+        media::frame_count(clip),
+        "{name}: frames decoded\n{log}"
+    );
+    assert_eq!(
+        requests_per_picture(name).len(),
+        frames.len(),
+        "{name}: pictures sent to the driver"
+    );
+    log
+}
+
+/// The coded formats `reel probe` lists for visl, as (fourcc, holds CAPTURE).
+fn probed_holds(name: &str) -> Vec<(String, bool)> {
+    let (rc, log, out) = reel_runs::outcome(runs(), name);
+    assert_eq!(rc, 0, "{name}: reel probe failed\n{log}");
+    // "      S264 (H.264 Parsed Slice Data): 64x64..4096x2304 (step 1x1), hold capture buffer"
+    let formats: Vec<(String, bool)> = out
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("coded formats:"))
+        .skip(1)
+        .map_while(|l| {
+            let (fourcc, rest) = l.trim_start().split_once(" (")?;
+            (fourcc.len() == 4)
+                .then(|| (fourcc.to_string(), rest.ends_with(", hold capture buffer")))
+        })
+        .collect();
+    assert!(
+        formats.len() >= 6,
+        "{name}: coded formats not listed:\n{out}"
+    );
+    formats
+}
+
+#[test]
+fn a_small_default_output_size_grows_for_large_access_units() {
+    let [h264_large, hevc_large] = large_clips();
+    for (name, clip) in [("small-h264", h264_large), ("small-hevc", hevc_large)] {
+        let log = assert_whole(name, clip);
+        assert!(
+            log.contains("an access unit outgrew the OUTPUT buffers"),
+            "{name}: a lossless 1080p I picture should outgrow the first OUTPUT buffers:\n{log}"
+        );
+    }
+    // Small pictures fit the size asked from the stream: no growth.
+    let log = assert_whole("small-h264-slices", &media::clip("h264_slices.mp4"));
+    assert!(!log.contains("outgrew"), "{log}");
+}
+
+#[test]
+fn without_hold_multi_slice_pictures_decode_frame_based() {
+    for (name, clip) in [
+        ("nohold-h264", media::clip("h264_slices.mp4")),
+        ("nohold-hevc", media::clip("hevc_slices.mkv")),
+    ] {
+        let log = assert_whole(name, &clip);
+        assert!(
+            log.contains("cannot hold CAPTURE buffers between requests: frame-based decoding"),
+            "{name}: the reason for frame-based decoding is not logged:\n{log}"
+        );
+        assert!(log.contains("mode=FrameBased"), "{name}:\n{log}");
+        let requests = requests_per_picture(name);
+        assert!(
+            requests.iter().all(|&r| r == 1),
+            "{name}: one request per picture without HOLD, got {requests:?}"
+        );
+    }
+}
+
+#[test]
+fn without_hold_forced_slice_based_decoding_is_refused_clearly() {
+    let name = "nohold-forced-slice";
+    let (rc, log, _) = reel_runs::outcome(runs(), name);
+    assert_ne!(
+        rc, 0,
+        "{name}: decoding 4-slice pictures without HOLD must fail\n{log}"
+    );
+    assert_ne!(rc, 124, "{name}: hung\n{log}");
+    assert!(!log.contains("panicked"), "{name}:\n{log}");
+    assert!(
+        log.contains("needs a driver that holds CAPTURE buffers between requests"),
+        "{name}: no clear reason:\n{log}"
+    );
+    // Nothing half-decoded reached the driver: no picture of several
+    // requests without HOLD.
+    let trace = runs()
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(
+        !trace.contains("v4l2_ctrl_h264_decode_params"),
+        "{name}: pictures were sent"
+    );
+    // The error is said once.
+    assert_eq!(
+        log.matches("needs a driver that holds").count(),
+        1,
+        "{name}: the cause is repeated:\n{log}"
+    );
+}
+
+#[test]
+fn hold_is_read_per_coded_format() {
+    let nohold = probed_holds("nohold-probe");
+    assert!(nohold.iter().all(|(_, hold)| !hold), "{nohold:?}");
+    let default = probed_holds("default-probe");
+    assert!(default.iter().all(|(_, hold)| *hold), "{default:?}");
+    let cedrus = probed_holds("cedrus-probe");
+    for (fourcc, hold) in &cedrus {
+        assert_eq!(
+            *hold,
+            fourcc == "S264" || fourcc == "S265",
+            "{fourcc}: hold capture buffer as the driver sets it at S_FMT: {cedrus:?}"
+        );
+    }
+    // With HOLD for H.264, the driver's slice-based default is kept.
+    let log = assert_whole("cedrus-h264", &media::clip("h264_slices.mp4"));
+    assert!(log.contains("mode=SliceBased"), "{log}");
+    let requests = requests_per_picture("cedrus-h264");
+    assert!(
+        requests.iter().all(|&r| r == 4),
+        "four slices, four requests per picture: {requests:?}"
+    );
+}

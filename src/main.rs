@@ -86,19 +86,21 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
             for (i, file) in args.files.iter().enumerate() {
                 let start = if i == 0 { args.start } else { None };
                 match headless::run_file(file, start, args.threads, &decoder, sink, &mut out) {
-                    Ok(report) if report.errors > 0 => failures.push(player::about_file(
-                        file,
-                        &report.error_summary.unwrap_or_default(),
-                    )),
                     Ok(report) => {
                         if args.stats {
                             eprintln!(
-                                "reel: stats: {}: frames={} seconds={:.3} decoder={}",
+                                "reel: stats: {}: frames={} seconds={:.3} decoder={} \
+                                 decode_errors={} frames_skipped={}",
                                 file.display(),
                                 report.frames,
                                 report.elapsed.as_secs_f64(),
-                                report.decoder
+                                report.decoder,
+                                report.damage.decode_errors,
+                                report.damage.frames_skipped,
                             );
+                        }
+                        if let Some(summary) = report.failure() {
+                            failures.push(player::about_file(file, &summary));
                         }
                     }
                     Err(e) => failures.push(player::about_file(file, &format!("{e:#}"))),

@@ -11,7 +11,11 @@
 //!   pictures frame-based, and refuses clearly when slice-based is forced;
 //! - `hold_capture_buf=2`: a driver that holds CAPTURE buffers only once
 //!   the OUTPUT format is H.264 or HEVC (cedrus decides at S_FMT): reel
-//!   reads the capability per coded format, and decodes slice by slice.
+//!   reads the capability per coded format, and decodes slice by slice;
+//! - `error_frames=5`: a driver returning a picture with
+//!   `V4L2_BUF_FLAG_ERROR`: that picture and every one decoded from it
+//!   (by the references each request carried, read from visl's trace) are
+//!   not output, the others are, and the IDR after them is clean.
 //!
 //! Every run happens in one guest boot; each test checks its part.
 
@@ -79,6 +83,11 @@ fn large_clips() -> &'static [PathBuf; 2] {
     })
 }
 
+/// One slice per picture, B-pyramid references, an IDR at packet 24.
+const ERROR_CLIP: &str = "h264_main_bframes.mkv";
+/// The request visl returns with V4L2_BUF_FLAG_ERROR (`error_frames=5`).
+const ERROR_REQUEST: usize = 5;
+
 const V4L2_FRAMEMD5: [&str; 4] = ["--hwdec", "v4l2", "--output", "framemd5"];
 
 fn reload(params: &[&str]) -> ScriptCall {
@@ -95,6 +104,7 @@ fn runs() -> &'static GuestResult {
         let [h264_large, hevc_large] = large_clips();
         let h264_slices = media::clip("h264_slices.mp4");
         let hevc_slices = media::clip("hevc_slices.mkv");
+        let bframes = media::clip(ERROR_CLIP);
         let calls = vec![
             // A small default OUTPUT size.
             reload(&["output_sizeimage=1024"]),
@@ -112,9 +122,13 @@ fn runs() -> &'static GuestResult {
             reload(&["hold_capture_buf=2"]),
             probe("cedrus-probe"),
             traced_decode("cedrus-h264", &V4L2_FRAMEMD5, &h264_slices),
+            // A decode error on the sixth request.
+            reload(&["error_frames=5"]),
+            traced_decode("error-h264", &V4L2_FRAMEMD5, &bframes),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
+            traced_decode("clean-h264", &V4L2_FRAMEMD5, &bframes),
         ];
         let count = calls.len();
         let result = Guest::run(
@@ -263,5 +277,86 @@ fn hold_is_read_per_coded_format() {
     assert!(
         requests.iter().all(|&r| r == 4),
         "four slices, four requests per picture: {requests:?}"
+    );
+}
+
+/// The pictures (decode order) a decode error on `first` damages: it and
+/// every picture whose request named a damaged picture in its DPB.
+fn damaged_by(frames: &[support::visl_trace::FrameRecord], first: usize) -> Vec<usize> {
+    let mut damaged = vec![first];
+    for frame in frames.iter().filter(|f| f.index > first) {
+        let references_damage = frame.controls.iter().any(|(name, fields)| {
+            name.starts_with("v4l2_h264_dpb_entry[")
+                && fields
+                    .get("reference_ts")
+                    .is_some_and(|r| damaged.iter().any(|d| r.as_str() == format!("frame {d}")))
+        });
+        if references_damage {
+            damaged.push(frame.index);
+        }
+    }
+    damaged
+}
+
+#[test]
+fn pictures_decoded_with_errors_and_their_dependents_are_not_output() {
+    let clip = media::clip(ERROR_CLIP);
+    // Decode order is packet order: one picture per packet.
+    let packet_pts: Vec<i64> = media::ffprobe(&clip, "packet=pts");
+    let clean_frames = reel_runs::reel_frames(runs(), "clean-h264", "guest-real-drivers");
+    assert_eq!(
+        clean_frames.len(),
+        packet_pts.len(),
+        "one picture per packet"
+    );
+    let damaged = damaged_by(&clean_frames, ERROR_REQUEST);
+    assert!(
+        damaged.len() > 1 && damaged.iter().all(|&d| d < 24),
+        "the error should reach dependents and stop at the IDR: {damaged:?}"
+    );
+    let (_, clean_out) = reel_runs::successful(runs(), "clean-h264");
+    let (rc, log, out) = reel_runs::outcome(runs(), "error-h264");
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(rc, 1, "decode errors make the run fail:\n{log}");
+    // The clean run's lines are in display order: the k-th is the picture
+    // with the k-th smallest packet pts.
+    let mut display_order = packet_pts.clone();
+    display_order.sort_unstable();
+    let damaged_display: Vec<usize> = damaged
+        .iter()
+        .filter_map(|&d| display_order.iter().position(|&p| p == packet_pts[d]))
+        .collect();
+    let clean: Vec<(i64, String)> = reel_runs::framemd5_lines(&clean_out);
+    assert_eq!(clean.len(), packet_pts.len(), "clean run: every picture");
+    let expected: Vec<(i64, String)> = clean
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !damaged_display.contains(k))
+        .map(|(_, line)| line.clone())
+        .collect();
+    let shown = reel_runs::framemd5_lines(&out);
+    assert_eq!(
+        shown.iter().map(|l| l.0).collect::<Vec<_>>(),
+        expected.iter().map(|l| l.0).collect::<Vec<_>>(),
+        "pictures output (pts) with pictures {damaged:?} damaged"
+    );
+    assert_eq!(shown, expected, "the pictures output are the clean run's");
+    let stats = log
+        .lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    assert!(stats.contains("decode_errors=1 "), "{stats}");
+    assert!(
+        stats.ends_with(&format!("frames_skipped={}", damaged.len())),
+        "{stats}"
+    );
+    // Said once per burst in display order (a picture decoded before the
+    // error shows between damaged ones), not once per picture.
+    let bursts = log.matches("decode error: not showing").count();
+    assert!((1..=2).contains(&bursts), "{bursts} warnings:\n{log}");
+    assert_eq!(
+        log.matches("decoding is clean again").count(),
+        bursts,
+        "{log}"
     );
 }

@@ -2,6 +2,8 @@
 //! frames out, faults that say whether decoding can go on, and how many
 //! decoded frames the player may hold at once.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::frame::{DecoderKind, Frame};
 use crate::media::Packet;
 use crate::sw::{SwDecoder, SwError};
@@ -16,6 +18,40 @@ pub const DECODE_AHEAD: usize = 4;
 /// handing over, the player's next). A V4L2 decoder keeps a CAPTURE
 /// buffer for each.
 pub const FRAMES_HELD_DOWNSTREAM: usize = 2 + DECODE_AHEAD + 2;
+
+/// Pictures a decoder knew to be damaged (the V4L2 path: returned with
+/// `V4L2_BUF_FLAG_ERROR`, or their request failed) and pictures it did not
+/// hand out because of them (the damaged ones and those that may reference
+/// them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DamageCounts {
+    pub decode_errors: u64,
+    pub frames_skipped: u64,
+}
+
+/// [`DamageCounts`] over a whole run, shared between the decode thread and
+/// the player's statistics.
+#[derive(Debug, Default)]
+pub struct DamageCounters {
+    decode_errors: AtomicU64,
+    frames_skipped: AtomicU64,
+}
+
+impl DamageCounters {
+    pub fn add(&self, counts: DamageCounts) {
+        self.decode_errors
+            .fetch_add(counts.decode_errors, Ordering::Relaxed);
+        self.frames_skipped
+            .fetch_add(counts.frames_skipped, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> DamageCounts {
+        DamageCounts {
+            decode_errors: self.decode_errors.load(Ordering::Relaxed),
+            frames_skipped: self.frames_skipped.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// A decoder's complaint about one packet or frame. Recoverable faults
 /// (corrupt data) are counted and decoding goes on at the next keyframe;
@@ -44,6 +80,10 @@ pub trait FrameDecoder: Send {
     fn send_eof(&mut self) -> Result<(), DecodeFault>;
     /// Forgets every buffered packet and frame (after a container seek).
     fn discard(&mut self);
+    /// Damaged pictures since the decoder was opened.
+    fn damage(&self) -> DamageCounts {
+        DamageCounts::default()
+    }
 }
 
 impl FrameDecoder for SwDecoder {
@@ -89,5 +129,11 @@ impl FrameDecoder for V4l2Decoder {
     }
     fn discard(&mut self) {
         V4l2Decoder::discard(self)
+    }
+    fn damage(&self) -> DamageCounts {
+        DamageCounts {
+            decode_errors: self.damage.decode_errors,
+            frames_skipped: self.damage.frames_skipped,
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -12,6 +13,7 @@ use crate::display::framemd5::Framemd5Writer;
 use crate::frame::DecoderKind;
 
 use super::decoder_choice::DecoderChoice;
+use super::frame_decoder::{DamageCounters, DamageCounts};
 use super::pipeline::{Pipeline, PipelineOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +32,24 @@ pub struct HeadlessReport {
     pub elapsed: Duration,
     /// Which decoder decoded the file.
     pub decoder: DecoderKind,
+    /// Pictures the decoder knew to be damaged, and those not output
+    /// because of them.
+    pub damage: DamageCounts,
+}
+
+impl HeadlessReport {
+    /// What makes the run a failure (its exit status), if anything: errors
+    /// the stream went on after, or pictures the decoder reported damaged.
+    pub fn failure(&self) -> Option<String> {
+        match (&self.error_summary, self.damage.decode_errors) {
+            (Some(summary), _) if self.errors > 0 => Some(summary.clone()),
+            (_, 0) => None,
+            (_, n) => Some(format!(
+                "{n} pictures decoded with errors; {} pictures not output",
+                self.damage.frames_skipped
+            )),
+        }
+    }
 }
 
 pub fn run_file(
@@ -41,6 +61,7 @@ pub fn run_file(
     out: &mut impl Write,
 ) -> Result<HeadlessReport> {
     let began = Instant::now();
+    let damage = Arc::new(DamageCounters::default());
     let mut pipeline = Pipeline::open(
         path,
         &PipelineOptions {
@@ -49,6 +70,7 @@ pub fn run_file(
             decoder: decoder.clone(),
         },
     )?;
+    pipeline.count_damage_in(damage.clone());
     if let Some(position) = start {
         pipeline.seek(position, 0)?;
     }
@@ -64,6 +86,7 @@ pub fn run_file(
     if let Some(writer) = writer {
         writer.finish()?;
     }
+    pipeline.publish_damage();
     if frames == 0 {
         anyhow::bail!("no frame could be decoded");
     }
@@ -73,6 +96,7 @@ pub fn run_file(
         error_summary: pipeline.error_summary(),
         elapsed: began.elapsed(),
         decoder: pipeline.decoder_kind(),
+        damage: damage.get(),
     };
     let fps = frames as f64 / report.elapsed.as_secs_f64().max(1e-9);
     info!(

@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod source;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
@@ -25,6 +26,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
+use frame_decoder::DamageCounters;
 
 use clock::MediaClock;
 use commands::{parse_command, Command, SeekTarget};
@@ -109,6 +111,8 @@ struct Player {
     ended: bool,
     late_streak: u32,
     counters: Counters,
+    /// Damaged pictures over the run (the decode threads add to it).
+    damage: Arc<DamageCounters>,
     quitting: bool,
 }
 
@@ -193,6 +197,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         ended: false,
         late_streak: 0,
         counters: Counters::default(),
+        damage: Arc::default(),
         quitting: false,
     };
     let start = player.options.start;
@@ -258,7 +263,8 @@ impl Player {
                 decoder: self.options.decoder.clone(),
             };
             match Pipeline::open(&path, &options) {
-                Ok(pipeline) => {
+                Ok(mut pipeline) => {
+                    pipeline.count_damage_in(self.damage.clone());
                     self.failed_in_a_row = 0;
                     self.file_index = index;
                     self.start_time = pipeline.stream().start_time;
@@ -620,8 +626,10 @@ impl Player {
             "playing"
         };
         let stats = self.display.stats();
+        let damage = self.damage.get();
         let mut reply = format!(
-            "state={state} position={:.6} file={} index={}/{} epoch={} presented={} dropped={}",
+            "state={state} position={:.6} file={} index={}/{} epoch={} presented={} dropped={} \
+             decode_errors={} frames_skipped={}",
             self.position().as_secs_f64(),
             window_title(&self.options.files[self.file_index]),
             self.file_index + 1,
@@ -629,6 +637,8 @@ impl Player {
             self.epoch,
             self.counters.presented,
             self.counters.dropped_late,
+            damage.decode_errors,
+            damage.frames_skipped,
         );
         if let Some(shown) = self.shown {
             reply.push_str(&format!(
@@ -690,10 +700,12 @@ impl Player {
 
     fn print_stats(&self) {
         let stats = self.display.stats();
+        let damage = self.damage.get();
         eprintln!(
             "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
-             buffers_allocated={} buffers_released={} dropped_no_buffer={}",
+             buffers_allocated={} buffers_released={} dropped_no_buffer={} \
+             decode_errors={} frames_skipped={}",
             self.counters.presented,
             self.counters.dropped_late,
             stats.frames_zero_copy,
@@ -706,6 +718,8 @@ impl Player {
             stats.buffers_allocated,
             stats.buffers_released,
             stats.frames_dropped,
+            damage.decode_errors,
+            damage.frames_skipped,
         );
     }
 }

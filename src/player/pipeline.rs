@@ -3,6 +3,7 @@
 //! before the target, then decode forward and drop what comes before it).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -13,7 +14,7 @@ use crate::media::{Demuxer, Packet, VideoStreamInfo};
 use crate::sw::SwOptions;
 
 use super::decoder_choice::{self, DecoderChoice};
-use super::frame_decoder::{DecodeFault, FrameDecoder};
+use super::frame_decoder::{DamageCounters, DamageCounts, DecodeFault, FrameDecoder};
 
 /// Stands in for a decoder between closing one and opening the next.
 struct Closed;
@@ -59,6 +60,9 @@ pub struct Pipeline {
     /// the last frame, so a seek beyond the end shows the final picture.
     last_dropped: Option<Frame>,
     eof_sent: bool,
+    damage: Arc<DamageCounters>,
+    /// The decoder's counts already added to `damage`.
+    damage_published: DamageCounts,
     /// Demux or decode errors seen (the stream went on after each).
     pub errors: u64,
     /// The first of them, for the report at the end.
@@ -90,6 +94,8 @@ impl Pipeline {
             drop_before: None,
             last_dropped: None,
             eof_sent: false,
+            damage: Arc::default(),
+            damage_published: DamageCounts::default(),
             errors: 0,
             first_error: None,
         })
@@ -136,6 +142,8 @@ impl Pipeline {
     /// follow with `seek` to go on where playback was. Frames still shown
     /// keep their old buffers until the compositor lets go of them.
     pub fn reopen_decoder(&mut self) -> Result<()> {
+        self.publish_damage();
+        self.damage_published = DamageCounts::default();
         let old = self.decoder.kind();
         // The old decoder goes first: a device may allow one context only.
         self.decoder = Box::new(Closed);
@@ -148,6 +156,7 @@ impl Pipeline {
     /// The next frame in presentation order, or None at the end of the stream.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
         loop {
+            self.publish_damage();
             match self.decoder.receive() {
                 Ok(Some(mut frame)) => {
                     frame.epoch = self.epoch;
@@ -189,6 +198,24 @@ impl Pipeline {
                 }
             }
         }
+    }
+
+    /// Adds the damaged-picture counts of this pipeline to `counters` (the
+    /// run's, over every file) from now on.
+    pub fn count_damage_in(&mut self, counters: Arc<DamageCounters>) {
+        self.damage = counters;
+    }
+
+    /// Adds what the decoder counted since the last call to the run's
+    /// damage counts.
+    pub fn publish_damage(&mut self) {
+        let now = self.decoder.damage();
+        let seen = self.damage_published;
+        self.damage.add(DamageCounts {
+            decode_errors: now.decode_errors.saturating_sub(seen.decode_errors),
+            frames_skipped: now.frames_skipped.saturating_sub(seen.frames_skipped),
+        });
+        self.damage_published = now;
     }
 
     fn end_of_input(&mut self) -> Result<()> {

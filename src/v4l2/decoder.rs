@@ -13,6 +13,7 @@ use super::codec::CodecEntry;
 use super::codec::{
     Bitstream, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
+use super::damage::Damage;
 use super::detile::detiled_format;
 use super::detiled_view::DetiledPlanes;
 use super::discovery::{DecoderInfo, DiscoveryError};
@@ -91,6 +92,8 @@ pub struct V4l2Decoder {
     frames: VecDeque<Frame>,
     epoch: u64,
     pub errors: u64,
+    /// Damaged pictures (errors and what may reference them): not shown.
+    pub damage: Damage,
 }
 
 impl V4l2Decoder {
@@ -162,6 +165,7 @@ impl V4l2Decoder {
             frames: VecDeque::new(),
             epoch: 0,
             errors: 0,
+            damage: Damage::new(),
         })
     }
 
@@ -187,6 +191,7 @@ impl V4l2Decoder {
             .decode(packet, &mut self.timestamps)
             .inspect_err(|_| self.errors += 1)?;
         self.forget_unreferenced_shown();
+        self.forget_old_damage();
         let output = self.codec.take_output(false);
         // Only a packet that decoded a picture, or shows one again, needs
         // its timing (a second field in its own packet decodes under its
@@ -210,6 +215,7 @@ impl V4l2Decoder {
             }
             if let Err(e) = self.submit(packet, request) {
                 self.errors += 1;
+                self.damage.failed(request.timestamp_ns);
                 if matches!(e, SessionError::RequestTimeout { .. }) {
                     self.recover();
                 } else if self.holding_for.is_some() {
@@ -233,7 +239,9 @@ impl V4l2Decoder {
             bitstream: Bitstream::new(packet, &request.bitstream),
             hold_capture: request.hold_capture,
         };
-        self.session.set_references(&self.codec.references());
+        let references = self.codec.references();
+        self.damage.submitted(request.timestamp_ns, &references);
+        self.session.set_references(&references);
         let result = self.session.submit(decode_request());
         if !matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
             return result;
@@ -340,6 +348,7 @@ impl V4l2Decoder {
         self.shown.clear();
         self.due.clear();
         self.frames.clear();
+        self.damage.clear();
     }
 
     fn collect(&mut self, timeout: Duration) -> Result<(), DecoderError> {
@@ -364,6 +373,7 @@ impl V4l2Decoder {
             if frame.error {
                 self.errors += 1;
             }
+            self.damage.completed(frame.timestamp_ns, frame.error);
             self.decoded.insert(frame.timestamp_ns, frame);
         }
     }
@@ -387,6 +397,9 @@ impl V4l2Decoder {
             };
             self.due.pop_front();
             let timing = self.timings.remove(&picture.packet);
+            if !self.damage.may_show(timestamp) {
+                continue;
+            }
             match self.to_frame(decoded, timing, &picture) {
                 Some(frame) => {
                     debug!(
@@ -422,6 +435,17 @@ impl V4l2Decoder {
             self.shown.remove(&ts);
             self.decoded.remove(&ts);
         }
+    }
+
+    /// Damaged pictures stay known while referenced, decoded or due.
+    fn forget_old_damage(&mut self) {
+        let references = self.codec.references();
+        let (due, decoded) = (&self.due, &self.decoded);
+        self.damage.retain(|p| {
+            references.contains(&p)
+                || decoded.contains_key(&p)
+                || due.iter().any(|d| d.timestamp_ns == p)
+        });
     }
 
     fn to_frame(

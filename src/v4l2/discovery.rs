@@ -405,19 +405,8 @@ pub fn probe_video_node(
     let (output, _) = queue_types(multiplanar);
 
     let descriptions: Vec<FmtDesc> = ioctl::FormatIterator::new(&file, output).collect();
-    // REQBUFS(0) frees nothing (no buffers yet) and reports the queue's
-    // capabilities; EBUSY here means another file handle owns the queue.
-    let buf_caps = || -> Result<ioctl::BufferCapabilities, DiscoveryError> {
-        ioctl::reqbufs(
-            &file,
-            output,
-            MemoryType::Mmap,
-            0,
-            ioctl::MemoryConsistency::empty(),
-        )
-        .map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))
-    };
-    let caps_before_format = buf_caps()?;
+    let caps_before_format =
+        queue_capabilities(&file, output).map_err(|e| ioctl_err("VIDIOC_REQBUFS", e.into()))?;
     let mut coded_formats = Vec::new();
     for desc in descriptions {
         let fourcc: u32 = desc.pixelformat.into();
@@ -456,15 +445,23 @@ fn holds_capture_for(file: &mut File, output: QueueType, fourcc: u32) -> Option<
     if u32::from(set.pixelformat) != fourcc {
         return None;
     }
-    let caps: ioctl::BufferCapabilities = ioctl::reqbufs(
-        &*file,
-        output,
+    let caps = queue_capabilities(file, output).ok()?;
+    Some(caps.contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF))
+}
+
+/// REQBUFS(0) frees nothing (no buffers yet) and reports the queue's
+/// capabilities; EBUSY means another file handle owns the queue.
+fn queue_capabilities(
+    file: &File,
+    queue: QueueType,
+) -> Result<ioctl::BufferCapabilities, ioctl::ReqbufsError> {
+    ioctl::reqbufs(
+        file,
+        queue,
         MemoryType::Mmap,
         0,
         ioctl::MemoryConsistency::empty(),
     )
-    .ok()?;
-    Some(caps.contains(ioctl::BufferCapabilities::SUPPORTS_M2M_HOLD_CAPTURE_BUF))
 }
 
 fn frame_sizes(file: &File, fourcc: u32) -> Option<SizeRange> {

@@ -1,6 +1,7 @@
 //! V4L2 stateless decoders: discovery, queues, requests, buffers.
 pub mod codec;
 pub mod controls;
+pub mod damage;
 pub mod decoder;
 pub mod detile;
 pub mod detiled_view;

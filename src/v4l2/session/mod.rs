@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 use v4l2r::bindings;
 use v4l2r::ioctl::{self, BufferFlags, Request, V4l2Buffer};
 use v4l2r::QueueType;
@@ -341,12 +341,18 @@ impl Session {
 
     /// Adds OUTPUT buffers large enough for `needed` bytes (and some room
     /// to spare, so that a slowly growing stream does not do this often);
-    /// the smaller buffers are retired.
+    /// the smaller buffers are retired. Nothing is allocated for an access
+    /// unit larger than twice the decoded picture (plus 1 MiB): damage or
+    /// an absurd stream, not a picture.
     fn grow_output(&mut self, needed: usize) -> Result<(), SessionError> {
         let too_large = |capacity| SessionError::BitstreamTooLarge {
             size: needed,
             capacity,
         };
+        let picture_bytes: usize = self.layout.planes.iter().map(|p| p.1 as usize).sum();
+        if needed > 2 * picture_bytes + (1 << 20) {
+            return Err(too_large(self.output_capacity));
+        }
         let size = u32::try_from(needed + needed / 4)
             .map_err(|_| too_large(self.output_capacity))?
             .next_multiple_of(4096);
@@ -517,7 +523,8 @@ impl Session {
             self.slots[index] = CaptureSlot::Held(hold.clone());
             let error = buffer.flags().contains(BufferFlags::ERROR);
             if error {
-                warn!(
+                // The decoder says it once per burst of damaged pictures.
+                debug!(
                     "{}: picture {timestamp_ns} ns decoded with V4L2_BUF_FLAG_ERROR",
                     self.path.display()
                 );

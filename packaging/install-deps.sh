@@ -52,7 +52,7 @@ runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
-tests=(ffmpeg v4l-utils
+tests=(ffmpeg v4l-utils strace
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav)

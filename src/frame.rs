@@ -6,6 +6,8 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::dmabuf_sync::ReadAccess;
+
 /// Pixel layouts reel knows how to hash, copy and present. Sample sizes
 /// follow the names: `*10` formats keep 10-bit samples in 16-bit little-endian
 /// words (low bits, as libavcodec's `yuv420p10le`); `P010` keeps them in the
@@ -109,6 +111,12 @@ pub trait CpuPlanes: Send {
     /// first row. Rows may be padded beyond `PixelFormat::plane_extent`.
     fn plane(&self, plane: usize) -> &[u8];
     fn stride(&self, plane: usize) -> usize;
+    /// Brackets reads of the planes: hold the guard while reading. Memory a
+    /// device wrote (a decoder's CAPTURE buffer) needs its caches made
+    /// coherent first; memory the CPU wrote needs nothing.
+    fn read_access(&self) -> ReadAccess<'_> {
+        ReadAccess::none()
+    }
 }
 
 /// The dmabuf fds of a decoder's picture buffer, one per memory plane.
@@ -224,6 +232,7 @@ impl Frame {
         let Some(planes) = self.storage.cpu_planes() else {
             return;
         };
+        let _access = planes.read_access();
         for p in 0..self.format.plane_count() {
             let (row_bytes, rows) = self.format.plane_extent(p, self.width, self.height);
             let data = planes.plane(p);

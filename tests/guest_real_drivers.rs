@@ -17,6 +17,11 @@
 //!   (by the references each request carried, read from visl's trace) are
 //!   not output, the others are, and the IDR after them is clean.
 //!
+//! And with visl's defaults, under strace: every CPU read of a CAPTURE
+//! buffer (framemd5 hashes each picture) is bracketed with
+//! `DMA_BUF_IOCTL_SYNC` start and end, and a run that reads no picture
+//! (`--output null`, as the zero-copy path) makes no such call.
+//!
 //! Every run happens in one guest boot; each test checks its part.
 
 mod support;
@@ -94,6 +99,35 @@ fn reload(params: &[&str]) -> ScriptCall {
     ScriptCall::new("visl-reload.sh").args(params)
 }
 
+/// One reel run under strace (tests/vm/guest/strace-run.sh).
+fn straced(name: &str, options: &[&str], file: &Path) -> ScriptCall {
+    ScriptCall::new("strace-run.sh")
+        .arg(name)
+        .arg(reel_runs::RUN_LIMIT_SECS.to_string())
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(options)
+        .arg(file)
+}
+
+/// The DMA_BUF_IOCTL_SYNC calls of a run's strace (strace 6.1 names the
+/// request but does not decode its flags), each checked to have succeeded.
+fn dma_buf_syncs(name: &str) -> usize {
+    let (rc, log, _) = reel_runs::outcome(runs(), name);
+    assert_eq!(rc, 0, "{name}: {log}");
+    let strace = runs()
+        .read_result(&format!("{name}.strace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let syncs: Vec<&str> = strace
+        .lines()
+        .filter(|l| l.contains("DMA_BUF_IOCTL_SYNC"))
+        .collect();
+    assert!(
+        syncs.iter().all(|l| l.trim_end().ends_with("= 0")),
+        "{name}: a sync failed: {syncs:?}"
+    );
+    syncs.len()
+}
+
 fn probe(name: &str) -> ScriptCall {
     traced_decode(name, &["probe"], &media::clip("h264_slices.mp4"))
 }
@@ -129,6 +163,12 @@ fn runs() -> &'static GuestResult {
             reload(&[]),
             probe("default-probe"),
             traced_decode("clean-h264", &V4L2_FRAMEMD5, &bframes),
+            straced("sync-framemd5", &V4L2_FRAMEMD5, &bframes),
+            straced(
+                "sync-null",
+                &["--hwdec", "v4l2", "--output", "null"],
+                &bframes,
+            ),
         ];
         let count = calls.len();
         let result = Guest::run(
@@ -359,4 +399,16 @@ fn pictures_decoded_with_errors_and_their_dependents_are_not_output() {
         bursts,
         "{log}"
     );
+}
+
+#[test]
+fn cpu_reads_of_capture_buffers_are_bracketed_with_dma_buf_sync() {
+    let frames = media::frame_count(&media::clip(ERROR_CLIP));
+    // NV12 in one memory plane on visl: one dmabuf per picture.
+    assert_eq!(
+        dma_buf_syncs("sync-framemd5"),
+        2 * frames,
+        "a start and an end around each picture hashed"
+    );
+    assert_eq!(dma_buf_syncs("sync-null"), 0, "no CPU read, no sync");
 }

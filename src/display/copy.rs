@@ -49,6 +49,7 @@ pub fn copy_frame(frame: &Frame, layout: &BufferLayout, dst: &mut [u8]) -> Resul
         return Err(CopyError::ShortDestination);
     }
     let planes = frame.storage.cpu_planes().ok_or(CopyError::NoCpuMapping)?;
+    let _access = planes.read_access();
     match (frame.format, layout.fourcc) {
         (f, to) if f.drm_fourcc() == Some(to) => copy_same(planes, layout, dst),
         (PixelFormat::Yuv420p10, DrmFourcc::P010) => repack_p010(planes, frame, layout, dst),

@@ -70,6 +70,7 @@ pub fn frame_to_xrgb(frame: &Frame, dst: &mut [u8], dst_stride: usize) -> Result
         return Err(CopyError::ShortDestination);
     }
     let planes = frame.storage.cpu_planes().ok_or(CopyError::NoCpuMapping)?;
+    let _access = planes.read_access();
     let format = frame.format;
     let depth = format.bit_depth();
     let mid = 128u16 << (depth - 8);

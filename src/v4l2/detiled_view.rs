@@ -27,6 +27,7 @@ impl TiledSource for Arc<CaptureHold> {
     fn detile(&self, width: u32, height: u32) -> Result<LinearPicture, DetileError> {
         let layout = self.layout();
         let buffer = self.buffer();
+        let _access = self.read_access();
         let planes: Vec<(&[u8], u32)> = (0..buffer.memory_planes())
             .map(|i| (buffer.plane(i), layout.planes.get(i).map_or(0, |p| p.0)))
             .collect();

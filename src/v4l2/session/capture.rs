@@ -8,6 +8,7 @@ use tracing::warn;
 
 use super::buffers::CaptureBuffer;
 use super::layout::CaptureLayout;
+use crate::dmabuf_sync::ReadAccess;
 use crate::frame::{BufferId, CpuPlanes, DmabufSource};
 
 /// A dequeued CAPTURE buffer; it goes back to the driver only when the
@@ -30,6 +31,11 @@ impl CaptureHold {
     }
     pub fn layout(&self) -> &CaptureLayout {
         &self.layout
+    }
+    /// The CPU reading the buffer (DMA_BUF_IOCTL_SYNC on its dmabufs)
+    /// while the guard lives.
+    pub fn read_access(&self) -> ReadAccess<'_> {
+        ReadAccess::start(self.buffer.dmabufs().iter().map(|fd| fd.as_fd()))
     }
 }
 
@@ -96,5 +102,8 @@ impl CpuPlanes for V4l2CpuPlanes {
     }
     fn stride(&self, plane: usize) -> usize {
         self.planes.get(plane).map_or(0, |p| p.2)
+    }
+    fn read_access(&self) -> ReadAccess<'_> {
+        self.hold.read_access()
     }
 }

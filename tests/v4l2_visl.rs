@@ -28,7 +28,7 @@ use support::{media, vm};
 // ---------------------------------------------------------------- host side
 
 /// The `inguest_*` tests below; the guest run must pass every one.
-const GUEST_TESTS: usize = 11;
+const GUEST_TESTS: usize = 12;
 
 #[test]
 fn visl_guest_suite() {
@@ -715,6 +715,53 @@ impl Drop for TransTime {
     fn drop(&mut self) {
         let _ = std::fs::write(TRANSTIME, "0");
     }
+}
+
+#[test]
+#[ignore = "needs visl: runs in the test guest (visl_guest_suite)"]
+fn inguest_in_flight_requests_keep_their_references() {
+    let aus = clip("REEL_VISL_CLIP");
+    let decoder = visl();
+    let mut session = Session::open(session_config(&decoder)).expect("open session");
+    let count = session.capture_buffer_count();
+    let bitstream: Vec<u8> = aus[0].slices.concat();
+    let submit = |session: &mut Session, i: usize| {
+        let controls = frame_controls(i as u16, 30);
+        session.submit(DecodeRequest {
+            timestamp_ns: timestamp(i),
+            controls: &controls,
+            bitstream: Bitstream::whole(&bitstream),
+            hold_capture: false,
+        })
+    };
+    // Every buffer but one holds a reference.
+    let mut references = Vec::new();
+    for i in 0..count - 1 {
+        submit(&mut session, i).unwrap_or_else(|e| panic!("submit {i}: {e}"));
+        let frames = session
+            .poll_completed(Duration::from_millis(500))
+            .expect("poll");
+        references.extend(frames.iter().map(|f| f.timestamp_ns));
+        session.set_references(&references);
+    }
+    // A picture decoding from all of them takes the last buffer.
+    submit(&mut session, count - 1).expect("the last free buffer");
+    // The codec lets every reference go while that request is in flight:
+    // their buffers must not go back to the driver until it completes.
+    session.set_references(&[]);
+    match submit(&mut session, count) {
+        Err(SessionError::NoCaptureBuffer { .. }) => {}
+        other => panic!(
+            "a buffer an in-flight request reads was reused: {:?}",
+            other.err()
+        ),
+    }
+    let done = session
+        .poll_completed(Duration::from_millis(500))
+        .expect("poll");
+    assert_eq!(done.len(), 1);
+    drop(done);
+    submit(&mut session, count).expect("completed, its references are free");
 }
 
 #[test]

@@ -74,6 +74,11 @@ struct InFlight {
     output_index: u32,
     timestamp_ns: u64,
     deadline: Instant,
+    /// The pictures it decodes from: their buffers stay away from the
+    /// driver until it completes, even if the codec lets them go meanwhile
+    /// (the stateless decoder interface's second condition for reusing a
+    /// CAPTURE buffer).
+    pins: Vec<Arc<CaptureHold>>,
 }
 
 pub struct Session {
@@ -335,6 +340,7 @@ impl Session {
             output_index,
             timestamp_ns: job.timestamp_ns,
             deadline: Instant::now() + self.timeout,
+            pins: self.references.clone(),
         });
         Ok(())
     }
@@ -671,6 +677,9 @@ impl Session {
     pub fn reconfigure(&mut self, config: &SessionConfig) -> Result<(), SessionError> {
         self.references.clear();
         self.ready.clear();
+        for f in &mut self.in_flight {
+            f.pins.clear();
+        }
         let in_use = self
             .slots
             .iter()

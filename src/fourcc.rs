@@ -40,6 +40,29 @@ pub const MOD_LINEAR: u64 = 0;
 /// `DRM_FORMAT_MOD_INVALID`: the implicit modifier (layout agreed out of band).
 pub const MOD_INVALID: u64 = 0x00ff_ffff_ffff_ffff;
 
+/// The modifier to import a buffer of `fourcc:modifier` with, given what
+/// the compositor lists (`listed(fourcc, modifier)`): the buffer's own when
+/// listed; the implicit modifier for a LINEAR buffer of a fourcc listed only
+/// implicitly. A V4L2 buffer was never allocated with an explicit modifier
+/// (V4L2 has none), so importing a linear one as implicit keeps the chain
+/// "fully implicit" as the buffer-exchange guide requires; LINEAR, the
+/// baseline every importer reads as such, is what it is. Tiled layouts are
+/// never imported implicitly: their layout would be left to the importer's
+/// guess.
+pub fn import_modifier(
+    listed: impl Fn(u32, u64) -> bool,
+    fourcc: u32,
+    modifier: u64,
+) -> Option<u64> {
+    if listed(fourcc, modifier) {
+        Some(modifier)
+    } else if modifier == MOD_LINEAR && listed(fourcc, MOD_INVALID) {
+        Some(MOD_INVALID)
+    } else {
+        None
+    }
+}
+
 const VENDOR_BROADCOM: u64 = 0x07;
 const VENDOR_ALLWINNER: u64 = 0x09;
 /// `DRM_FORMAT_MOD_ALLWINNER_TILED` (32x32 tiles, the layout of V4L2 `ST12`).
@@ -62,6 +85,36 @@ pub fn modifier_name(modifier: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn linear_buffers_import_implicitly_only_where_linear_is_not_listed() {
+        let nv12 = fourcc(b"NV12");
+        let listed = |pairs: &'static [(u32, u64)]| move |f, m| pairs.contains(&(f, m));
+        const IMPLICIT_ONLY: &[(u32, u64)] = &[(fourcc(b"NV12"), MOD_INVALID)];
+        const BOTH: &[(u32, u64)] = &[
+            (fourcc(b"NV12"), MOD_INVALID),
+            (fourcc(b"NV12"), MOD_LINEAR),
+        ];
+        const TILED: &[(u32, u64)] = &[(fourcc(b"NV12"), MOD_ALLWINNER_TILED)];
+        assert_eq!(
+            import_modifier(listed(IMPLICIT_ONLY), nv12, MOD_LINEAR),
+            Some(MOD_INVALID)
+        );
+        assert_eq!(
+            import_modifier(listed(BOTH), nv12, MOD_LINEAR),
+            Some(MOD_LINEAR)
+        );
+        assert_eq!(
+            import_modifier(listed(IMPLICIT_ONLY), nv12, MOD_ALLWINNER_TILED),
+            None,
+            "a tiled layout is never left to the importer's guess"
+        );
+        assert_eq!(
+            import_modifier(listed(TILED), nv12, MOD_ALLWINNER_TILED),
+            Some(MOD_ALLWINNER_TILED)
+        );
+        assert_eq!(import_modifier(listed(TILED), nv12, MOD_LINEAR), None);
+    }
+
     use super::*;
 
     #[test]

@@ -32,7 +32,7 @@ use super::shm_convert::frame_to_xrgb;
 use super::state::{FrameBuffer, FrameCopyReason, State};
 use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
-use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
+use crate::fourcc::{fourcc_text, import_modifier, modifier_name, MOD_LINEAR};
 use crate::frame::{DmabufFrame, Frame, FrameStorage};
 
 /// How long the compositor may take to answer a dmabuf import.
@@ -265,8 +265,10 @@ impl Display {
             return Err(bad_frame(frame, "zero size"));
         }
         if let FrameStorage::Dmabuf(dmabuf) = &frame.storage {
-            if self.zero_copy_accepted(dmabuf) && self.present_zero_copy(frame, dmabuf)? {
-                return Ok(());
+            if let Some(modifier) = self.zero_copy_modifier(dmabuf) {
+                if self.present_zero_copy(frame, dmabuf, modifier)? {
+                    return Ok(());
+                }
             }
         }
         if self.state.source_rect.take().is_some() {
@@ -278,30 +280,33 @@ impl Display {
         self.present_via(frame, path)
     }
 
-    /// Whether a decoder's dmabuf is presented as it is: when the
-    /// compositor advertises exactly its (fourcc, modifier). The
-    /// negotiation chose the CAPTURE format for that when it could; this
-    /// check covers the frames decoded before a change of feedback reached
-    /// the decoder, and pairs the compositor refused to import.
-    fn zero_copy_accepted(&mut self, dmabuf: &DmabufFrame) -> bool {
+    /// The modifier a decoder's dmabuf is presented with as it is, if it
+    /// is: its own when the compositor advertises its (fourcc, modifier);
+    /// the implicit one for a linear buffer whose fourcc the compositor
+    /// lists only implicitly (`fourcc::import_modifier`). The negotiation
+    /// chose the CAPTURE format for that when it could; this check covers
+    /// the frames decoded before a change of feedback reached the decoder,
+    /// and pairs the compositor refused to import.
+    fn zero_copy_modifier(&mut self, dmabuf: &DmabufFrame) -> Option<u64> {
+        let advertised = &self.state.advertised;
         let reason = if self.state.force_copy {
             FrameCopyReason::Forced
         } else if self.state.dmabuf.is_none() {
             FrameCopyReason::NoDmabuf
-        } else if !self
-            .state
-            .advertised
-            .contains(dmabuf.fourcc, dmabuf.modifier)
-        {
-            FrameCopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
+        } else if let Some(modifier) = import_modifier(
+            |f, m| advertised.contains(f, m),
+            dmabuf.fourcc,
+            dmabuf.modifier,
+        ) {
+            return Some(modifier);
         } else {
-            return true;
+            FrameCopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
         };
         if self.state.copy_reason != Some(reason) {
             info!("copying decoded frames instead of presenting their dmabufs: {reason}");
             self.state.copy_reason = Some(reason);
         }
-        false
+        None
     }
 
     /// Attaches the decoder's own buffer (imported once per buffer).
@@ -310,6 +315,7 @@ impl Display {
         &mut self,
         frame: &Frame,
         dmabuf: &DmabufFrame,
+        modifier: u64,
     ) -> Result<bool, DisplayError> {
         let retired = self.state.imported.start_generation(dmabuf.id.generation);
         if !retired.is_empty() {
@@ -331,7 +337,7 @@ impl Display {
         }
         let wl_buffer = match self.state.imported.get(dmabuf.id) {
             Some(buffer) => buffer.clone(),
-            None => match self.import_decoder_buffer(frame, dmabuf)? {
+            None => match self.import_decoder_buffer(frame, dmabuf, modifier)? {
                 Some(buffer) => {
                     self.state.imported.insert(dmabuf.id, buffer.clone());
                     self.state.stats.buffers_zero_copy += 1;
@@ -341,9 +347,9 @@ impl Display {
                     // Never offered again; the player re-negotiates (another
                     // CAPTURE format may import) and meanwhile frames are copied.
                     self.state.stats.dmabuf_failures += 1;
-                    self.state.refuse(dmabuf.fourcc, dmabuf.modifier);
+                    self.state.refuse(dmabuf.fourcc, modifier);
                     self.state.events.push(DisplayEvent::DmabufFormatsChanged);
-                    warn!(format = %fourcc_text(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
+                    warn!(format = %fourcc_text(dmabuf.fourcc), modifier = %modifier_name(modifier),
                           "the compositor refused the decoder's dmabuf although it advertised it");
                     return Ok(false);
                 }
@@ -356,7 +362,7 @@ impl Display {
             .mark_held(dmabuf.id, dmabuf.source.clone());
         self.state.stats.frames_zero_copy += 1;
         debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_text(dmabuf.fourcc),
-               modifier = %modifier_name(dmabuf.modifier), buffer = ?dmabuf.id, "frame presented");
+               modifier = %modifier_name(modifier), buffer = ?dmabuf.id, "frame presented");
         self.flush()?;
         Ok(true)
     }
@@ -387,6 +393,7 @@ impl Display {
         &mut self,
         frame: &Frame,
         dmabuf: &DmabufFrame,
+        modifier: u64,
     ) -> Result<Option<WlBuffer>, DisplayError> {
         let Some(global) = self.state.dmabuf.clone() else {
             return Err(bad_frame(frame, "internal: no dmabuf global"));
@@ -402,8 +409,8 @@ impl Display {
                 i as u32,
                 plane.offset,
                 plane.stride,
-                (dmabuf.modifier >> 32) as u32,
-                dmabuf.modifier as u32,
+                (modifier >> 32) as u32,
+                modifier as u32,
             );
         }
         let buffer = self.create_from_params(
@@ -413,7 +420,7 @@ impl Display {
             dmabuf.fourcc,
         )?;
         if buffer.is_some() {
-            debug!(format = %fourcc_text(dmabuf.fourcc), modifier = %modifier_name(dmabuf.modifier),
+            debug!(format = %fourcc_text(dmabuf.fourcc), modifier = %modifier_name(modifier),
                    width = dmabuf.coded_width, height = dmabuf.coded_height, buffer = ?dmabuf.id,
                    "decoder dmabuf imported");
         }

@@ -19,7 +19,11 @@
 //!   pair. `NV12:LINEAR` and `NV12:<tiled>` are different formats;
 //! - the implicit modifier (`DRM_FORMAT_MOD_INVALID`) matches only itself,
 //!   so a buffer is implicit on both sides or explicit on both sides, never
-//!   mixed (the guide: "fully implicit or fully explicit");
+//!   mixed (the guide: "fully implicit or fully explicit"). One exception,
+//!   after every explicit pair of a tranche: a decoder's *linear* layout of
+//!   a fourcc the tranche lists only implicitly is imported with the
+//!   implicit modifier ([`crate::fourcc::import_modifier`]: V4L2 buffers
+//!   never had an explicit modifier; tiled ones are never left implicit);
 //! - tranches are tried in order; inside a tranche the decoder's order
 //!   decides, except that a format at the stream's own bit depth goes
 //!   before a deeper one;
@@ -58,7 +62,7 @@
 use std::fmt;
 
 pub use crate::display::{CompositorFormats, CompositorTranche};
-use crate::fourcc::{fourcc, fourcc_text, modifier_name, MOD_INVALID, MOD_LINEAR};
+use crate::fourcc::{fourcc, fourcc_text, import_modifier, modifier_name, MOD_INVALID, MOD_LINEAR};
 use crate::frame::PixelFormat;
 use crate::v4l2::formats::{capture_format, CaptureFormat};
 
@@ -354,11 +358,18 @@ pub fn negotiate(
     deep_enough.sort_by_key(|d| d.bit_depth != stream_bit_depth);
 
     for (index, tranche) in tranches.iter().enumerate() {
-        let found = deep_enough.iter().find_map(|d| {
-            d.drm_pair()
-                .filter(|p| tranche.pairs.contains(p))
-                .map(|p| (d, p))
-        });
+        let listed = |f, m| tranche.pairs.contains(&(f, m));
+        // Exact depth first, then the decoder's own pair before a linear
+        // layout imported implicitly, then the driver's order (`min_by_key`
+        // keeps the first of equals).
+        let found = deep_enough
+            .iter()
+            .filter_map(|d| {
+                let (f, m) = d.drm_pair()?;
+                import_modifier(listed, f, m).map(|imported| (d, (f, imported), imported != m))
+            })
+            .min_by_key(|(d, _, implicit)| (d.bit_depth != stream_bit_depth, *implicit))
+            .map(|(d, pair, _)| (d, pair));
         if let Some((d, (drm_fourcc, modifier))) = found {
             return Negotiation::ZeroCopy {
                 v4l2_fourcc: d.v4l2_fourcc,

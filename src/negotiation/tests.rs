@@ -178,23 +178,30 @@ fn implicit_on_both_sides_is_shared() {
 
 #[test]
 fn implicit_and_explicit_are_never_mixed() {
-    // Explicit LINEAR decoder, compositor lists the fourcc only as implicit.
+    // A LINEAR V4L2 layout (V4L2 buffers never had an explicit modifier) of
+    // a fourcc the compositor lists only implicitly: imported implicitly.
     let c = comp(vec![tranche(false, &[(NV12, MOD_INVALID)])]);
     let got = negotiate(&[dec(b"NV12")], &c, 8);
+    assert_eq!(got, zero_copy(b"NV12", NV12, MOD_INVALID, 0, false));
+    // Listed both ways: the explicit LINEAR pair.
+    let c = comp(vec![tranche(
+        false,
+        &[(NV12, MOD_INVALID), (NV12, MOD_LINEAR)],
+    )]);
     assert_eq!(
-        got,
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"NV12")),
-            // Our own CPU buffer never had an explicit modifier: implicit import is fine.
-            target: CopyTarget::Dmabuf {
-                drm_fourcc: NV12,
-                modifier: MOD_INVALID,
-                tranche: 0,
-                bit_depth: 8
-            },
-            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
-        }
+        negotiate(&[dec(b"NV12")], &c, 8),
+        zero_copy(b"NV12", NV12, MOD_LINEAR, 0, false)
     );
+    // A tiled layout is never left to the importer's guess.
+    let c = comp(vec![tranche(false, &[(NV12, MOD_INVALID)])]);
+    let tiled = DecoderFormat::from_v4l2(fourcc(b"ST12"), 320).expect("ST12 in the table");
+    assert!(matches!(
+        negotiate(&[tiled], &c, 8),
+        Negotiation::Copy {
+            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
+            ..
+        }
+    ));
     // Implicit decoder, compositor lists only explicit modifiers.
     let c = comp(vec![tranche(
         false,
@@ -427,19 +434,11 @@ fn v3_modifier_events_are_one_tranche() {
         negotiate(&[dec(b"NV12")], &c, 8),
         zero_copy(b"NV12", NV12, MOD_LINEAR, 0, false)
     );
-    // P010 only as implicit: the explicit LINEAR P010 decoder cannot share it.
-    assert!(matches!(
+    // P010 only as implicit: the decoder's LINEAR P010 is imported so.
+    assert_eq!(
         negotiate(&[dec(b"P010")], &c, 10),
-        Negotiation::Copy {
-            target: CopyTarget::Dmabuf {
-                drm_fourcc: P010,
-                modifier: MOD_INVALID,
-                ..
-            },
-            reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: P010 },
-            ..
-        }
-    ));
+        zero_copy(b"P010", P010, MOD_INVALID, 0, false)
+    );
 }
 
 #[test]

@@ -89,11 +89,23 @@ fn check(
         || format!("decoder {decoder:?}\ncompositor {tranches:?}\ndepth {depth}\ngot {got:?}");
     // A decoder format that may be shown directly: shareable, not shallower.
     let eligible = |d: &DecoderFormat| d.bit_depth >= depth && d.drm_pair().is_some();
+    // The pair tranche `t` imports `d` with: its own, or (a LINEAR layout
+    // only) the implicit modifier where `t` lists the fourcc only so.
+    let imported = |d: &DecoderFormat, t: &CompositorTranche| {
+        let (f, m) = d.drm_pair()?;
+        if t.pairs.contains(&(f, m)) {
+            Some((f, m))
+        } else if m == MOD_LINEAR && t.pairs.contains(&(f, MOD_INVALID)) {
+            Some((f, MOD_INVALID))
+        } else {
+            None
+        }
+    };
     let first_tranche_with_eligible = tranches.iter().position(|t| {
         decoder
             .iter()
             .filter(|d| eligible(d))
-            .any(|d| d.drm_pair().is_some_and(|p| t.pairs.contains(&p)))
+            .any(|d| imported(d, t).is_some())
     });
     assert_eq!(
         renegotiate(&got, decoder, compositor, depth),
@@ -115,27 +127,42 @@ fn check(
                 .iter()
                 .find(|d| d.v4l2_fourcc == *v4l2_fourcc)
                 .unwrap_or_else(|| panic!("chosen format not offered\n{}", ctx()));
-            // Both sides list the exact pair.
+            // The tranche lists the pair imported.
             assert!(d.shareable, "{}", ctx());
-            assert_eq!(d.drm_pair(), Some((*drm_fourcc, *modifier)), "{}", ctx());
             let t = &tranches[*tranche];
+            assert_eq!(imported(d, t), Some((*drm_fourcc, *modifier)), "{}", ctx());
             assert!(t.pairs.contains(&(*drm_fourcc, *modifier)), "{}", ctx());
             assert_eq!(t.scanout, *scanout, "{}", ctx());
-            // Implicit only with implicit (the pair equality above implies it;
-            // say it as the rule does).
-            assert_eq!(
-                d.modifier == Some(MOD_INVALID),
-                *modifier == MOD_INVALID,
-                "{}",
-                ctx()
-            );
+            // Implicit only with implicit, or a linear layout the tranche
+            // lists only implicitly; never a tiled layout left implicit.
+            if *modifier == MOD_INVALID {
+                assert!(
+                    d.modifier == Some(MOD_INVALID)
+                        || (d.modifier == Some(MOD_LINEAR)
+                            && !t.pairs.contains(&(*drm_fourcc, MOD_LINEAR))),
+                    "{}",
+                    ctx()
+                );
+            } else {
+                assert_eq!(d.modifier, Some(*modifier), "{}", ctx());
+            }
+            // An implicit import only when no format of the same depth
+            // class imports explicitly.
+            if *modifier == MOD_INVALID && d.modifier == Some(MOD_LINEAR) {
+                let explicit_alternative = decoder.iter().any(|x| {
+                    eligible(x)
+                        && (x.bit_depth == depth) == (d.bit_depth == depth)
+                        && x.drm_pair().is_some_and(|p| t.pairs.contains(&p))
+                });
+                assert!(!explicit_alternative, "{}", ctx());
+            }
             // Never shallower than the stream; the best tranche.
             assert!(d.bit_depth >= depth, "{}", ctx());
             assert_eq!(first_tranche_with_eligible, Some(*tranche), "{}", ctx());
             // Exact depth preferred inside the tranche.
-            let exact_available = decoder.iter().any(|x| {
-                x.bit_depth == depth && x.drm_pair().is_some_and(|p| t.pairs.contains(&p))
-            });
+            let exact_available = decoder
+                .iter()
+                .any(|x| x.bit_depth == depth && imported(x, t).is_some());
             if exact_available {
                 assert_eq!(d.bit_depth, depth, "{}", ctx());
             }

@@ -17,6 +17,11 @@
 //!   (by the references each request carried, read from visl's trace) are
 //!   not output, the others are, and the IDR after them is clean.
 //!
+//! A device that disappears mid-stream (visl unbound from its driver after
+//! 8 pictures): with `--hwdec auto` software decoding takes over from the
+//! next frame, every frame output once and in order; with `--hwdec v4l2`
+//! reel ends with an error naming the device, promptly.
+//!
 //! And with visl's defaults, under strace: every CPU read of a CAPTURE
 //! buffer (framemd5 hashes each picture) is bracketed with
 //! `DMA_BUF_IOCTL_SYNC` start and end, and a run that reads no picture
@@ -99,6 +104,21 @@ fn reload(params: &[&str]) -> ScriptCall {
     ScriptCall::new("visl-reload.sh").args(params)
 }
 
+/// A framemd5 run of `file` during which visl is unbound after 8 pictures.
+fn unbound_during(name: &str, hwdec: &str, file: &Path) -> ScriptCall {
+    ScriptCall::new("unbind-during.sh")
+        .arg(name)
+        .arg(UNBIND_AFTER.to_string())
+        .arg(reel_runs::RUN_LIMIT_SECS.to_string())
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(["--hwdec", hwdec, "--output", "framemd5", "--stats"])
+        .arg(file)
+        .env("RUST_LOG", "reel=debug")
+}
+
+/// Pictures decoded through visl before it is unbound.
+const UNBIND_AFTER: usize = 8;
+
 /// One reel run under strace (tests/vm/guest/strace-run.sh).
 fn straced(name: &str, options: &[&str], file: &Path) -> ScriptCall {
     ScriptCall::new("strace-run.sh")
@@ -159,6 +179,12 @@ fn runs() -> &'static GuestResult {
             // A decode error on the sixth request.
             reload(&["error_frames=5"]),
             traced_decode("error-h264", &V4L2_FRAMEMD5, &bframes),
+            // The device unbound mid-stream (visl slowed so that decoding
+            // is under way when it goes).
+            reload(&["visl_transtime_ms=40"]),
+            unbound_during("lost-auto", "auto", &bframes),
+            reload(&["visl_transtime_ms=40"]),
+            unbound_during("lost-v4l2", "v4l2", &bframes),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
@@ -411,4 +437,82 @@ fn cpu_reads_of_capture_buffers_are_bracketed_with_dma_buf_sync() {
         "a start and an end around each picture hashed"
     );
     assert_eq!(dma_buf_syncs("sync-null"), 0, "no CPU read, no sync");
+}
+
+/// FFmpeg's framemd5 of `clip` as (pts, md5).
+fn ffmpeg_framemd5(clip: &Path) -> Vec<(i64, String)> {
+    let out = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(clip)
+        .args(["-autoscale", "0", "-f", "framemd5", "-"])
+        .output()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(
+        out.status.success(),
+        "ffmpeg framemd5 of {}",
+        clip.display()
+    );
+    reel_runs::framemd5_lines(&String::from_utf8_lossy(&out.stdout))
+}
+
+#[test]
+fn a_lost_device_hands_over_to_software_decoding() {
+    let name = "lost-auto";
+    let (rc, log, out) = reel_runs::outcome(runs(), name);
+    assert!(
+        runs().read_result(&format!("{name}.unbound")).is_ok(),
+        "{name}: visl was never unbound (reel ended first?)\n{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(rc, 0, "{name}: the software decoder took over:\n{log}");
+    assert_eq!(
+        log.matches("the V4L2 decoder failed; software decoding from the next frame")
+            .count(),
+        1,
+        "{log}"
+    );
+    let ffmpeg = ffmpeg_framemd5(&media::clip(ERROR_CLIP));
+    let ours = reel_runs::framemd5_lines(&out);
+    // Every frame once, in order.
+    assert_eq!(
+        ours.iter().map(|l| l.0).collect::<Vec<_>>(),
+        ffmpeg.iter().map(|l| l.0).collect::<Vec<_>>(),
+        "{name}: pts of the frames output"
+    );
+    // visl's pictures (test bars) first, then libavcodec's, equal FFmpeg's.
+    let software_from = ours
+        .iter()
+        .zip(&ffmpeg)
+        .position(|(a, b)| a == b)
+        .unwrap_or_else(|| panic!("{name}: no frame equals FFmpeg's: no software frames"));
+    assert!(
+        software_from >= UNBIND_AFTER,
+        "{name}: software from frame {software_from}, before the device went"
+    );
+    assert_eq!(
+        ours[software_from..],
+        ffmpeg[software_from..],
+        "{name}: the software part equals FFmpeg's frame for frame"
+    );
+    assert!(
+        log.contains("decoder=software"),
+        "the stats name the decoder at the end:\n{log}"
+    );
+}
+
+#[test]
+fn a_lost_device_ends_hwdec_v4l2_with_an_error() {
+    let name = "lost-v4l2";
+    let (rc, log, _) = reel_runs::outcome(runs(), name);
+    assert!(
+        runs().read_result(&format!("{name}.unbound")).is_ok(),
+        "{name}: visl was never unbound\n{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(rc, 1, "{name}: exit status\n{log}");
+    assert!(log.contains("reel: error:"), "{log}");
+    assert!(
+        log.contains("ENODEV") || log.contains("No such device"),
+        "{name}: the cause is named:\n{log}"
+    );
 }

@@ -59,6 +59,9 @@ impl DamageCounters {
 #[derive(Debug)]
 pub struct DecodeFault {
     pub recoverable: bool,
+    /// The decoding device failed (gone, stuck), not the stream: another
+    /// decoder may take over.
+    pub device_failure: bool,
     pub error: anyhow::Error,
 }
 
@@ -66,6 +69,7 @@ impl From<SwError> for DecodeFault {
     fn from(error: SwError) -> Self {
         Self {
             recoverable: error.is_recoverable(),
+            device_failure: false,
             error: error.into(),
         }
     }
@@ -108,6 +112,7 @@ impl From<DecoderError> for DecodeFault {
     fn from(error: DecoderError) -> Self {
         Self {
             recoverable: error.is_recoverable(),
+            device_failure: error.is_device_failure(),
             error: error.into(),
         }
     }

@@ -13,7 +13,7 @@ use crate::frame::{DecoderKind, Frame};
 use crate::media::{Demuxer, Packet, VideoStreamInfo};
 use crate::sw::SwOptions;
 
-use super::decoder_choice::{self, DecoderChoice};
+use super::decoder_choice::{self, DecoderChoice, Hwdec};
 use super::frame_decoder::{DamageCounters, DamageCounts, DecodeFault, FrameDecoder};
 
 /// Stands in for a decoder between closing one and opening the next.
@@ -26,6 +26,7 @@ impl FrameDecoder for Closed {
     fn send(&mut self, _: &Packet) -> Result<(), DecodeFault> {
         Err(DecodeFault {
             recoverable: false,
+            device_failure: false,
             error: anyhow::anyhow!("the decoder is closed"),
         })
     }
@@ -60,6 +61,9 @@ pub struct Pipeline {
     /// the last frame, so a seek beyond the end shows the final picture.
     last_dropped: Option<Frame>,
     eof_sent: bool,
+    /// (pts, duration) of the last frame handed out: where another decoder
+    /// takes over.
+    last_delivered: Option<(Duration, Duration)>,
     damage: Arc<DamageCounters>,
     /// The decoder's counts already added to `damage`.
     damage_published: DamageCounts,
@@ -94,6 +98,7 @@ impl Pipeline {
             drop_before: None,
             last_dropped: None,
             eof_sent: false,
+            last_delivered: None,
             damage: Arc::default(),
             damage_published: DamageCounts::default(),
             errors: 0,
@@ -166,6 +171,7 @@ impl Pipeline {
                     }
                     self.drop_before = None;
                     self.last_dropped = None;
+                    self.last_delivered = Some((frame.pts, frame.duration));
                     return Ok(Some(frame));
                 }
                 Ok(None) => {}
@@ -226,14 +232,42 @@ impl Pipeline {
         }
     }
 
-    /// Counts and logs a recoverable fault; returns the others.
+    /// Counts and logs a recoverable fault; a failed V4L2 device hands
+    /// over to software decoding where `--hwdec auto` allows it; returns
+    /// the others.
     fn fault(&mut self, fault: DecodeFault) -> Result<()> {
+        if fault.device_failure
+            && self.decoder.kind() == DecoderKind::V4l2Stateless
+            && self.decoder_options.0.hwdec == Hwdec::Auto
+        {
+            warn!(
+                "{:#}: the V4L2 decoder failed; software decoding from the next frame",
+                fault.error
+            );
+            return self.fall_back_to_software();
+        }
         if !fault.recoverable {
             return Err(fault.error);
         }
         warn!("{:#} (decoding resumes at the next keyframe)", fault.error);
         self.record(format!("{:#}", fault.error));
         Ok(())
+    }
+
+    /// Software decoding from the frame after the last one handed out (or
+    /// from the seek target being looked for), same epoch: the consumer
+    /// sees one stream, nothing repeated or lost.
+    fn fall_back_to_software(&mut self) -> Result<()> {
+        self.decoder_options.0.hwdec = Hwdec::No;
+        self.reopen_decoder()?;
+        let start = self.stream().start_time;
+        let resume = match (self.drop_before, self.last_delivered) {
+            (Some(target), _) => target,
+            // Past the frame shown: `seek` drops every frame ending by then.
+            (None, Some((pts, duration))) => pts + duration.max(Duration::from_nanos(1)),
+            (None, None) => start,
+        };
+        self.seek(resume.saturating_sub(start), self.epoch)
     }
 
     fn record(&mut self, error: String) {

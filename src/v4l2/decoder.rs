@@ -31,6 +31,8 @@ pub enum DecoderError {
     Codec(#[from] CodecError),
     #[error("picture {0} ns: no CAPTURE layout reel can read on the CPU")]
     Unreadable(u64),
+    #[error("{count} decode requests in a row did not complete: the device is stuck")]
+    Stuck { count: u32 },
 }
 
 impl DecoderError {
@@ -42,9 +44,23 @@ impl DecoderError {
             Self::Session(e) => e.is_recoverable(),
             Self::Codec(e) => e.is_recoverable(),
             Self::Unreadable(_) => true,
+            Self::Stuck { .. } => false,
+        }
+    }
+
+    /// Whether the device failed rather than the stream: another decoder
+    /// (software) can take over where it stopped.
+    pub fn is_device_failure(&self) -> bool {
+        match self {
+            Self::Session(e) => e.is_device_lost(),
+            Self::Stuck { .. } => true,
+            Self::Codec(_) | Self::Unreadable(_) => false,
         }
     }
 }
+
+/// Request time-outs in a row after which the device counts as stuck.
+const STUCK_AFTER: u32 = 3;
 
 /// Timing of one packet, kept until its picture comes out.
 #[derive(Clone, Copy)]
@@ -94,6 +110,8 @@ pub struct V4l2Decoder {
     pub errors: u64,
     /// Damaged pictures (errors and what may reference them): not shown.
     pub damage: Damage,
+    /// Request time-outs since a request last completed.
+    timeouts_in_a_row: u32,
 }
 
 impl V4l2Decoder {
@@ -166,6 +184,7 @@ impl V4l2Decoder {
             epoch: 0,
             errors: 0,
             damage: Damage::new(),
+            timeouts_in_a_row: 0,
         })
     }
 
@@ -217,7 +236,7 @@ impl V4l2Decoder {
                 self.errors += 1;
                 self.damage.failed(request.timestamp_ns);
                 if matches!(e, SessionError::RequestTimeout { .. }) {
-                    self.recover();
+                    return Err(self.timed_out(e));
                 } else if self.holding_for.is_some() {
                     // The picture's earlier slices hold a CAPTURE buffer:
                     // FLUSH gives it back with what was decoded.
@@ -358,14 +377,32 @@ impl V4l2Decoder {
             Err(e) => {
                 self.errors += 1;
                 if matches!(e, SessionError::RequestTimeout { .. }) {
-                    self.recover();
+                    return Err(self.timed_out(e));
                 }
                 return Err(e.into());
             }
         };
+        if !completed.is_empty() {
+            self.timeouts_in_a_row = 0;
+        }
         self.store(completed);
         self.emit();
         Ok(())
+    }
+
+    /// A request timed out: the session is reset (decoding resumes at the
+    /// next key frame), and after `STUCK_AFTER` in a row with nothing
+    /// completed between them the device counts as stuck.
+    fn timed_out(&mut self, error: SessionError) -> DecoderError {
+        self.recover();
+        self.timeouts_in_a_row += 1;
+        if self.timeouts_in_a_row >= STUCK_AFTER {
+            DecoderError::Stuck {
+                count: self.timeouts_in_a_row,
+            }
+        } else {
+            error.into()
+        }
     }
 
     fn store(&mut self, completed: Vec<DecodedFrame>) {

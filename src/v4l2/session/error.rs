@@ -61,6 +61,21 @@ impl SessionError {
         Self::Ioctl { ioctl, errno }
     }
 
+    /// Whether the device itself is gone or broken: its node unregistered
+    /// (driver unbound or unloaded, a USB or PCIe decoder removed: ENODEV,
+    /// ENXIO), or its queue in the error state vb2 enters on a hardware
+    /// failure (EIO; POLLERR on a request). No later request can succeed.
+    pub fn is_device_lost(&self) -> bool {
+        const LOST: [Errno; 3] = [Errno::ENODEV, Errno::ENXIO, Errno::EIO];
+        match self {
+            Self::Ioctl { errno, .. } | Self::Controls { errno, .. } => LOST.contains(errno),
+            Self::Open { source, .. } => source
+                .raw_os_error()
+                .is_some_and(|e| LOST.contains(&Errno::from_raw(e))),
+            _ => false,
+        }
+    }
+
     /// Whether later requests can still succeed, decoding resuming at the
     /// next keyframe: these concern one picture rather than the device
     /// (its controls or bitstream refused, empty or too large, no free

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod codec;
 pub mod display;
 pub mod dmabuf_sync;
+pub mod exit;
 pub mod fourcc;
 pub mod frame;
 pub mod media;

@@ -5,6 +5,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use reel::cli::{Cli, Command, Hwdec, LogArgs, Output, PlayArgs};
+use reel::exit::{Exit, Fatal, Outcome};
 use reel::player::decoder_choice::DecoderChoice;
 use reel::player::{self, headless, PlayerOptions};
 
@@ -16,20 +17,21 @@ fn main() -> ExitCode {
     };
     init_logging(log);
     let result = match cli.command {
-        Some(Command::Probe(args)) => reel::probe::run(args.file.as_deref()),
+        Some(Command::Probe(args)) => {
+            reel::probe::run(args.file.as_deref()).map(Outcome::from_failures)
+        }
         None => play(cli.play),
     };
     match result {
-        Ok(failures) if failures.is_empty() => ExitCode::SUCCESS,
-        Ok(failures) => {
-            for failure in failures {
+        Ok(outcome) => {
+            for failure in &outcome.failures {
                 eprintln!("reel: error: {failure}");
             }
-            ExitCode::FAILURE
+            outcome.exit.code()
         }
         Err(error) => {
             eprintln!("reel: error: {error:#}");
-            ExitCode::FAILURE
+            Exit::of(&error).code()
         }
     }
 }
@@ -51,15 +53,19 @@ fn init_logging(args: &LogArgs) {
 }
 
 /// Plays the files; returns the errors of files that could not be played
-/// (playback went on with the others).
-fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
+/// (playback went on with the others) and the exit status.
+fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
     let decoder = DecoderChoice {
         hwdec: args.hwdec,
         device: args.device.clone(),
         ..DecoderChoice::default()
     };
     if decoder.hwdec == Hwdec::No && decoder.device.is_some() {
-        anyhow::bail!("--device names a V4L2 decoder, but --hwdec=no forbids V4L2");
+        return Err(Fatal::new(
+            Exit::Usage,
+            "--device names a V4L2 decoder, but --hwdec=no forbids V4L2",
+        )
+        .into());
     }
     match args.output {
         Output::Wayland => player::run(PlayerOptions {
@@ -82,7 +88,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
                 headless::Sink::Null
             };
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let mut failures = Vec::new();
+            let mut outcome = Outcome::default();
             for (i, file) in args.files.iter().enumerate() {
                 let start = if i == 0 { args.start } else { None };
                 match headless::run_file(file, start, args.threads, &decoder, sink, &mut out) {
@@ -100,14 +106,16 @@ fn play(args: PlayArgs) -> anyhow::Result<Vec<String>> {
                             );
                         }
                         if let Some(summary) = report.failure() {
-                            failures.push(player::about_file(file, &summary));
+                            outcome.fail(Exit::Failed, player::about_file(file, &summary));
                         }
                     }
-                    Err(e) => failures.push(player::about_file(file, &format!("{e:#}"))),
+                    Err(e) => {
+                        outcome.fail(Exit::of(&e), player::about_file(file, &format!("{e:#}")))
+                    }
                 }
             }
             out.flush()?;
-            Ok(failures)
+            Ok(outcome)
         }
     }
 }

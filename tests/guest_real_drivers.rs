@@ -509,7 +509,7 @@ fn a_lost_device_ends_hwdec_v4l2_with_an_error() {
         "{name}: visl was never unbound\n{log}"
     );
     assert!(!log.contains("panicked"), "{log}");
-    assert_eq!(rc, 1, "{name}: exit status\n{log}");
+    assert_eq!(rc, 5, "{name}: the device-failure exit status\n{log}");
     assert!(log.contains("reel: error:"), "{log}");
     assert!(
         log.contains("ENODEV") || log.contains("No such device"),

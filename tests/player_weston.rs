@@ -446,12 +446,42 @@ fn no_compositor_is_a_clear_error() {
         .output()
         .expect("run reel");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the no-compositor status: {stderr}"
+    );
     assert!(
         stderr.contains("reel: error:") && stderr.contains("Wayland"),
         "{stderr}"
     );
+    assert_eq!(
+        stderr.matches("Could not find wayland compositor").count(),
+        1,
+        "the cause said once: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn losing_the_compositor_ends_reel_within_a_second() {
+    let mut weston = Weston::start(640, 480);
+    let mut reel = Reel::spawn(&weston, &["--loop"], &[&media::clip("h264_baseline.mp4")]);
+    reel.wait_for("frames on screen", |s| {
+        s.get("presented")
+            .and_then(|p| p.parse::<u64>().ok())
+            .is_some_and(|p| p > 0)
+    });
+    weston.kill();
+    let killed = Instant::now();
+    let status = reel.wait_exit();
+    let took = killed.elapsed();
+    let log = reel.log();
+    assert_eq!(status.code(), Some(4), "the compositor-lost status:\n{log}");
+    assert!(took < Duration::from_secs(1), "reel took {took:?} to end");
+    assert_eq!(log.matches("reel: error:").count(), 1, "one line:\n{log}");
+    assert!(log.contains("compositor went away"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
 }
 
 #[test]

@@ -25,6 +25,7 @@ use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
+use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
 use frame_decoder::DamageCounters;
 
@@ -83,7 +84,8 @@ struct Player {
     file_index: usize,
     /// Files that failed to open in a row (stops a playlist of bad files).
     failed_in_a_row: usize,
-    failures: Vec<String>,
+    /// Errors to print at the end, and the exit status.
+    outcome: Outcome,
     display: Display,
     /// The compositor side of the V4L2 CAPTURE format negotiation (None
     /// when frames are always copied: `--copy`, `--shm`).
@@ -117,8 +119,9 @@ struct Player {
 }
 
 /// Plays `options.files` in a Wayland window until the end, `q`, or a
-/// fatal error. Returns the per-file errors that did not stop playback.
-pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
+/// fatal error. Returns the per-file errors that did not stop playback and
+/// the exit status.
+pub fn run(options: PlayerOptions) -> Result<Outcome> {
     let first = options
         .files
         .first()
@@ -130,7 +133,8 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         fullscreen: options.fullscreen,
         force_shm: options.force_shm,
         force_copy: options.force_copy,
-    })?;
+    })
+    .map_err(|e| Fatal::new(Exit::NoCompositor, e.to_string()))?;
     let mut options = options;
     let negotiator = if options.force_copy || options.force_shm {
         None
@@ -178,7 +182,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         options,
         file_index: 0,
         failed_in_a_row: 0,
-        failures: Vec::new(),
+        outcome: Outcome::default(),
         display,
         negotiator,
         source: None,
@@ -207,7 +211,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
         .run(None, &mut player, |player| {
             player.pump();
             if let Err(e) = player.display.flush() {
-                player.fail(format!("Wayland connection lost: {e}"));
+                player.compositor_lost(&e);
             }
         })
         .context("event loop failed")?;
@@ -216,7 +220,7 @@ pub fn run(options: PlayerOptions) -> Result<Vec<String>> {
     if player.options.stats {
         player.print_stats();
     }
-    Ok(player.failures)
+    Ok(player.outcome)
 }
 
 /// `message` about `path`, naming the file once (errors from the demuxer
@@ -286,7 +290,7 @@ impl Player {
                 Err(e) => {
                     let message = about_file(&path, &format!("{e:#}"));
                     error!("{message}");
-                    self.failures.push(message);
+                    self.outcome.fail(Exit::Failed, message);
                     self.failed_in_a_row += 1;
                     let next = index + 1;
                     if self.failed_in_a_row >= count || (next >= count && !self.options.looping) {
@@ -301,7 +305,7 @@ impl Player {
 
     fn on_wayland_readable(&mut self) {
         if let Err(e) = self.display.dispatch() {
-            self.fail(format!("Wayland: {e}"));
+            self.compositor_lost(&e);
             return;
         }
         for event in self.display.take_events() {
@@ -383,8 +387,8 @@ impl Player {
                     self.ended = true;
                     if let Some(errors) = errors {
                         let message = about_file(&self.options.files[self.file_index], &errors);
-                        if !self.failures.contains(&message) {
-                            self.failures.push(message);
+                        if !self.outcome.failures.contains(&message) {
+                            self.outcome.fail(Exit::Failed, message);
                         }
                     }
                     // A seek that found nothing to show ends its preroll here.
@@ -392,10 +396,14 @@ impl Player {
                     self.pending_steps = 0;
                     self.seek_target = None;
                 }
-                SourceEvent::Failed { epoch, message } if epoch == self.epoch => {
+                SourceEvent::Failed {
+                    epoch,
+                    message,
+                    exit,
+                } if epoch == self.epoch => {
                     let message = about_file(&self.options.files[self.file_index], &message);
                     error!("{message}");
-                    self.failures.push(message);
+                    self.outcome.fail(exit, message);
                     self.ended = true;
                     self.preroll = false;
                     self.seek_target = None;
@@ -687,9 +695,26 @@ impl Player {
     }
 
     fn fail(&mut self, message: String) {
+        self.fail_with(Exit::Failed, message);
+    }
+
+    fn fail_with(&mut self, exit: Exit, message: String) {
         error!("{message}");
-        self.failures.push(message);
+        self.outcome.fail(exit, message);
         self.quit();
+    }
+
+    /// The Wayland connection broke (the compositor crashed or restarted):
+    /// said once, whichever call noticed first, and reel ends.
+    fn compositor_lost(&mut self, error: &DisplayError) {
+        if self.outcome.exit != Exit::CompositorLost {
+            // Printed once at exit, which is now.
+            self.outcome.fail(
+                Exit::CompositorLost,
+                format!("the Wayland compositor went away: {error}"),
+            );
+            self.quit();
+        }
     }
 
     fn quit(&mut self) {

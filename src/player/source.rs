@@ -13,6 +13,7 @@ use tracing::{debug, error};
 use crate::frame::Frame;
 
 use super::pipeline::Pipeline;
+use crate::exit::Exit;
 
 use super::frame_decoder::DECODE_AHEAD;
 
@@ -38,6 +39,8 @@ pub enum SourceEvent {
     Failed {
         epoch: u64,
         message: String,
+        /// The status reel ends with if this ends it.
+        exit: Exit,
     },
 }
 
@@ -150,7 +153,12 @@ fn decode_loop(
                 };
                 if let Err(error) = done {
                     let message = format!("seek to {position:?} failed: {error:#}");
-                    if !send(SourceEvent::Failed { epoch, message }) {
+                    let exit = Exit::of(&error);
+                    if !send(SourceEvent::Failed {
+                        epoch,
+                        message,
+                        exit,
+                    }) {
                         return;
                     }
                     ended = true;
@@ -178,7 +186,12 @@ fn decode_loop(
             Err(error) => {
                 ended = true;
                 let message = format!("{error:#}");
-                if !send(SourceEvent::Failed { epoch, message }) {
+                let exit = Exit::of(&error);
+                if !send(SourceEvent::Failed {
+                    epoch,
+                    message,
+                    exit,
+                }) {
                     return;
                 }
             }

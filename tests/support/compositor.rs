@@ -138,6 +138,13 @@ impl Weston {
     }
 
     /// Absolute path of the Wayland socket.
+    /// Kills weston at once (SIGKILL): a compositor crash, as its clients
+    /// see it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     pub fn socket_path(&self) -> PathBuf {
         self.runtime_dir.join(&self.socket_name)
     }

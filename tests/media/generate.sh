@@ -113,6 +113,19 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-use
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 15 -bf 2 mpeg2.ts
 
+# --- MPEG-2 ------------------------------------------------------------------
+# B-frames with custom intra and non-intra matrices in the sequence header
+# (given in raster order; the stream carries them in zigzag order).
+intra=$(for i in $(seq 0 63); do printf '%d,' $((8 + i / 2)); done); intra=${intra%,}
+inter=$(for i in $(seq 0 63); do printf '%d,' $((16 + (i % 8) + i / 8)); done); inter=${inter%,}
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
+    -intra_matrix "$intra" -inter_matrix "$inter" mpeg2_matrices.ts
+# Interlaced frame pictures: field DCT and field prediction, top field first.
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
+    -flags +ildct+ilme -top 1 mpeg2_interlaced.ts
+# MPEG-1: the stateless interface decodes MPEG-2 only.
+ff -f lavfi -i "$(src 320x240 30 0.5)" -c:v mpeg1video -b:v 1M -g 12 -bf 2 mpeg1.mpg
+
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka
 ff -f lavfi -i "anoisesrc=seed=7:duration=1" -f s16le garbage.bin

@@ -122,10 +122,14 @@ fn pictures_gathered_as_ffmpeg_counts_them() {
         }
         if clip == "mpeg2_matrices.ts" {
             let intra = pictures[0].quant.intra;
-            assert_ne!(intra, reel::codec::mpeg2::quant::QuantMatrices::default().intra);
-            let expected: Vec<i64> = values(&check_clip(clip, &trace(clip)).1, "intra_quantiser_matrix")
-                .take(64)
-                .collect();
+            assert_ne!(
+                intra,
+                reel::codec::mpeg2::quant::QuantMatrices::default().intra
+            );
+            let expected: Vec<i64> =
+                values(&check_clip(clip, &trace(clip)).1, "intra_quantiser_matrix")
+                    .take(64)
+                    .collect();
             assert_eq!(intra.map(i64::from).to_vec(), expected);
         }
     }

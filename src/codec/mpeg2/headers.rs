@@ -303,7 +303,9 @@ impl PictureCodingExtension {
         let intra_dc_precision = r.u(2, "intra_dc_precision")? as u8;
         let picture_structure = r.u(2, "picture_structure")? as u8;
         if picture_structure == 0 {
-            return Err(Mpeg2Error::Invalid("picture_structure 0 is reserved".into()));
+            return Err(Mpeg2Error::Invalid(
+                "picture_structure 0 is reserved".into(),
+            ));
         }
         let ext = Self {
             f_code,
@@ -360,7 +362,7 @@ pub struct ExtensionContext {
 pub enum Extension {
     Sequence(SequenceExtension),
     SequenceDisplay(SequenceDisplayExtension),
-    QuantMatrix(QuantMatrixExtension),
+    QuantMatrix(Box<QuantMatrixExtension>),
     PictureDisplay(PictureDisplayExtension),
     PictureCoding(PictureCodingExtension),
     /// Copyright, camera parameters, ITU-T extensions: nothing a decoder
@@ -377,7 +379,9 @@ impl Extension {
             extension_id::SEQUENCE_DISPLAY => {
                 Self::SequenceDisplay(SequenceDisplayExtension::parse(r)?)
             }
-            extension_id::QUANT_MATRIX => Self::QuantMatrix(QuantMatrixExtension::parse(r)?),
+            extension_id::QUANT_MATRIX => {
+                Self::QuantMatrix(Box::new(QuantMatrixExtension::parse(r)?))
+            }
             extension_id::PICTURE_DISPLAY => {
                 let coding = context.picture_coding.ok_or_else(|| {
                     Mpeg2Error::Invalid(
@@ -387,9 +391,7 @@ impl Extension {
                 let count = coding.frame_centre_offsets(context.progressive_sequence);
                 Self::PictureDisplay(PictureDisplayExtension::parse(r, count)?)
             }
-            extension_id::PICTURE_CODING => {
-                Self::PictureCoding(PictureCodingExtension::parse(r)?)
-            }
+            extension_id::PICTURE_CODING => Self::PictureCoding(PictureCodingExtension::parse(r)?),
             extension_id::SEQUENCE_SCALABLE => {
                 return Err(Mpeg2Error::Unsupported(
                     "scalable MPEG-2 (sequence_scalable_extension)".into(),

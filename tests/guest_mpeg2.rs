@@ -38,10 +38,10 @@ fn mpeg2_clips() -> Vec<&'static OracleClip> {
         .collect()
 }
 
-/// A copy of mpeg2_matrices.ts whose video is damaged a quarter in: in 16
-/// transport packets that start no PES, the last 88 bytes are overwritten
-/// with noise (adaptation fields and PES headers sit at a packet's start,
-/// so the demuxer passes the damaged pictures on).
+/// A copy of mpeg2_matrices.ts whose video is damaged a quarter in: the
+/// elementary stream bytes of 24 transport packets (PES headers and
+/// adaptation fields kept, so that the demuxer passes the damaged pictures
+/// on) are overwritten with noise, their first picture headers included.
 fn corrupted_clip(media: &Path) -> PathBuf {
     const TS_PACKET: usize = 188;
     let source = media.join("mpeg2_matrices.ts");
@@ -51,17 +51,23 @@ fn corrupted_clip(media: &Path) -> PathBuf {
     let mut damaged = 0;
     for packet in data.chunks_mut(TS_PACKET).skip(first) {
         assert_eq!(packet[0], 0x47, "not a transport packet boundary");
-        if packet[1] & 0x40 != 0 {
+        if packet[3] & 0x20 != 0 {
             continue;
         }
-        for byte in &mut packet[100..] {
+        // A PES starts here: its header's length is at byte 8 of it.
+        let from = if packet[1] & 0x40 != 0 {
+            4 + 9 + usize::from(packet[12])
+        } else {
+            4
+        };
+        for byte in packet.iter_mut().skip(from) {
             noise ^= noise << 13;
             noise ^= noise >> 17;
             noise ^= noise << 5;
             *byte = noise as u8;
         }
         damaged += 1;
-        if damaged == 16 {
+        if damaged == 24 {
             break;
         }
     }
@@ -312,12 +318,19 @@ fn corrupted_copy_plays_on() {
         log.contains("decoder: V4L2 stateless"),
         "not decoded through V4L2:\n{log}"
     );
-    // The damage is a quarter in: at least the key frames after it and
-    // their groups decode.
+    // The damaged headers are errors the decoder counts and skips.
+    let errors: u64 = log
+        .lines()
+        .find_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("errors=")))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no error count:\n{log}"));
+    assert!(errors > 0, "the damage went unnoticed:\n{log}");
+    // The damage is a quarter in: the key frames after it and their groups
+    // decode.
     let total = media::frame_count(&media::dir().join("mpeg2_matrices.ts"));
     let frames = reel_runs::framemd5_lines(&out);
     assert!(
-        frames.len() >= total / 2,
+        frames.len() >= total / 2 && frames.len() < total,
         "{} frames of {total}:\n{log}",
         frames.len()
     );

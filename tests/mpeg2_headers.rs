@@ -19,7 +19,12 @@ use support::h264::{annex_b_with_trace_of, strip_indices, work_dir, AnnexB, Code
 use support::media;
 
 /// Every MPEG-2 clip tests/media/generate.sh makes.
-const CLIPS: [&str; 3] = ["mpeg2.ts", "mpeg2_matrices.ts", "mpeg2_interlaced.ts"];
+const CLIPS: [&str; 4] = [
+    "mpeg2.ts",
+    "mpeg2_matrices.ts",
+    "mpeg2_interlaced.ts",
+    "mpeg2_fields.ts",
+];
 
 fn trace(clip: &str) -> AnnexB {
     annex_b_with_trace_of(
@@ -71,7 +76,7 @@ fn headers_match_ffmpeg_trace_headers() {
     for clip in CLIPS {
         let stream = trace(clip);
         let (elements, ours) = check_clip(clip, &stream);
-        assert!(elements > 1000, "{clip}: only {elements} elements traced");
+        assert!(elements > 500, "{clip}: only {elements} elements traced");
         let b_pictures = values(&ours, "picture_coding_type")
             .filter(|&t| t == 3)
             .count();
@@ -86,6 +91,13 @@ fn headers_match_ffmpeg_trace_headers() {
                 assert!(values(&ours, "progressive_frame").all(|v| v == 0));
                 assert!(values(&ours, "top_field_first").all(|v| v == 1));
                 assert!(values(&ours, "frame_pred_frame_dct").all(|v| v == 0));
+            }
+            "mpeg2_fields.ts" => {
+                let structures: Vec<i64> = values(&ours, "picture_structure").collect();
+                assert!(
+                    structures.chunks(2).all(|pair| pair == [1, 2]),
+                    "{structures:?}"
+                );
             }
             _ => {}
         }
@@ -102,16 +114,24 @@ fn pictures_gathered_as_ffmpeg_counts_them() {
         let pictures = parser
             .parse_packet(&stream)
             .unwrap_or_else(|e| panic!("{clip}: {e}"));
-        assert_eq!(pictures.len(), media::frame_count(&path), "{clip}");
+        // A field picture is half a frame.
+        let fields = pictures.iter().filter(|p| p.coding.is_field()).count();
+        assert_eq!(fields % 2, 0, "{clip}");
+        assert_eq!(
+            pictures.len() - fields / 2,
+            media::frame_count(&path),
+            "{clip}"
+        );
         assert!(pictures[0].new_sequence, "{clip}: first picture");
         assert!(
             pictures[1..].iter().all(|p| !p.new_sequence),
             "{clip}: one sequence"
         );
         let sequence = parser.sequence().expect("a sequence");
+        let height = if clip == "mpeg2_fields.ts" { 256 } else { 240 };
         assert_eq!(
             (sequence.horizontal_size(), sequence.vertical_size()),
-            (320, 240)
+            (320, height)
         );
         // Every slice range starts at its start code value.
         for picture in &pictures {

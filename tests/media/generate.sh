@@ -17,7 +17,7 @@ exec 9>"$out/.lock"
 flock 9
 
 stamp="$out/.generated"
-digest=$(sha256sum "$0" | cut -d' ' -f1)
+digest=$(cat "$0" "$here/mpeg2_fields.py" | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
     exit 0
 fi
@@ -123,6 +123,10 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
 # Interlaced frame pictures: field DCT and field prediction, top field first.
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
     -flags +ildct+ilme -top 1 mpeg2_interlaced.ts
+# Field pictures, two per frame, I/P/B (hand-built: see the script).
+python3 "$here/mpeg2_fields.py" mpeg2_fields.m2v
+ff -fflags +genpts -r 25 -i mpeg2_fields.m2v -c copy mpeg2_fields.ts
+rm -f mpeg2_fields.m2v
 # MPEG-1: the stateless interface decodes MPEG-2 only.
 ff -f lavfi -i "$(src 320x240 30 0.5)" -c:v mpeg1video -b:v 1M -g 12 -bf 2 mpeg1.mpg
 

@@ -124,6 +124,7 @@ pub const CLIPS: &[OracleClip] = &[
     mpeg2("mpeg2", "mpeg2.ts"),
     mpeg2("mpeg2_matrices", "mpeg2_matrices.ts"),
     mpeg2("mpeg2_interlaced", "mpeg2_interlaced.ts"),
+    mpeg2("mpeg2_fields", "mpeg2_fields.ts"),
     hevc("hevc_main", "hevc_main.mkv"),
     hevc("hevc_wpp", "hevc_wpp.mkv"),
     hevc("hevc_slices", "hevc_slices.mkv"),

@@ -120,6 +120,8 @@ struct Building {
     header: PictureHeader,
     coding: Option<PictureCodingExtension>,
     slices: Vec<Range<usize>>,
+    /// The row of the last slice (slice_vertical_position).
+    last_row: u8,
 }
 
 /// The headers in force between packets.
@@ -228,10 +230,15 @@ impl PictureParser {
                         header: PictureHeader::parse(&mut r)?,
                         coding: None,
                         slices: Vec::new(),
+                        last_row: 0,
                     });
                 }
                 code if start_code::is_slice(code) => match &mut building {
-                    Some(b) => b.slices.push(range),
+                    Some(b) => {
+                        self.check_slice_row(b, code)?;
+                        b.last_row = code;
+                        b.slices.push(range);
+                    }
                     None => return Err(Mpeg2Error::Invalid("slice without a picture".into())),
                 },
                 start_code::SEQUENCE_END => self.finish(building.take(), &mut pictures)?,
@@ -242,6 +249,32 @@ impl PictureParser {
         }
         self.finish(building, &mut pictures)?;
         Ok(pictures)
+    }
+
+    /// Slices come in row order (6.3.16) and inside the picture: a row
+    /// going back means a picture header was lost.
+    fn check_slice_row(&self, building: &Building, row: u8) -> Result<(), Mpeg2Error> {
+        let Some(sequence) = &self.sequence else {
+            return Ok(());
+        };
+        // Above 2800 lines the row number has an extension: not checked.
+        if sequence.vertical_size() > 2800 {
+            return Ok(());
+        }
+        let field = building.coding.is_some_and(|c| c.is_field());
+        let rows = sequence.coded_size().1 / if field { 32 } else { 16 };
+        if u32::from(row) > rows {
+            return Err(Mpeg2Error::Invalid(format!(
+                "slice of row {row} in a picture of {rows} rows"
+            )));
+        }
+        if building.last_row > row {
+            return Err(Mpeg2Error::Invalid(format!(
+                "slice of row {row} after row {}: a picture header is missing",
+                building.last_row
+            )));
+        }
+        Ok(())
     }
 
     fn sequence_extension(&mut self, extension: SequenceExtension) {

@@ -343,6 +343,23 @@ fn mpeg1_refused_and_damage_recovered_at_the_next_i_picture() {
     assert!(decode(&mut codec, &mut ts, &frame_packet(pct::P)).is_empty());
     assert!(decode(&mut codec, &mut ts, &frame_packet(pct::B)).is_empty());
     assert_eq!(decode(&mut codec, &mut ts, &frame_packet(pct::I)).len(), 1);
+    // A lost picture header: the next picture's slices follow the last
+    // one's rows, going back to row 1.
+    let mut merged = frame_packet(pct::I);
+    merged.extend_from_slice(&[0, 0, 1, 1, 0x28, 0xab]);
+    ts.start_packet();
+    let Err(err) = codec.decode(&merged, &mut ts) else {
+        panic!("slices going back a row decoded");
+    };
+    assert!(
+        err.is_recoverable() && err.to_string().contains("row"),
+        "{err}"
+    );
+    // A row below the picture (240 lines: 15 rows).
+    let mut below = frame_packet(pct::I);
+    below.extend_from_slice(&[0, 0, 1, 16, 0x28, 0xab]);
+    ts.start_packet();
+    assert!(codec.decode(&below, &mut ts).is_err());
     // Truncated anywhere: an error or fewer pictures, never a panic.
     let whole = frame_packet(pct::I);
     for cut in 0..whole.len() {

@@ -8,7 +8,8 @@ only slow the fuzzer). The HEVC parameter set target gets each clip's SPS,
 PPS and first slice RBSPs back to back, NAL headers removed. And the FWHT
 corpus from vicodec's streams (target/fwht-media/*.fwht, written by
 `cargo test --test guest_fwht`), when there: the first frames of each, their
-payloads cut to 64 bytes and their headers saying so."""
+payloads cut to 64 bytes and their headers saying so. And the MPEG-2 corpora
+from the streams `cargo test --test mpeg2_headers` writes, when there."""
 import pathlib
 import re
 import struct
@@ -29,6 +30,22 @@ for stream in fwht:
         seed += data[offset : offset + 40] + struct.pack(">I", cut) + data[offset + 44 : offset + 44 + cut]
         (out / f"{stream.stem}-{k}").write_bytes(seed)
         offset += 44 + size
+# MPEG-2 (target/h264-tests/mpeg2-headers/*.mpeg2video, written by `cargo
+# test --test mpeg2_headers`), when there: the first pictures of each
+# clip, slices cut to 16 bytes.
+mpeg2 = sorted((root.parent / "target" / "h264-tests" / "mpeg2-headers").glob("*.mpeg2video"))
+for stream in mpeg2:
+    units = [u for u in re.split(b"\x00\x00\x01", stream.read_bytes()) if u]
+    pictures = [i for i, u in enumerate(units) if u[0] == 0]
+    for target in ("mpeg2_headers", "mpeg2_pictures"):
+        out = root / "corpus" / target
+        out.mkdir(parents=True, exist_ok=True)
+        for k, start in enumerate(pictures[:5]):
+            end = pictures[k + 1] if k + 1 < len(pictures) else len(units)
+            seed = b"".join(
+                b"\x00\x00\x01" + (u[:16] if 1 <= u[0] <= 0xAF else u) for u in units[:end]
+            )
+            (out / f"{stream.stem}-{k}").write_bytes(seed)
 streams = sorted((root.parent / "target" / "h264-tests" / "headers").glob("*.h264"))
 if not streams:
     sys.exit("no Annex-B streams: run `cargo test --test h264_headers` first")

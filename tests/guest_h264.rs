@@ -506,15 +506,6 @@ fn discovery_finds_a_decoder() -> bool {
     !reel::v4l2::discovery::discover().decoders.is_empty()
 }
 
-/// The framemd5 time base (`#tb 0: num/den`).
-fn framemd5_time_base(out: &str) -> (i64, i64) {
-    out.lines()
-        .find_map(|l| l.strip_prefix("#tb 0: "))
-        .and_then(|tb| tb.trim().split_once('/'))
-        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
-        .unwrap_or_else(|| panic!("no time base in:\n{out}"))
-}
-
 #[test]
 fn seeking_starts_at_the_frame_shown_at_the_target() {
     // The whole clip (checked against FFmpeg's count above) gives the pts;
@@ -523,7 +514,7 @@ fn seeking_starts_at_the_frame_shown_at_the_target() {
     // it and the frames before the target are dropped).
     let (_, full) = successful("md5a-h264_main_bframes");
     let (log, seek) = successful("seek");
-    let (num, den) = framemd5_time_base(&full);
+    let (num, den) = reel_runs::framemd5_time_base(&full);
     let full = reel_runs::framemd5_lines(&full);
     let first = full.first().map(|l| l.0).expect("frames");
     let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;

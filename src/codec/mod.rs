@@ -4,5 +4,6 @@ pub mod bitstream;
 pub mod fwht;
 pub mod h264;
 pub mod hevc;
+pub mod mpeg2;
 pub mod ref_slots;
 pub mod vui;

@@ -10,6 +10,7 @@ pub mod formats;
 pub mod fwht;
 pub mod h264;
 pub mod hevc;
+pub mod mpeg2;
 pub mod output_queue;
 pub mod registry;
 pub mod session;

@@ -17,7 +17,7 @@ exec 9>"$out/.lock"
 flock 9
 
 stamp="$out/.generated"
-digest=$(sha256sum "$0" | cut -d' ' -f1)
+digest=$(cat "$0" "$here/mpeg2_fields.py" | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
     exit 0
 fi
@@ -112,6 +112,23 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp9.webm
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 15 -bf 2 mpeg2.ts
+
+# --- MPEG-2 ------------------------------------------------------------------
+# B-frames with custom intra and non-intra matrices in the sequence header
+# (given in raster order; the stream carries them in zigzag order).
+intra=$(for i in $(seq 0 63); do printf '%d,' $((8 + i / 2)); done); intra=${intra%,}
+inter=$(for i in $(seq 0 63); do printf '%d,' $((16 + (i % 8) + i / 8)); done); inter=${inter%,}
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
+    -intra_matrix "$intra" -inter_matrix "$inter" mpeg2_matrices.ts
+# Interlaced frame pictures: field DCT and field prediction, top field first.
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
+    -flags +ildct+ilme -top 1 mpeg2_interlaced.ts
+# Field pictures, two per frame, I/P/B (hand-built: see the script).
+python3 "$here/mpeg2_fields.py" mpeg2_fields.m2v
+ff -fflags +genpts -r 25 -i mpeg2_fields.m2v -c copy mpeg2_fields.ts
+rm -f mpeg2_fields.m2v
+# MPEG-1: the stateless interface decodes MPEG-2 only.
+ff -f lavfi -i "$(src 320x240 30 0.5)" -c:v mpeg1video -b:v 1M -g 12 -bf 2 mpeg1.mpg
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

@@ -40,6 +40,8 @@ pub const HEVC_CLIPS: &[&str] = &[
 pub enum Codec {
     H264,
     Hevc,
+    /// MPEG-2 video: units behind start codes as Annex-B's, traced as read.
+    Mpeg2,
 }
 
 impl Codec {
@@ -48,6 +50,7 @@ impl Codec {
         match self {
             Codec::H264 => "h264_mp4toannexb,h264_metadata=aud=insert,trace_headers",
             Codec::Hevc => "hevc_mp4toannexb,hevc_metadata=aud=insert,trace_headers",
+            Codec::Mpeg2 => "trace_headers",
         }
     }
 
@@ -56,6 +59,7 @@ impl Codec {
         match self {
             Codec::H264 => "h264",
             Codec::Hevc => "hevc",
+            Codec::Mpeg2 => "mpeg2video",
         }
     }
 }
@@ -152,7 +156,9 @@ pub fn annex_b_with_trace_of(codec: Codec, clip: &Path, work: &Path) -> AnnexB {
         }
         let name = strip_indices(fields[1]);
         let value: i64 = fields[eq + 1].parse().expect("trace value");
-        if name == "forbidden_zero_bit" && pos == 0 {
+        // A NAL unit starts with its header; an MPEG-2 unit with its start
+        // code value, the only element at bit 0.
+        if pos == 0 && (name == "forbidden_zero_bit" || codec == Codec::Mpeg2) {
             trace.push(Vec::new());
             bit_lengths.push(Vec::new());
         }

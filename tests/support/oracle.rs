@@ -83,6 +83,17 @@ const fn hevc(name: &'static str, file: &'static str) -> OracleClip {
     }
 }
 
+const fn mpeg2(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        name,
+        file,
+        element: "v4l2slmpeg2dec",
+        root: Root::Host,
+        frame_split_bsf: None,
+        per_frame_controls: MPEG2,
+    }
+}
+
 /// Every codec clip of tests/media/generate.sh.
 pub const CLIPS: &[OracleClip] = &[
     h264("h264_baseline", "h264_baseline.mp4"),
@@ -110,14 +121,10 @@ pub const CLIPS: &[OracleClip] = &[
         frame_split_bsf: Some("vp9_superframe_split"),
         per_frame_controls: VP9,
     },
-    OracleClip {
-        name: "mpeg2",
-        file: "mpeg2.ts",
-        element: "v4l2slmpeg2dec",
-        root: Root::Host,
-        frame_split_bsf: None,
-        per_frame_controls: MPEG2,
-    },
+    mpeg2("mpeg2", "mpeg2.ts"),
+    mpeg2("mpeg2_matrices", "mpeg2_matrices.ts"),
+    mpeg2("mpeg2_interlaced", "mpeg2_interlaced.ts"),
+    mpeg2("mpeg2_fields", "mpeg2_fields.ts"),
     hevc("hevc_main", "hevc_main.mkv"),
     hevc("hevc_wpp", "hevc_wpp.mkv"),
     hevc("hevc_slices", "hevc_slices.mkv"),

@@ -111,3 +111,12 @@ pub fn framemd5_lines(out: &str) -> Vec<(i64, String)> {
         })
         .collect()
 }
+
+/// The framemd5 time base (`#tb 0: num/den`).
+pub fn framemd5_time_base(out: &str) -> (i64, i64) {
+    out.lines()
+        .find_map(|l| l.strip_prefix("#tb 0: "))
+        .and_then(|tb| tb.trim().split_once('/'))
+        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
+        .unwrap_or_else(|| panic!("no time base in:\n{out}"))
+}

@@ -437,6 +437,14 @@ fn normalise_run(
         .find(|e| e.name == "v4l2_ctrl_hevc_sps")
         .is_some_and(|sps| has_flag(sps, "flags", "SCALING_LIST_ENABLED"));
 
+    // The chroma quantiser matrices only count for 4:2:2 and 4:4:4 (the
+    // uAPI says so); in a 4:2:0 sequence they hold whatever was last set.
+    let mpeg2_chroma_matrices_used = run
+        .events
+        .iter()
+        .find(|e| e.name == "v4l2_ctrl_mpeg2_sequence")
+        .is_some_and(|seq| seq.field("chroma_format") != Some("1"));
+
     let mut out = Vec::new();
     let mut occurrences: BTreeMap<&str, usize> = BTreeMap::new();
     for event in &run.events {
@@ -498,6 +506,16 @@ fn normalise_run(
             fields.insert(key.clone(), value);
         }
         blank_unused_references(&event.name, &mut fields);
+        if event.name == "v4l2_ctrl_mpeg2_quantisation" && !mpeg2_chroma_matrices_used {
+            for key in [
+                "chroma_intra_quantiser_matrix",
+                "chroma_non_intra_quantiser_matrix",
+            ] {
+                if let Some(v) = fields.get_mut(key) {
+                    *v = UNUSED.to_string();
+                }
+            }
+        }
         out.push((name, fields));
     }
     // A repeated unindexed event is numbered from its second occurrence; name

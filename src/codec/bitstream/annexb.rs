@@ -19,6 +19,17 @@ pub fn nal_unit_ranges(data: &[u8]) -> NalUnitRanges<'_> {
     NalUnitRanges {
         data,
         next: find_start_code(data, 0).map(|code| code.end),
+        keep_trailing_zeros: false,
+    }
+}
+
+/// The byte range of each unit behind a `00 00 01` start code, up to the
+/// next one, zero bytes before it included: MPEG-1/2 units, whose syntax
+/// may end in zero bits (stuffing zeros stay with the unit before them).
+pub fn start_code_unit_ranges(data: &[u8]) -> NalUnitRanges<'_> {
+    NalUnitRanges {
+        keep_trailing_zeros: true,
+        ..nal_unit_ranges(data)
     }
 }
 
@@ -46,6 +57,7 @@ pub struct NalUnitRanges<'a> {
     data: &'a [u8],
     /// Where the next NAL unit starts (just after its start code).
     next: Option<usize>,
+    keep_trailing_zeros: bool,
 }
 
 impl Iterator for NalUnitRanges<'_> {
@@ -59,10 +71,14 @@ impl Iterator for NalUnitRanges<'_> {
                 None => (self.data.len(), None),
             };
             self.next = next;
-            let end = self.data[start..end]
-                .iter()
-                .rposition(|&b| b != 0)
-                .map_or(start, |last| start + last + 1);
+            let end = if self.keep_trailing_zeros {
+                end
+            } else {
+                self.data[start..end]
+                    .iter()
+                    .rposition(|&b| b != 0)
+                    .map_or(start, |last| start + last + 1)
+            };
             if end > start {
                 return Some(start..end);
             }
@@ -99,6 +115,13 @@ mod tests {
         assert_eq!(nals, vec![&[0x67, 1, 2][..], &[0x68, 3][..], &[0x65][..]]);
         let ranges: Vec<Range<usize>> = nal_unit_ranges(&data).collect();
         assert_eq!(ranges, vec![5..8, 11..13, 18..19]);
+    }
+
+    #[test]
+    fn start_code_units_keep_their_zeros() {
+        let data = [0xff, 0, 0, 1, 0xb5, 0, 0, 0, 0, 1, 0x01, 7, 0, 0, 1];
+        let ranges: Vec<Range<usize>> = start_code_unit_ranges(&data).collect();
+        assert_eq!(ranges, vec![4..7, 10..12]);
     }
 
     #[test]

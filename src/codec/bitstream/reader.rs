@@ -216,6 +216,22 @@ impl<'a> BitReader<'a> {
         Ok(value)
     }
 
+    /// The next `n` bits (n <= 32) without consuming them or tracing them
+    /// (MPEG-2's `nextbits()`).
+    pub fn peek(&mut self, n: u32, name: &'static str) -> Result<u32, ReadError> {
+        if n > 32 {
+            return Err(ReadError::TooWide {
+                name,
+                bits: n,
+                max: 32,
+            });
+        }
+        let saved = self.cursor;
+        let value = self.bits(n, name);
+        self.cursor = saved;
+        Ok(value? as u32)
+    }
+
     /// `u(1)` as a boolean.
     pub fn flag(&mut self, name: &'static str) -> Result<bool, ReadError> {
         Ok(self.u(1, name)? == 1)

@@ -82,13 +82,16 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
     let initial_controls = container_sequence(stream)
         .map(|s| vec![ExtControl::typed::<Mpeg2Sequence>(sequence_control(&s))])
         .unwrap_or_default();
+    // Drivers say per coded format whether they hold CAPTURE buffers
+    // (cedrus decides at S_FMT(OUTPUT)): read for MPEG-2.
+    let holds_capture = info.holds_capture(coded::MPEG2_SLICE);
     info!(
         device = %info.video_node.display(),
-        hold_capture = info.supports_hold_capture,
+        hold_capture = holds_capture,
         "MPEG-2 through V4L2"
     );
     Ok(CodecSetup {
-        codec: Box::new(Mpeg2Codec::new(info.supports_hold_capture)),
+        codec: Box::new(Mpeg2Codec::new(holds_capture)),
         initial_controls,
         dpb_pictures: DPB_PICTURES,
         output_buffers: OUTPUT_BUFFERS,

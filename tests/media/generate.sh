@@ -113,6 +113,19 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-use
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 15 -bf 2 mpeg2.ts
 
+# --- VP8 ---------------------------------------------------------------------
+# Hidden altref frames (show_frame = 0) and golden/altref updates: libvpx
+# makes altref frames in two-pass encoding only.
+vp8_altref="-c:v libvpx -deadline good -cpu-used 4 -b:v 300k -auto-alt-ref 1 -lag-in-frames 16 -g 30 -passlogfile vp8_altref"
+ff -f lavfi -i "$(src 320x240 30 1)" $vp8_altref -pass 1 -f null -
+ff -f lavfi -i "$(src 320x240 30 1)" $vp8_altref -pass 2 vp8_altref.webm
+rm -f vp8_altref-0.log
+# Error-resilient realtime encoding: segmentation with map and feature
+# updates (cyclic refresh), no entropy refresh; four DCT partitions.
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 300k -error-resilient 1 -static-thresh 100 -slices 4 -g 30 vp8_segmentation.webm
+# A size that is not a whole number of macroblocks, two key frames.
+ff -f lavfi -i "$(src 175x143 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 200k -g 15 vp8_odd_size.webm
+
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka
 ff -f lavfi -i "anoisesrc=seed=7:duration=1" -f s16le garbage.bin

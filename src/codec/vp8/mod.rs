@@ -10,4 +10,6 @@ pub use header::{parse_frame, FrameHeader, FrameTag, StreamState, Vp8Error};
 pub use refs::{FrameRefs, References};
 
 #[cfg(test)]
+pub(crate) mod test_frames;
+#[cfg(test)]
 mod tests;

@@ -123,8 +123,9 @@ rm -f vp8_altref-0.log
 # Error-resilient realtime encoding: segmentation with map and feature
 # updates (cyclic refresh), no entropy refresh; four DCT partitions.
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 300k -error-resilient 1 -static-thresh 100 -slices 4 -g 30 vp8_segmentation.webm
-# A size that is not a whole number of macroblocks, two key frames.
-ff -f lavfi -i "$(src 175x143 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 200k -g 15 vp8_odd_size.webm
+# A size that is not a whole number of macroblocks (testsrc2 makes even
+# sizes only), two key frames.
+ff -f lavfi -i "$(src 174x142 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 200k -g 15 vp8_odd_size.webm
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

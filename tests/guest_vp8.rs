@@ -8,7 +8,9 @@
 //! - `--output framemd5`: FFmpeg's frame count (hidden altref frames are
 //!   decoded, not shown), increasing pts, the same output twice;
 //! - an exact seek, a corrupted copy resuming at the next key frame, and
-//!   `reel probe` naming VP8.
+//!   `reel probe` naming VP8;
+//! - in weston 14 headless, every presented frame is visl's own CAPTURE
+//!   buffer (zero-copy), looping and paused after a seek.
 //!
 //! Every reel run happens in one guest boot; each test checks its part.
 
@@ -21,9 +23,11 @@ use std::time::Duration;
 
 use support::media;
 use support::oracle::{self, OracleClip};
+use support::reel_output;
 use support::reel_runs::{self, traced_decode};
 use support::visl_trace::{self, FrameRecord};
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
+use support::weston_log;
 
 const FRAME_CONTROL: &str = "v4l2_ctrl_vp8_frame";
 
@@ -39,6 +43,8 @@ fn vp8_clips() -> Vec<&'static OracleClip> {
 const ALTREF_CLIP: &str = "vp8_altref";
 /// Where the seek test starts it (30 fps, one key frame).
 const SEEK_SECONDS: f64 = 0.5;
+/// The name of the weston playbacks (`{PLAY}-loop`, `{PLAY}-paused`).
+const PLAY: &str = "play-vp8";
 /// Key frames at 0 and 15 of 30 frames: damage in the first half.
 const CORRUPTED_SOURCE: &str = "vp8_odd_size";
 
@@ -77,6 +83,18 @@ fn runs() -> &'static GuestResult {
             &corrupted_clip(&media.join(clip(CORRUPTED_SOURCE).file)),
         ));
         calls.push(traced_decode("probe", &["probe"], &altref));
+        // Two playbacks in weston 14 headless (looping; paused at
+        // SEEK_SECONDS), through the generic playback script FWHT's test
+        // uses too (it runs any clip with `--hwdec v4l2`; visl is loaded).
+        calls.push(
+            ScriptCall::new("fwht-play.sh")
+                .arg(env!("CARGO_BIN_EXE_reel"))
+                .arg(PLAY)
+                .arg(&altref)
+                .arg("320x240")
+                .arg(SEEK_SECONDS.to_string())
+                .arg("play"),
+        );
         // Last (they reload visl): the OUTPUT buffers' bytes, reel's and
         // GStreamer's, in visl's default mode.
         calls.push(
@@ -359,5 +377,34 @@ fn output_buffer_bytes_equal_gstreamers() {
             b.len()
         );
         assert_eq!(a, packet, "OUTPUT buffer {i}: not the whole frame");
+    }
+}
+
+#[test]
+fn playback_in_weston_is_zero_copy() {
+    for play in ["loop", "paused"].map(|p| format!("{PLAY}-{p}")) {
+        let r = runs();
+        let log = r.read_result(&format!("{play}.log")).unwrap_or_default();
+        let rc = r.read_result(&format!("{play}.rc")).unwrap_or_default();
+        assert_eq!(rc.trim(), "0", "{play}: reel failed:\n{log}");
+        assert!(!log.contains("panicked"), "{play}:\n{log}");
+        let s = reel_output::stats(&log).unwrap_or_else(|| panic!("{play}: no stats:\n{log}"));
+        let presented = reel_output::number(&s, "presented");
+        assert!(presented > 0, "{play}: nothing presented: {s:?}");
+        assert_eq!(
+            reel_output::number(&s, "zero_copy_frames"),
+            presented,
+            "{play}: {s:?}"
+        );
+        assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{play}: {s:?}");
+        assert!(
+            log.contains("dmabuf negotiation: zero-copy: V4L2"),
+            "{play}: no zero-copy negotiation in reel's log"
+        );
+        let weston = r
+            .read_result(&format!("weston-{play}.log"))
+            .unwrap_or_default();
+        let errors = weston_log::protocol_errors(&weston);
+        assert!(errors.is_empty(), "{play}: protocol errors: {errors:#?}");
     }
 }

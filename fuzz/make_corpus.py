@@ -8,11 +8,14 @@ only slow the fuzzer). The HEVC parameter set target gets each clip's SPS,
 PPS and first slice RBSPs back to back, NAL headers removed. And the FWHT
 corpus from vicodec's streams (target/fwht-media/*.fwht, written by
 `cargo test --test guest_fwht`), when there: the first frames of each, their
-payloads cut to 64 bytes and their headers saying so. And the MPEG-2 corpora
-from the streams `cargo test --test mpeg2_headers` writes, when there."""
+payloads cut to 64 bytes and their headers saying so. The MPEG-2 corpora
+from the streams `cargo test --test mpeg2_headers` writes, when there. The
+VP8 corpus from the VP8 clips of tests/media/generate.sh (target/test-media),
+when there: the first frames of each, whole, each after its 2-byte length."""
 import pathlib
 import re
 import struct
+import subprocess
 import sys
 
 root = pathlib.Path(__file__).resolve().parent
@@ -46,6 +49,23 @@ for stream in mpeg2:
                 b"\x00\x00\x01" + (u[:16] if 1 <= u[0] <= 0xAF else u) for u in units[:end]
             )
             (out / f"{stream.stem}-{k}").write_bytes(seed)
+for clip in sorted((root.parent / "target" / "test-media").glob("vp8*.webm")):
+    out = root / "corpus" / "vp8_frames"
+    out.mkdir(parents=True, exist_ok=True)
+    ivf = subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-i", str(clip), "-c", "copy", "-f", "ivf", "-"],
+        check=True, capture_output=True,
+    ).stdout
+    (offset,) = struct.unpack("<H", ivf[6:8])
+    seed = b""
+    for k in range(4):
+        if offset + 12 > len(ivf):
+            break
+        (size,) = struct.unpack("<I", ivf[offset : offset + 4])
+        frame = ivf[offset + 12 : offset + 12 + size]
+        seed += struct.pack("<H", min(size, 0xFFFF)) + frame[:0xFFFF]
+        (out / f"{clip.stem}-{k}").write_bytes(seed)
+        offset += 12 + size
 streams = sorted((root.parent / "target" / "h264-tests" / "headers").glob("*.h264"))
 if not streams:
     sys.exit("no Annex-B streams: run `cargo test --test h264_headers` first")

@@ -6,4 +6,5 @@ pub mod h264;
 pub mod hevc;
 pub mod mpeg2;
 pub mod ref_slots;
+pub mod vp8;
 pub mod vui;

@@ -24,6 +24,7 @@ pub static CODECS: &[&CodecEntry] = &[
     &super::hevc::ENTRY,
     &super::fwht::ENTRY,
     &super::mpeg2::ENTRY,
+    &super::vp8::ENTRY,
 ];
 
 /// The entry for `codec`, if it has a V4L2 stateless path.

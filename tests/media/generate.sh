@@ -129,6 +129,19 @@ ff -fflags +genpts -r 25 -i mpeg2_fields.m2v -c copy mpeg2_fields.ts
 rm -f mpeg2_fields.m2v
 # MPEG-1: the stateless interface decodes MPEG-2 only.
 ff -f lavfi -i "$(src 320x240 30 0.5)" -c:v mpeg1video -b:v 1M -g 12 -bf 2 mpeg1.mpg
+# --- VP8 ---------------------------------------------------------------------
+# Hidden altref frames (show_frame = 0) and golden/altref updates: libvpx
+# makes altref frames in two-pass encoding only.
+vp8_altref="-c:v libvpx -deadline good -cpu-used 4 -b:v 300k -auto-alt-ref 1 -lag-in-frames 16 -g 30 -passlogfile vp8_altref"
+ff -f lavfi -i "$(src 320x240 30 1)" $vp8_altref -pass 1 -f null -
+ff -f lavfi -i "$(src 320x240 30 1)" $vp8_altref -pass 2 vp8_altref.webm
+rm -f vp8_altref-0.log
+# Error-resilient realtime encoding: segmentation with map and feature
+# updates (cyclic refresh), no entropy refresh; four DCT partitions.
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 300k -error-resilient 1 -static-thresh 100 -slices 4 -g 30 vp8_segmentation.webm
+# A size that is not a whole number of macroblocks (testsrc2 makes even
+# sizes only), two key frames.
+ff -f lavfi -i "$(src 174x142 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 200k -g 15 vp8_odd_size.webm
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

@@ -72,6 +72,17 @@ const fn h264(name: &'static str, file: &'static str) -> OracleClip {
     }
 }
 
+const fn vp8(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        name,
+        file,
+        element: "v4l2slvp8dec",
+        root: Root::Host,
+        frame_split_bsf: None,
+        per_frame_controls: VP8,
+    }
+}
+
 const fn hevc(name: &'static str, file: &'static str) -> OracleClip {
     OracleClip {
         name,
@@ -105,14 +116,10 @@ pub const CLIPS: &[OracleClip] = &[
     h264("h264_mbaff", "h264_mbaff.ts"),
     h264("h264_odd_size", "h264_odd_size.mp4"),
     h264("h264_resolution_change", "h264_resolution_change.ts"),
-    OracleClip {
-        name: "vp8",
-        file: "vp8.webm",
-        element: "v4l2slvp8dec",
-        root: Root::Host,
-        frame_split_bsf: None,
-        per_frame_controls: VP8,
-    },
+    vp8("vp8", "vp8.webm"),
+    vp8("vp8_altref", "vp8_altref.webm"),
+    vp8("vp8_segmentation", "vp8_segmentation.webm"),
+    vp8("vp8_odd_size", "vp8_odd_size.webm"),
     OracleClip {
         name: "vp9",
         file: "vp9.webm",

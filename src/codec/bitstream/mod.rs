@@ -9,7 +9,9 @@ pub mod rbsp;
 pub mod reader;
 
 #[cfg(test)]
-mod test_rng;
+pub(crate) mod bool_encoder;
+#[cfg(test)]
+pub(crate) mod test_rng;
 
 pub use annexb::{nal_unit_ranges, nal_units, starts_with_start_code, NalUnitRanges, NalUnits};
 pub use bool_decoder::{BoolDecoder, BoolError};

@@ -5,4 +5,5 @@ pub mod fwht;
 pub mod h264;
 pub mod hevc;
 pub mod ref_slots;
+pub mod vp9;
 pub mod vui;

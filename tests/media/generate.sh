@@ -113,6 +113,27 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-use
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 15 -bf 2 mpeg2.ts
 
+# --- VP9 ---------------------------------------------------------------------
+vp9() { # extra libvpx-vp9 options...
+    echo "-c:v libvpx-vp9 -deadline realtime -cpu-used 8 $*"
+}
+# Four tile columns (1024 wide allows log2 2; libvpx codes one tile row), with
+# segmentation (cyclic refresh): 9 frames.
+ff -f lavfi -i "$(src 1024x576 30 0.3)" $(vp9 -b:v 800k -tile-columns 2 -aq-mode 3) vp9_tiles.webm
+# Profile 2, 10-bit.
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -pix_fmt yuv420p10le -profile:v 2 -b:v 400k) vp9_profile2.webm
+# Hidden altref frames: two-pass good quality with lag (superframes).
+vp9_altref="-c:v libvpx-vp9 -deadline good -cpu-used 4 -b:v 300k -auto-alt-ref 1 -lag-in-frames 25 -g 60"
+ff -f lavfi -i "$(src 320x240 30 1)" $vp9_altref -pass 1 -passlogfile vp9_altref -f null -
+ff -f lavfi -i "$(src 320x240 30 1)" $vp9_altref -pass 2 -passlogfile vp9_altref vp9_altref.webm
+rm -f vp9_altref-*.log
+# show_existing_frame: libvpx emits none here, so one-byte frames showing
+# slot 0 again are inserted after every fifth frame.
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -b:v 400k -g 30) -f ivf vp9_plain.ivf
+python3 "$here/vp9_show_existing.py" vp9_plain.ivf vp9_show_existing.ivf 5
+ff -i vp9_show_existing.ivf -c copy vp9_show_existing.webm
+rm -f vp9_plain.ivf vp9_show_existing.ivf
+
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka
 ff -f lavfi -i "anoisesrc=seed=7:duration=1" -f s16le garbage.bin

@@ -14,3 +14,4 @@ pub mod registry;
 pub mod session;
 pub mod slice_mode;
 pub mod topology;
+pub mod vp9;

@@ -23,6 +23,7 @@ pub static CODECS: &[&CodecEntry] = &[
     &super::h264::ENTRY,
     &super::hevc::ENTRY,
     &super::fwht::ENTRY,
+    &super::vp9::ENTRY,
 ];
 
 /// The entry for `codec`, if it has a V4L2 stateless path.

@@ -120,8 +120,8 @@ vp9() { # extra libvpx-vp9 options...
 # Four tile columns (1024 wide allows log2 2; libvpx codes one tile row), with
 # segmentation (cyclic refresh): 9 frames.
 ff -f lavfi -i "$(src 1024x576 30 0.3)" $(vp9 -b:v 800k -tile-columns 2 -aq-mode 3) vp9_tiles.webm
-# Profile 2, 10-bit.
-ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -pix_fmt yuv420p10le -profile:v 2 -b:v 400k) vp9_profile2.webm
+# Profile 2, 10-bit; key frames at 0 and 8 (a damaged copy resumes at 8).
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -pix_fmt yuv420p10le -profile:v 2 -b:v 400k -g 8) vp9_profile2.webm
 # Hidden altref frames: two-pass good quality with lag (superframes).
 vp9_altref="-c:v libvpx-vp9 -deadline good -cpu-used 4 -b:v 300k -auto-alt-ref 1 -lag-in-frames 25 -g 60"
 ff -f lavfi -i "$(src 320x240 30 1)" $vp9_altref -pass 1 -passlogfile vp9_altref -f null -

@@ -72,6 +72,17 @@ const fn h264(name: &'static str, file: &'static str) -> OracleClip {
     }
 }
 
+const fn vp9(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        name,
+        file,
+        element: "v4l2slvp9dec",
+        root: Root::Host,
+        frame_split_bsf: Some("vp9_superframe_split"),
+        per_frame_controls: VP9,
+    }
+}
+
 const fn hevc(name: &'static str, file: &'static str) -> OracleClip {
     OracleClip {
         name,
@@ -102,14 +113,11 @@ pub const CLIPS: &[OracleClip] = &[
         frame_split_bsf: None,
         per_frame_controls: VP8,
     },
-    OracleClip {
-        name: "vp9",
-        file: "vp9.webm",
-        element: "v4l2slvp9dec",
-        root: Root::Host,
-        frame_split_bsf: Some("vp9_superframe_split"),
-        per_frame_controls: VP9,
-    },
+    vp9("vp9", "vp9.webm"),
+    vp9("vp9_tiles", "vp9_tiles.webm"),
+    vp9("vp9_profile2", "vp9_profile2.webm"),
+    vp9("vp9_altref", "vp9_altref.webm"),
+    vp9("vp9_show_existing", "vp9_show_existing.webm"),
     OracleClip {
         name: "mpeg2",
         file: "mpeg2.ts",

@@ -8,6 +8,9 @@
 //! - the OUTPUT buffers hold the same bytes as GStreamer's;
 //! - `--output framemd5`: FFmpeg's frame count (frames shown again
 //!   included, hidden ones not), increasing pts, the same output twice;
+//! - reference scaling: a stream that goes from 320x240 to 240x180 on an
+//!   inter frame (no GStreamer oracle: GStreamer drops such frames until
+//!   the next key frame) decodes whole into the first CAPTURE buffers;
 //! - exact seek lands on the frame shown at the target;
 //! - a copy with a damaged frame header resumes at the next key frame.
 //!
@@ -35,6 +38,10 @@ const SEEK_SECONDS: f64 = 0.5;
 const CORRUPTED_SOURCE: &str = "vp9_profile2.webm";
 const DAMAGED_FRAME: usize = 3;
 const NEXT_KEY_FRAME: usize = 8;
+
+/// Reference scaling: ten frames of 320x240, then ten of 240x180 from an
+/// inter frame on.
+const RESIZE_CLIP: &str = "vp9_resize.webm";
 
 /// Clips whose OUTPUT buffers are compared byte for byte with GStreamer's.
 const BITSTREAM_CLIPS: [&str; 2] = ["vp9_altref", "vp9_show_existing"];
@@ -84,6 +91,10 @@ fn runs() -> &'static GuestResult {
                 &file,
             ));
         }
+        let resize = media.join(RESIZE_CLIP);
+        calls.push(traced_decode("trace-vp9_resize", &v4l2_null, &resize));
+        calls.push(traced_decode("md5a-vp9_resize", &v4l2_framemd5, &resize));
+        calls.push(traced_decode("md5b-vp9_resize", &v4l2_framemd5, &resize));
         let seek = SEEK_SECONDS.to_string();
         calls.push(traced_decode(
             "seek",
@@ -213,6 +224,52 @@ fn framemd5_has_every_shown_frame_in_order_and_is_deterministic() {
         );
         assert_eq!(first, second, "{name}: two runs differ");
     }
+}
+
+#[test]
+fn reference_scaling_keeps_the_capture_buffers() {
+    let name = "trace-vp9_resize";
+    let (log, _) = reel_runs::successful(runs(), name);
+    assert!(
+        !log.contains("new sequence"),
+        "the smaller inter frames set the queues up again:\n{log}"
+    );
+    let frames = reel_runs::reel_frames(runs(), name, LABEL);
+    let widths: Vec<String> = frames
+        .iter()
+        .map(|f| f.controls["v4l2_ctrl_vp9_frame"]["frame_width_minus_1"].clone())
+        .collect();
+    let mut expected = vec!["319".to_string(); 10];
+    expected.extend(vec!["239".to_string(); 10]);
+    assert_eq!(widths, expected, "{name}");
+    // The first smaller frame predicts from the larger ones.
+    let first_small = &frames[10].controls["v4l2_ctrl_vp9_frame"];
+    assert!(
+        !first_small["flags"].contains("KEY_FRAME"),
+        "{first_small:?}"
+    );
+    assert_eq!(first_small["last_frame_ts"], "frame 9", "{first_small:?}");
+
+    let (_, first) = reel_runs::successful(runs(), "md5a-vp9_resize");
+    let (_, second) = reel_runs::successful(runs(), "md5b-vp9_resize");
+    assert_eq!(first, second, "two runs differ");
+    let sizes: Vec<u32> = first
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            l.split(',')
+                .nth(4)
+                .and_then(|v| v.trim().parse().ok())
+                .expect("size")
+        })
+        .collect();
+    let mut expected = vec![320 * 240 * 3 / 2; 10];
+    expected.extend(vec![240 * 180 * 3 / 2; 10]);
+    assert_eq!(sizes, expected, "frame sizes (4:2:0 bytes)");
+    assert_eq!(
+        sizes.len(),
+        media::frame_count(&media::dir().join(RESIZE_CLIP))
+    );
 }
 
 /// The framemd5 header's time base of the video stream.

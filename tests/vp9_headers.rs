@@ -21,6 +21,7 @@ const CLIPS: &[&str] = &[
     "vp9_profile2.webm",
     "vp9_altref.webm",
     "vp9_show_existing.webm",
+    "vp9_resize.webm",
 ];
 
 /// (bit position, name without array indices, value)
@@ -198,6 +199,14 @@ fn assert_feature(clip: &str, t: &Traced) {
         }
         "vp9_show_existing.webm" => {
             assert_eq!(values(t, "show_existing_frame").iter().sum::<i64>(), 3)
+        }
+        "vp9_resize.webm" => {
+            // The second size comes with an inter frame (frame_type 1).
+            assert_eq!(values(t, "frame_width_minus_1"), vec![319, 239]);
+            assert_eq!(
+                values(t, "frame_type").iter().filter(|&&v| v == 0).count(),
+                1
+            );
         }
         _ => panic!("{clip}: no feature check"),
     }

@@ -133,6 +133,11 @@ ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -b:v 400k -g 30) -f ivf vp9_plain.i
 python3 "$here/vp9_show_existing.py" vp9_plain.ivf vp9_show_existing.ivf 5
 ff -i vp9_show_existing.ivf -c copy vp9_show_existing.webm
 rm -f vp9_plain.ivf vp9_show_existing.ivf
+# Reference scaling: 320x240, then 240x180 from an inter frame on (libvpx
+# through ctypes: FFmpeg's wrapper cannot change the size mid-stream).
+python3 "$here/vp9_resize.py" vp9_resize.ivf 320 240
+ff -i vp9_resize.ivf -c copy vp9_resize.webm
+rm -f vp9_resize.ivf
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

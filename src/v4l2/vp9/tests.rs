@@ -259,3 +259,40 @@ fn damage_and_unsupported_streams_are_told_apart() {
     let err = decode_err(&mut codec, &mut ts, &frame(Spec { profile: 1, ..KEY }));
     assert!(!err.is_recoverable(), "{err}");
 }
+
+fn stream(bit_depth: u32, pixel_format: &str) -> VideoStreamInfo {
+    VideoStreamInfo {
+        index: 0,
+        codec: Codec::Vp9,
+        width: 320,
+        height: 240,
+        time_base: (1, 1000),
+        frame_rate: None,
+        duration: None,
+        start_time: std::time::Duration::ZERO,
+        start_pts: 0,
+        container_start_us: 0,
+        sample_aspect: (1, 1),
+        bit_depth,
+        pixel_format: Some(pixel_format.to_owned()),
+        parameter_sets: Vec::new(),
+        parameters: crate::media::CodecParameters::new(ffmpeg_next::codec::Parameters::new()),
+    }
+}
+
+#[test]
+fn the_profile_menu_value_follows_the_pixel_layout() {
+    let p0 = b::v4l2_mpeg_video_vp9_profile_V4L2_MPEG_VIDEO_VP9_PROFILE_0;
+    let p2 = b::v4l2_mpeg_video_vp9_profile_V4L2_MPEG_VIDEO_VP9_PROFILE_2;
+    let p3 = b::v4l2_mpeg_video_vp9_profile_V4L2_MPEG_VIDEO_VP9_PROFILE_3;
+    let need = |depth, layout| {
+        requirements(&stream(depth, layout))
+            .profile
+            .expect("a need")
+    };
+    // A profile 2 decoder takes profile 0 streams too.
+    assert_eq!(need(8, "yuv420p").accepted, vec![p0, p2]);
+    assert_eq!(need(10, "yuv420p10le").accepted, vec![p2]);
+    assert_eq!(need(10, "yuv444p10le").accepted, vec![p3]);
+    assert_eq!(need(8, "yuv420p").menu, b::V4L2_CID_MPEG_VIDEO_VP9_PROFILE);
+}

@@ -12,7 +12,10 @@
 //!   inter frame (no GStreamer oracle: GStreamer drops such frames until
 //!   the next key frame) decodes whole into the first CAPTURE buffers;
 //! - exact seek lands on the frame shown at the target;
-//! - a copy with a damaged frame header resumes at the next key frame.
+//! - a copy with a damaged frame header resumes at the next key frame;
+//! - in weston 14 headless the show_existing_frame clip plays zero-copy:
+//!   every presented frame, shown-again ones included, is visl's own
+//!   CAPTURE buffer.
 //!
 //! Every reel run happens in one guest boot; each test checks its part.
 
@@ -42,6 +45,10 @@ const NEXT_KEY_FRAME: usize = 8;
 /// Reference scaling: ten frames of 320x240, then ten of 240x180 from an
 /// inter frame on.
 const RESIZE_CLIP: &str = "vp9_resize.webm";
+
+/// The clip played in weston, and its runs' name.
+const WESTON_CLIP: &str = "vp9_show_existing.webm";
+const WESTON_NAME: &str = "weston-vp9";
 
 /// Clips whose OUTPUT buffers are compared byte for byte with GStreamer's.
 const BITSTREAM_CLIPS: [&str; 2] = ["vp9_altref", "vp9_show_existing"];
@@ -106,6 +113,18 @@ fn runs() -> &'static GuestResult {
             &v4l2_framemd5,
             &corrupted_clip(media),
         ));
+        // Playback in weston (the generic playback script: framemd5 runs,
+        // then `--loop` and `--paused` playbacks, each until a frame is
+        // presented).
+        calls.push(
+            ScriptCall::new("fwht-play.sh")
+                .arg(env!("CARGO_BIN_EXE_reel"))
+                .arg(WESTON_NAME)
+                .arg(media.join(WESTON_CLIP))
+                .arg("320x240")
+                .arg("0.2")
+                .arg("play"),
+        );
         // Last (they reload visl): the OUTPUT buffers' bytes, reel's and
         // GStreamer's.
         for name in BITSTREAM_CLIPS {
@@ -338,4 +357,36 @@ fn a_damaged_frame_header_resumes_at_the_next_key_frame() {
         DAMAGED_FRAME + total - NEXT_KEY_FRAME,
         "{log}"
     );
+}
+
+#[test]
+fn playback_in_weston_is_zero_copy() {
+    for play in ["loop", "paused"].map(|p| format!("{WESTON_NAME}-{p}")) {
+        let log = runs()
+            .read_result(&format!("{play}.log"))
+            .unwrap_or_default();
+        let rc = runs()
+            .read_result(&format!("{play}.rc"))
+            .unwrap_or_default();
+        assert_eq!(rc.trim(), "0", "{play}: reel failed:\n{log}");
+        assert!(!log.contains("panicked"), "{play}:\n{log}");
+        let s = support::reel_output::stats(&log)
+            .unwrap_or_else(|| panic!("{play}: no stats line:\n{log}"));
+        let presented = support::reel_output::number(&s, "presented");
+        assert!(presented > 0, "{play}: nothing presented: {s:?}");
+        assert_eq!(
+            support::reel_output::number(&s, "zero_copy_frames"),
+            presented,
+            "{play}: {s:?}"
+        );
+        assert_eq!(
+            support::reel_output::number(&s, "copy_frames"),
+            0,
+            "{play}: {s:?}"
+        );
+        assert!(
+            log.contains("dmabuf negotiation: zero-copy: V4L2"),
+            "{play}: no zero-copy negotiation in reel's log"
+        );
+    }
 }

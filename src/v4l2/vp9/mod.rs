@@ -226,18 +226,7 @@ impl Vp9Codec {
         }))
     }
 
-    fn show(&mut self, timestamp_ns: u64, packet: u64, width: u32, height: u32) {
-        self.due.push(OutputPicture {
-            timestamp_ns,
-            packet,
-            visible: (width, height),
-            sample_aspect: (1, 1),
-        });
-    }
-}
-
-impl StatelessCodec for Vp9Codec {
-    fn decode(
+    fn decode_packet(
         &mut self,
         packet: &[u8],
         timestamps: &mut Timestamps,
@@ -269,6 +258,31 @@ impl StatelessCodec for Vp9Codec {
             }
         }
         Ok(requests)
+    }
+
+    fn show(&mut self, timestamp_ns: u64, packet: u64, width: u32, height: u32) {
+        self.due.push(OutputPicture {
+            timestamp_ns,
+            packet,
+            visible: (width, height),
+            sample_aspect: (1, 1),
+        });
+    }
+}
+
+impl StatelessCodec for Vp9Codec {
+    fn decode(
+        &mut self,
+        packet: &[u8],
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
+        let result = self.decode_packet(packet, timestamps);
+        if result.is_err() {
+            // None of the packet's requests is sent: nothing of it is shown.
+            let current = timestamps.packet();
+            self.due.retain(|p| p.packet != current);
+        }
+        result
     }
 
     fn references(&self) -> Vec<u64> {

@@ -296,3 +296,15 @@ fn the_profile_menu_value_follows_the_pixel_layout() {
     assert_eq!(need(10, "yuv444p10le").accepted, vec![p3]);
     assert_eq!(need(8, "yuv420p").menu, b::V4L2_CID_MPEG_VIDEO_VP9_PROFILE);
 }
+
+#[test]
+fn a_packet_that_fails_shows_nothing() {
+    let mut codec = Vp9Codec::new((320, 240));
+    let mut ts = Timestamps::new();
+    decode(&mut codec, &mut ts, &frame(KEY));
+    codec.take_output(false);
+    // A shown frame, then a damaged one, in one superframe.
+    let packet = superframe(&[frame(INTER), vec![0x00, 0x01, 0x02]]);
+    decode_err(&mut codec, &mut ts, &packet);
+    assert!(codec.take_output(false).is_empty());
+}

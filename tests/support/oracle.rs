@@ -113,6 +113,9 @@ pub const CLIPS: &[OracleClip] = &[
         frame_split_bsf: None,
         per_frame_controls: VP8,
     },
+    // No vp9_resize: GStreamer drops inter frames of another size than
+    // their references until the next key frame (its V4L2 VP9 decoder
+    // refuses non-key-frame size changes).
     vp9("vp9", "vp9.webm"),
     vp9("vp9_tiles", "vp9_tiles.webm"),
     vp9("vp9_profile2", "vp9_profile2.webm"),

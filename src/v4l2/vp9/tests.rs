@@ -11,6 +11,8 @@ struct Spec {
     found_ref: bool,
     refresh: u8,
     profile: u8,
+    /// A hidden intra-only frame (not a key frame).
+    intra_only: bool,
 }
 
 const KEY: Spec = Spec {
@@ -20,6 +22,7 @@ const KEY: Spec = Spec {
     found_ref: false,
     refresh: 0xff,
     profile: 0,
+    intra_only: false,
 };
 
 const INTER: Spec = Spec {
@@ -29,6 +32,7 @@ const INTER: Spec = Spec {
     found_ref: true,
     refresh: 0b001,
     profile: 0,
+    intra_only: false,
 };
 
 /// A frame: its uncompressed header, a compressed header of zero bytes
@@ -58,9 +62,17 @@ fn frame(s: Spec) -> Vec<u8> {
         w.u(1, 0);
     } else {
         if !s.show {
-            w.u(1, 0); // intra_only
+            w.u(1, u32::from(s.intra_only));
         }
         w.u(2, 0); // reset_frame_context
+        if s.intra_only {
+            // Profile 0: no colour config (8-bit 4:2:0 BT.601).
+            w.u(24, 0x498342);
+            w.u(8, u32::from(s.refresh));
+            size(&mut w);
+            w.u(1, 0);
+            return finish(w, s);
+        }
         w.u(8, u32::from(s.refresh));
         for i in 0..3 {
             w.u(3, i);
@@ -76,6 +88,11 @@ fn frame(s: Spec) -> Vec<u8> {
         w.u(1, 0); // allow_high_precision_mv
         w.u(1, 1); // switchable
     }
+    finish(w, s)
+}
+
+/// The header's second half, and the rest of the frame.
+fn finish(mut w: BitWriter, s: Spec) -> Vec<u8> {
     w.u(1, 1); // refresh_frame_context
     w.u(1, 1); // frame_parallel_decoding_mode
     w.u(2, 0);
@@ -307,4 +324,33 @@ fn a_packet_that_fails_shows_nothing() {
     let packet = superframe(&[frame(INTER), vec![0x00, 0x01, 0x02]]);
     decode_err(&mut codec, &mut ts, &packet);
     assert!(codec.take_output(false).is_empty());
+}
+
+#[test]
+fn intra_only_frames_need_no_reference() {
+    let mut codec = Vp9Codec::new((320, 240));
+    let mut ts = Timestamps::new();
+    decode(&mut codec, &mut ts, &frame(KEY));
+    // After a seek past the key frame, the slots are empty: an intra-only
+    // frame decodes anyway and refreshes the slots it names.
+    codec.reset();
+    let intra = Spec {
+        show: false,
+        intra_only: true,
+        refresh: 0b011,
+        ..INTER
+    };
+    let requests = decode(&mut codec, &mut ts, &frame(intra));
+    assert_eq!(requests.len(), 1);
+    let c = frame_control(&requests[0]);
+    assert_eq!(
+        c.flags & (b::V4L2_VP9_FRAME_FLAG_INTRA_ONLY | b::V4L2_VP9_FRAME_FLAG_KEY_FRAME),
+        b::V4L2_VP9_FRAME_FLAG_INTRA_ONLY
+    );
+    assert_eq!((c.bit_depth, { c.last_frame_ts }), (8, 0));
+    assert_eq!({ c.lf.ref_deltas }, [1, 0, -1, -1], "past independence");
+    assert!(codec.take_output(false).is_empty(), "hidden");
+    // An inter frame predicting from slots 0, 1 and 2 (empty) waits.
+    assert!(decode(&mut codec, &mut ts, &frame(INTER)).is_empty());
+    assert_eq!(codec.references(), vec![requests[0].timestamp_ns]);
 }

@@ -252,7 +252,8 @@ pub fn capture(
 }
 
 /// How many frames a stateless decoder is given for this clip, by FFmpeg:
-/// packets after the clip's frame-splitting bitstream filter.
+/// packets after the clip's frame-splitting bitstream filter, VP9's
+/// show_existing_frame headers aside.
 pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, String> {
     let mut ffmpeg = Command::new("ffmpeg");
     ffmpeg
@@ -273,8 +274,17 @@ pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, Stri
             String::from_utf8_lossy(&output.stderr)
         ));
     }
+    // A VP9 frame of one or two bytes is a show_existing_frame header
+    // (frame marker, profile, the flag and a slot): shown again, never
+    // decoded, so no request.
+    let show_existing =
+        |size: usize| clip.frame_split_bsf == Some("vp9_superframe_split") && size <= 2;
     Ok(String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter(|l| {
+            let size = l.split(',').nth(4).and_then(|s| s.trim().parse().ok());
+            !size.is_some_and(show_existing)
+        })
         .count())
 }

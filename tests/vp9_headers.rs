@@ -2,8 +2,11 @@
 //! reads it, equals FFmpeg's trace_headers (cbs_vp9) on the same frames:
 //! name, bit position and value, for every generated VP9 clip. The frames
 //! are FFmpeg's vp9_superframe_split output; reel's own superframe
-//! splitting of the unsplit packets must give exactly those frames. Each
-//! clip is also checked to have the feature it was made for.
+//! splitting of the unsplit packets must give exactly those frames. Every
+//! frame's compressed header is read up to its padding, which must be zero
+//! (FFmpeg does not trace it; GStreamer's requests on visl are its oracle,
+//! tests/guest_vp9.rs). Each clip is also checked to have the feature it
+//! was made for.
 
 mod support;
 

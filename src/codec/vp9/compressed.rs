@@ -179,6 +179,20 @@ impl CompressedHeader {
     /// `header_size_in_bytes` bytes) of the frame `frame` heads.
     pub fn parse(data: &[u8], frame: &FrameHeader) -> Result<Self, Vp9Error> {
         let mut r = Reader(BoolDecoder::vp9(data)?);
+        Self::read(&mut r, frame)
+    }
+
+    /// [`CompressedHeader::parse`], then VP9 9.2.3 `exit_bool()`: the bits
+    /// after the last decision must all be zero. Decoders need not check
+    /// it; tests do, as a sign that exactly the coded syntax was read.
+    pub fn parse_whole(data: &[u8], frame: &FrameHeader) -> Result<Self, Vp9Error> {
+        let mut r = Reader(BoolDecoder::vp9(data)?);
+        let h = Self::read(&mut r, frame)?;
+        r.0.exit()?;
+        Ok(h)
+    }
+
+    fn read(r: &mut Reader, frame: &FrameHeader) -> Result<Self, Vp9Error> {
         let mut h = Self::default();
         // 6.3.1 read_tx_mode
         if !frame.quantization.lossless() {

@@ -66,14 +66,21 @@ pub fn parse_frame(
 
 /// The compressed header following `header` in `data`.
 pub fn compressed_header(data: &[u8], header: &FrameHeader) -> Result<CompressedHeader, Vp9Error> {
+    CompressedHeader::parse(compressed_header_bytes(data, header)?, header)
+}
+
+/// The bytes of the compressed header following `header` in `data`.
+pub fn compressed_header_bytes<'a>(
+    data: &'a [u8],
+    header: &FrameHeader,
+) -> Result<&'a [u8], Vp9Error> {
     let start = header.uncompressed_header_size;
     let end = start + usize::from(header.header_size_in_bytes);
-    let bytes = data.get(start..end).ok_or_else(|| {
+    data.get(start..end).ok_or_else(|| {
         Vp9Error::Invalid(format!(
             "a compressed header of {} bytes past the end of a {}-byte frame",
             header.header_size_in_bytes,
             data.len()
         ))
-    })?;
-    CompressedHeader::parse(bytes, header)
+    })
 }

@@ -1,13 +1,15 @@
 //! Every frame's uncompressed header as read, in the order and with the
 //! names FFmpeg's `trace_headers` (cbs_vp9) uses, array indices aside: how
 //! tests hold the parser against FFmpeg, and what the fuzz target drives.
-//! The compressed header is read too (FFmpeg does not trace it).
+//! The compressed header is read too (FFmpeg does not trace it), and its
+//! padding checked: reading one decision too few or too many would leave
+//! coded bits behind or run into the padding.
 
 use crate::codec::bitstream::{BitReader, TraceEntry};
 
 use super::header::{self, Frame, PersistentState};
 use super::refs::References;
-use super::{compressed_header, Vp9Error};
+use super::{compressed_header_bytes, CompressedHeader, Vp9Error};
 
 /// The state headers leave for later frames, and the frame sizes in the
 /// reference slots.
@@ -31,7 +33,7 @@ impl HeaderTracer {
         let frame = header::parse(&mut r, &mut self.state, |slot| refs.size(slot))?;
         let trace = r.take_trace();
         if let Frame::Decode(header) = frame {
-            compressed_header(data, &header)?;
+            CompressedHeader::parse_whole(compressed_header_bytes(data, &header)?, &header)?;
             self.refs.decoded(&header, ());
         }
         Ok(trace)

@@ -11,7 +11,10 @@ corpus from vicodec's streams (target/fwht-media/*.fwht, written by
 payloads cut to 64 bytes and their headers saying so. The MPEG-2 corpora
 from the streams `cargo test --test mpeg2_headers` writes, when there. The
 VP8 corpus from the VP8 clips of tests/media/generate.sh (target/test-media),
-when there: the first frames of each, whole, each after its 2-byte length."""
+when there: the first frames of each, whole, each after its 2-byte length.
+The VP9 corpus from the VP9 clips (target/test-media/vp9*.webm): their first
+packets, as FFmpeg demuxes them, cut to 400 bytes, each with its 16-bit
+length."""
 import pathlib
 import re
 import struct
@@ -107,4 +110,20 @@ for stream in hevc:
     if sps and pps and slices:
         seed = b"".join(unescape(n)[2:][:64] for n in (sps[0], pps[0], slices[1 if len(slices) > 1 else 0]))
         (out / stream.stem).write_bytes(seed)
+for clip in sorted((root.parent / "target" / "test-media").glob("vp9*.webm")):
+    run = subprocess.run(
+        ["ffmpeg", "-nostdin", "-v", "error", "-i", str(clip), "-map", "0:v:0", "-c", "copy",
+         "-bsf:v", "trace_headers", "-f", "data", "-"],
+        capture_output=True, check=True)
+    sizes = [int(line.split("Packet: ")[1].split()[0])
+             for line in run.stderr.decode().splitlines() if "Packet: " in line]
+    packets, pos = [], 0
+    for size in sizes:
+        packets.append(run.stdout[pos:pos + size])
+        pos += size
+    out = root / "corpus" / "vp9_frames"
+    out.mkdir(parents=True, exist_ok=True)
+    for n in (1, 4):
+        seed = b"".join(struct.pack("<H", min(len(p), 400)) + p[:400] for p in packets[:n])
+        (out / f"{clip.stem}-{n}").write_bytes(seed)
 print("corpora written under", root / "corpus")

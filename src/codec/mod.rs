@@ -7,4 +7,5 @@ pub mod hevc;
 pub mod mpeg2;
 pub mod ref_slots;
 pub mod vp8;
+pub mod vp9;
 pub mod vui;

@@ -17,3 +17,4 @@ pub mod session;
 pub mod slice_mode;
 pub mod topology;
 pub mod vp8;
+pub mod vp9;

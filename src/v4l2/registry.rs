@@ -25,6 +25,7 @@ pub static CODECS: &[&CodecEntry] = &[
     &super::fwht::ENTRY,
     &super::mpeg2::ENTRY,
     &super::vp8::ENTRY,
+    &super::vp9::ENTRY,
 ];
 
 /// The entry for `codec`, if it has a V4L2 stateless path.

@@ -142,6 +142,31 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 
 # A size that is not a whole number of macroblocks (testsrc2 makes even
 # sizes only), two key frames.
 ff -f lavfi -i "$(src 174x142 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 200k -g 15 vp8_odd_size.webm
+# --- VP9 ---------------------------------------------------------------------
+vp9() { # extra libvpx-vp9 options...
+    echo "-c:v libvpx-vp9 -deadline realtime -cpu-used 8 $*"
+}
+# Four tile columns (1024 wide allows log2 2; libvpx codes one tile row), with
+# segmentation (cyclic refresh): 9 frames.
+ff -f lavfi -i "$(src 1024x576 30 0.3)" $(vp9 -b:v 800k -tile-columns 2 -aq-mode 3) vp9_tiles.webm
+# Profile 2, 10-bit; key frames at 0 and 8 (a damaged copy resumes at 8).
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -pix_fmt yuv420p10le -profile:v 2 -b:v 400k -g 8) vp9_profile2.webm
+# Hidden altref frames: two-pass good quality with lag (superframes).
+vp9_altref="-c:v libvpx-vp9 -deadline good -cpu-used 4 -b:v 300k -auto-alt-ref 1 -lag-in-frames 25 -g 60"
+ff -f lavfi -i "$(src 320x240 30 1)" $vp9_altref -pass 1 -passlogfile vp9_altref -f null -
+ff -f lavfi -i "$(src 320x240 30 1)" $vp9_altref -pass 2 -passlogfile vp9_altref vp9_altref.webm
+rm -f vp9_altref-*.log
+# show_existing_frame: libvpx emits none here, so one-byte frames showing
+# slot 0 again are inserted after every fifth frame.
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(vp9 -b:v 400k -g 30) -f ivf vp9_plain.ivf
+python3 "$here/vp9_show_existing.py" vp9_plain.ivf vp9_show_existing.ivf 5
+ff -i vp9_show_existing.ivf -c copy vp9_show_existing.webm
+rm -f vp9_plain.ivf vp9_show_existing.ivf
+# Reference scaling: 320x240, then 240x180 from an inter frame on (libvpx
+# through ctypes: FFmpeg's wrapper cannot change the size mid-stream).
+python3 "$here/vp9_resize.py" vp9_resize.ivf 320 240
+ff -i vp9_resize.ivf -c copy vp9_resize.webm
+rm -f vp9_resize.ivf
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

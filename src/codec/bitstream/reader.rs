@@ -392,6 +392,23 @@ impl<'a> BitReader<'a> {
         Ok(value)
     }
 
+    /// VP9's and AV1's tile-count loops (`increment_tile_cols_log2` ...): a
+    /// value from `min` counted up by one per 1 bit, until a 0 bit or `max`.
+    /// Traced as one element, as FFmpeg's `increment()` does (no bits when
+    /// `min == max`).
+    pub fn increment(&mut self, min: u32, max: u32, name: &'static str) -> Result<u32, ReadError> {
+        let start = self.cursor.pos;
+        let value = self.whole(|r| {
+            let mut value = min;
+            while value < max && r.bits(1, name)? == 1 {
+                value += 1;
+            }
+            Ok(value)
+        })?;
+        self.record(start, name, i64::from(value));
+        Ok(value)
+    }
+
     /// `ns(n)` (AV1 4.10.7): a value in `0..n`, in FloorLog2(n) bits or one
     /// more; `n` must be at least 1.
     pub fn ns(&mut self, n: u32, name: &'static str) -> Result<u32, ReadError> {

@@ -30,6 +30,7 @@ use super::pool::{BufferPool, Released};
 use super::user_data::{DmabufGlobal, FeedbackData, NoEvents};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::fourcc::{fourcc_text, modifier_name};
+use crate::frame::DmabufFrame;
 
 /// One wl_buffer of the copy paths and the memory behind it.
 pub(super) struct FrameBuffer {
@@ -47,6 +48,36 @@ pub(super) enum FrameCopyReason {
     NoDmabuf,
     /// (fourcc, modifier) of the decoder's buffers.
     NotAdvertised(u32, u64),
+    /// The decoder's buffer has fewer bits per sample than the stream.
+    BitDepth {
+        stream: u32,
+        buffer: u32,
+    },
+}
+
+impl FrameCopyReason {
+    /// Why `dmabuf` cannot be presented as it is, if it can't.
+    pub(super) fn for_dmabuf(
+        force_copy: bool,
+        has_dmabuf: bool,
+        advertised: &AdvertisedFormats,
+        dmabuf: &DmabufFrame,
+    ) -> Option<Self> {
+        if force_copy {
+            Some(Self::Forced)
+        } else if !has_dmabuf {
+            Some(Self::NoDmabuf)
+        } else if dmabuf.bit_depth < dmabuf.stream_bit_depth {
+            Some(Self::BitDepth {
+                stream: dmabuf.stream_bit_depth,
+                buffer: dmabuf.bit_depth,
+            })
+        } else if !advertised.contains(dmabuf.fourcc, dmabuf.modifier) {
+            Some(Self::NotAdvertised(dmabuf.fourcc, dmabuf.modifier))
+        } else {
+            None
+        }
+    }
 }
 
 impl std::fmt::Display for FrameCopyReason {
@@ -59,6 +90,10 @@ impl std::fmt::Display for FrameCopyReason {
                 "the compositor does not advertise {} with modifier {}",
                 fourcc_text(fourcc),
                 modifier_name(modifier)
+            ),
+            Self::BitDepth { stream, buffer } => write!(
+                f,
+                "the stream is {stream}-bit, the decoder's buffers {buffer}-bit"
             ),
         }
     }
@@ -281,5 +316,73 @@ impl State {
                 }
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::testutil::described_dmabuf;
+    use crate::fourcc::{fourcc, MOD_LINEAR};
+
+    const NV12: u32 = fourcc(b"NV12");
+    const P010: u32 = fourcc(b"P010");
+
+    fn advertised(pairs: &[(u32, u64)]) -> AdvertisedFormats {
+        let mut formats = AdvertisedFormats::new();
+        for &(fourcc, modifier) in pairs {
+            formats.add(fourcc, modifier);
+        }
+        formats
+    }
+
+    #[test]
+    fn an_advertised_buffer_at_the_streams_depth_is_presented_as_it_is() {
+        let both = advertised(&[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]);
+        let nv12 = described_dmabuf(NV12, MOD_LINEAR, 8, 8);
+        let p010 = described_dmabuf(P010, MOD_LINEAR, 10, 10);
+        assert_eq!(FrameCopyReason::for_dmabuf(false, true, &both, &nv12), None);
+        assert_eq!(FrameCopyReason::for_dmabuf(false, true, &both, &p010), None);
+        // A deeper buffer than the stream loses nothing.
+        let deep = described_dmabuf(P010, MOD_LINEAR, 10, 8);
+        assert_eq!(FrameCopyReason::for_dmabuf(false, true, &both, &deep), None);
+    }
+
+    #[test]
+    fn an_eight_bit_buffer_of_a_ten_bit_stream_is_never_presented_as_it_is() {
+        // A decoder that offers only 8-bit CAPTURE formats for a Main 10
+        // stream (visl): the negotiation chose the copy path, and the
+        // compositor's taking NV12 does not override that.
+        let both = advertised(&[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]);
+        let truncated = described_dmabuf(NV12, MOD_LINEAR, 8, 10);
+        let reason = FrameCopyReason::for_dmabuf(false, true, &both, &truncated);
+        assert_eq!(
+            reason,
+            Some(FrameCopyReason::BitDepth {
+                stream: 10,
+                buffer: 8
+            })
+        );
+        let text = reason.map(|r| r.to_string()).unwrap_or_default();
+        assert_eq!(text, "the stream is 10-bit, the decoder's buffers 8-bit");
+    }
+
+    #[test]
+    fn forced_copy_and_missing_dmabuf_come_first() {
+        let nv12 = advertised(&[(NV12, MOD_LINEAR)]);
+        let frame = described_dmabuf(NV12, MOD_LINEAR, 8, 10);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(true, true, &nv12, &frame),
+            Some(FrameCopyReason::Forced)
+        );
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, false, &nv12, &frame),
+            Some(FrameCopyReason::NoDmabuf)
+        );
+        let unadvertised = described_dmabuf(P010, MOD_LINEAR, 10, 10);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, true, &nv12, &unadvertised),
+            Some(FrameCopyReason::NotAdvertised(P010, MOD_LINEAR))
+        );
     }
 }

@@ -279,22 +279,18 @@ impl Display {
     }
 
     /// Whether a decoder's dmabuf is presented as it is: when the
-    /// compositor advertises exactly its (fourcc, modifier). The
+    /// compositor advertises exactly its (fourcc, modifier) and the buffer
+    /// keeps the stream's bit depth. The
     /// negotiation chose the CAPTURE format for that when it could; this
     /// check covers the frames decoded before a change of feedback reached
     /// the decoder, and pairs the compositor refused to import.
     fn zero_copy_accepted(&mut self, dmabuf: &DmabufFrame) -> bool {
-        let reason = if self.state.force_copy {
-            FrameCopyReason::Forced
-        } else if self.state.dmabuf.is_none() {
-            FrameCopyReason::NoDmabuf
-        } else if !self
-            .state
-            .advertised
-            .contains(dmabuf.fourcc, dmabuf.modifier)
-        {
-            FrameCopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
-        } else {
+        let Some(reason) = FrameCopyReason::for_dmabuf(
+            self.state.force_copy,
+            self.state.dmabuf.is_some(),
+            &self.state.advertised,
+            dmabuf,
+        ) else {
             return true;
         };
         if self.state.copy_reason != Some(reason) {

@@ -693,7 +693,7 @@ impl Player {
         eprintln!(
             "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
-             buffers_allocated={} buffers_released={} dropped_no_buffer={}",
+             buffers_allocated={} buffers_released={} dropped_no_buffer={} decoder={}",
             self.counters.presented,
             self.counters.dropped_late,
             stats.frames_zero_copy,
@@ -706,6 +706,9 @@ impl Player {
             stats.buffers_allocated,
             stats.buffers_released,
             stats.frames_dropped,
+            // The decoder of the last frame shown (the last file's).
+            self.shown
+                .map_or("none".to_owned(), |shown| shown.decoder.to_string()),
         );
     }
 }

@@ -433,7 +433,7 @@ impl V4l2Decoder {
         let (width, height) = picture.visible;
         let capture = decoded.hold.layout().format;
         let format = capture.cpu.or_else(|| detiled_format(capture.v4l2))?;
-        let storage = frame_storage(&decoded, (width, height))?;
+        let storage = frame_storage(&decoded, (width, height), self.config.bit_depth)?;
         let timing = timing.unwrap_or(PacketTiming {
             pts_raw: 0,
             duration_raw: 0,
@@ -467,7 +467,11 @@ impl V4l2Decoder {
 /// format has a DRM fourcc and modifier, else as CPU planes only. Tiled and
 /// packed layouts get a view that detiles the `visible` picture only when
 /// first read (the copy path), never for a frame presented as is.
-fn frame_storage(decoded: &DecodedFrame, visible: (u32, u32)) -> Option<FrameStorage> {
+fn frame_storage(
+    decoded: &DecodedFrame,
+    visible: (u32, u32),
+    stream_bit_depth: u32,
+) -> Option<FrameStorage> {
     let cpu: Box<dyn CpuPlanes> = match decoded.cpu_planes() {
         Some(mapped) => Box::new(mapped),
         None => Box::new(DetiledPlanes::new(
@@ -489,6 +493,8 @@ fn frame_storage(decoded: &DecodedFrame, visible: (u32, u32)) -> Option<FrameSto
         coded_width: layout.coded_width,
         coded_height: layout.coded_height,
         planes,
+        bit_depth: format.bit_depth,
+        stream_bit_depth,
         id: decoded.hold.id(),
         source: decoded.hold.clone(),
         cpu: Some(cpu),

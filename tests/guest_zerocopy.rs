@@ -19,7 +19,8 @@
 //! once; exact seeks (control socket and `--start`) after a CRA and onto
 //! its RASL pictures' times, pictures shown against FFmpeg's framemd5 pts,
 //! RASL pictures of a CRA that starts decoding never sent to the decoder;
-//! step, back, pause; a looping playlist through a resolution change.
+//! step, back, pause; a looping playlist through a resolution change; a
+//! change from Main to Main 10 mid-stream negotiated again.
 //!
 //! One guest boot runs everything; if the guest or weston cannot start,
 //! every test fails with the reason.
@@ -54,6 +55,8 @@ const RASL_TARGET: &str = "0.45";
 /// After the CRA: the demuxer starts at the CRA, its RASL pictures are skipped.
 const CRA_TARGET: &str = "0.6";
 const HEVC_RESCHANGE_CLIP: &str = "hevc_resolution_change.ts";
+/// Main for 1 s, then Main 10 (same size) from an IDR.
+const HEVC_BIT_DEPTH_CLIP: &str = "hevc_bit_depth_change.ts";
 /// weston's output: the clip's size, so the kiosk shell puts the surface at 0,0.
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
@@ -87,7 +90,8 @@ fn runs() -> &'static Runs {
             .arg(media.join(HEVC_OPEN_GOP_CLIP))
             .arg(RASL_TARGET)
             .arg(CRA_TARGET)
-            .arg(media.join(HEVC_RESCHANGE_CLIP));
+            .arg(media.join(HEVC_RESCHANGE_CLIP))
+            .arg(media.join(HEVC_BIT_DEPTH_CLIP));
         let result = Guest::run(
             &GuestCommand::scripts([playbacks, hevc])
                 .timeout(Duration::from_secs(1200))

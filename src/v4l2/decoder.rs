@@ -261,8 +261,10 @@ impl V4l2Decoder {
     /// are set up again when the coded size or buffer count no longer fit.
     fn start_sequence(&mut self, change: &SequenceChange) -> Result<(), DecoderError> {
         let capture_buffers = capture_buffers(change.dpb_pictures, self.frames_held_downstream);
+        let bit_depth = change.bit_depth.max(8);
         let fits = self.config.width == change.coded_width
             && self.config.height == change.coded_height
+            && self.config.bit_depth == bit_depth
             && self.session.capture_buffer_count() >= capture_buffers as usize;
         if fits {
             return Ok(());
@@ -270,6 +272,7 @@ impl V4l2Decoder {
         info!(
             width = change.coded_width,
             height = change.coded_height,
+            bit_depth,
             buffers = capture_buffers,
             "new sequence: draining and setting the V4L2 queues up again"
         );
@@ -285,6 +288,7 @@ impl V4l2Decoder {
 
         self.config.width = change.coded_width;
         self.config.height = change.coded_height;
+        self.config.bit_depth = bit_depth;
         self.config.capture_buffers = capture_buffers;
         self.config
             .initial_controls

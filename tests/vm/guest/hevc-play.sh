@@ -11,12 +11,14 @@
 #   hevc-zerocopy (MAIN), hevc-main10 (MAIN10);
 # - sessions driven through the control socket (reel-session.py; the steps
 #   and reel's replies in NAME.session, its exit status in NAME.session.rc,
-#   reel's NAME.out/.log/.rc, weston-NAME.log): hevc-seek (OPEN_GOP, paused:
-#   seeks, steps, back, resume, pause), hevc-start (OPEN_GOP, paused,
+#   reel's NAME.out/.log/.rc, weston-NAME.log): hevc-seek (OPEN_GOP, paused,
+#   looping: seeks, steps, back, resume, pause), hevc-start (OPEN_GOP, paused,
 #   `--start CRA_T`), hevc-playlist (`--loop MAIN RESCHANGE` until MAIN is
-#   shown again).
+#   shown again), hevc-bit-depth (BIT_DEPTH_CHANGE until a frame after
+#   1.3 s, in its second sequence, is shown).
 #
-#   tests/vm/guest/hevc-play.sh REEL WIDTHxHEIGHT MAIN MAIN10 OPEN_GOP RASL_T CRA_T RESCHANGE
+#   tests/vm/guest/hevc-play.sh REEL WIDTHxHEIGHT MAIN MAIN10 OPEN_GOP RASL_T CRA_T RESCHANGE \
+#       BIT_DEPTH_CHANGE
 set -eu
 reel=$1
 width=${2%x*}
@@ -27,6 +29,7 @@ open_gop=$5
 rasl_t=$6
 cra_t=$7
 reschange=$8
+bit_depth_change=$9
 here=$(cd "$(dirname "$0")" && pwd)
 R=$REEL_RESULTS
 . "$here/reel-shot.sh"
@@ -71,11 +74,12 @@ session() {
     kill "$WESTON" 2>/dev/null || true
     wait "$WESTON" 2>/dev/null || true
 }
-session hevc-seek "--paused $open_gop" shown \
+session hevc-seek "--paused --loop $open_gop" shown \
     "seek 0.6" shown "seek $rasl_t" shown \
     step "until:position>$rasl_t" step "until:position>0.47" back "until:position<0.49" \
     "seek 0.54" shown back "until:position<0.53" \
-    resume "until:position>0.6" pause "until:state=paused" sleep:0.5 status quit
+    "seek 0.1" shown resume "until:position>0.3" pause "until:state=paused" sleep:0.5 status quit
 session hevc-start "--paused --start $cra_t $open_gop" shown quit
 session hevc-playlist "--loop $main $reschange" "until:index=2/2" "until:width=480" "until:index=1/2" \
     "until:width=320" quit
+session hevc-bit-depth "--loop $bit_depth_change" "until:position>1.3" quit

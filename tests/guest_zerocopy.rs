@@ -224,7 +224,18 @@ fn assert_shows_visl_bars(name: &str) {
 
 #[test]
 fn weston_sent_no_protocol_error() {
-    for name in ["zerocopy", "copy", "odd", "reschange"] {
+    for name in [
+        "zerocopy",
+        "copy",
+        "odd",
+        "reschange",
+        "hevc-zerocopy",
+        "hevc-main10",
+        "hevc-seek",
+        "hevc-start",
+        "hevc-playlist",
+        "hevc-bit-depth",
+    ] {
         let log = read(&format!("weston-{name}.log"));
         // The protocol scope was on: reel's requests are in the log.
         assert!(

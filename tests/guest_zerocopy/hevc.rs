@@ -260,6 +260,7 @@ fn hevc_main10_negotiation_is_logged_with_what_each_side_offered() {
     assert!(presented > 0, "{s:?}");
     assert_eq!(reel_output::number(&s, "zero_copy_frames"), 0, "{s:?}");
     assert_eq!(reel_output::number(&s, "copy_frames"), presented, "{s:?}");
+    super::assert_shows_visl_bars("hevc-main10");
 }
 
 /// Nal unit types of the slices visl received in run `name`, in order.

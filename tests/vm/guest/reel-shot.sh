@@ -1,7 +1,7 @@
 #!/bin/sh
 # (in the guest, sourced) reel playbacks on weston 14 headless (GL renderer
-# on llvmpipe, kiosk shell), for zerocopy.sh and hevc-play.sh. Sets no shell
-# options; needs R (the result directory).
+# on llvmpipe, kiosk shell), for zerocopy.sh, hevc-play.sh and fwht-play.sh.
+# Sets no shell options; needs R (the result directory).
 #
 # start_weston NAME WIDTH HEIGHT: a fresh weston (weston 14's kiosk shell
 #   segfaults now and then when a client connects right after another one

@@ -153,6 +153,11 @@ pub struct DmabufFrame {
     pub coded_width: u32,
     pub coded_height: u32,
     pub planes: Vec<DmabufPlane>,
+    /// Bits per sample of the buffer's format, and of the stream the
+    /// picture was decoded from: a buffer shallower than its stream is not
+    /// presented as it is (the negotiation's rule; the copy path shows it).
+    pub bit_depth: u32,
+    pub stream_bit_depth: u32,
     pub id: BufferId,
     /// The fds; holding this `Arc` keeps the buffer away from the decoder
     /// (it is the decoder's hold token). The display keeps a clone until the

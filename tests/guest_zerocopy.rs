@@ -12,9 +12,21 @@
 //! - reel exits 0, and weston's protocol log shows no protocol error sent
 //!   to it.
 //!
+//!
+//! HEVC in the same boot (tests/vm/guest/hevc-play.sh): zero-copy with
+//! weston importing visl's buffers; Main 10, for which visl offers only
+//! 8-bit CAPTURE formats, through the copy path with the reason logged
+//! once; exact seeks (control socket and `--start`) after a CRA and onto
+//! its RASL pictures' times, pictures shown against FFmpeg's framemd5 pts,
+//! RASL pictures of a CRA that starts decoding never sent to the decoder;
+//! step, back, pause; a looping playlist through a resolution change; a
+//! change from Main to Main 10 mid-stream negotiated again.
+//!
 //! One guest boot runs everything; if the guest or weston cannot start,
 //! every test fails with the reason.
 
+#[path = "guest_zerocopy/hevc.rs"]
+mod hevc;
 mod support;
 
 use std::collections::{BTreeSet, HashMap};
@@ -33,6 +45,18 @@ const ODD_CLIP: &str = "h264_odd_size.mp4";
 const ODD_SIZE: (u32, u32) = (250, 130);
 /// Two sequences of different sizes: the CAPTURE queue is reallocated.
 const RESCHANGE_CLIP: &str = "h264_resolution_change.ts";
+const HEVC_CLIP: &str = "hevc_main.mkv";
+const HEVC_MAIN10_CLIP: &str = "hevc_main10.mp4";
+/// Open GOP: an IDR, then a CRA at picture 16 whose three leading pictures
+/// (13-15 in display order) are RASL.
+const HEVC_OPEN_GOP_CLIP: &str = "hevc_open_gop.ts";
+/// A RASL picture's time (decoding starts at the IDR: it is decodable).
+const RASL_TARGET: &str = "0.45";
+/// After the CRA: the demuxer starts at the CRA, its RASL pictures are skipped.
+const CRA_TARGET: &str = "0.6";
+const HEVC_RESCHANGE_CLIP: &str = "hevc_resolution_change.ts";
+/// Main for 1 s, then Main 10 (same size) from an IDR.
+const HEVC_BIT_DEPTH_CLIP: &str = "hevc_bit_depth_change.ts";
 /// weston's output: the clip's size, so the kiosk shell puts the surface at 0,0.
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
@@ -58,9 +82,19 @@ fn runs() -> &'static Runs {
             .arg(media.join(CLIP))
             .arg(media.join(ODD_CLIP))
             .arg(media.join(RESCHANGE_CLIP));
+        let hevc = ScriptCall::new("hevc-play.sh")
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .arg(format!("{WIDTH}x{HEIGHT}"))
+            .arg(media.join(HEVC_CLIP))
+            .arg(media.join(HEVC_MAIN10_CLIP))
+            .arg(media.join(HEVC_OPEN_GOP_CLIP))
+            .arg(RASL_TARGET)
+            .arg(CRA_TARGET)
+            .arg(media.join(HEVC_RESCHANGE_CLIP))
+            .arg(media.join(HEVC_BIT_DEPTH_CLIP));
         let result = Guest::run(
-            &GuestCommand::script(playbacks)
-                .timeout(Duration::from_secs(420))
+            &GuestCommand::scripts([playbacks, hevc])
+                .timeout(Duration::from_secs(1200))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-zerocopy"),
         )
@@ -190,7 +224,18 @@ fn assert_shows_visl_bars(name: &str) {
 
 #[test]
 fn weston_sent_no_protocol_error() {
-    for name in ["zerocopy", "copy", "odd", "reschange"] {
+    for name in [
+        "zerocopy",
+        "copy",
+        "odd",
+        "reschange",
+        "hevc-zerocopy",
+        "hevc-main10",
+        "hevc-seek",
+        "hevc-start",
+        "hevc-playlist",
+        "hevc-bit-depth",
+    ] {
         let log = read(&format!("weston-{name}.log"));
         // The protocol scope was on: reel's requests are in the log.
         assert!(

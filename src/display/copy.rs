@@ -257,6 +257,8 @@ mod tests {
             coded_width: coded_w as u32,
             coded_height: coded_h as u32,
             planes: vec![],
+            bit_depth: 8,
+            stream_bit_depth: 8,
             id: BufferId {
                 generation: 0,
                 index: 0,

@@ -29,7 +29,8 @@ use super::memory::SharedMemory;
 use super::pool::{BufferPool, Released};
 use super::user_data::{DmabufGlobal, FeedbackData, NoEvents};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
-use crate::fourcc::{fourcc_text, modifier_name};
+use crate::fourcc::{fourcc_text, import_modifier, modifier_name};
+use crate::frame::DmabufFrame;
 
 /// One wl_buffer of the copy paths and the memory behind it.
 pub(super) struct FrameBuffer {
@@ -47,6 +48,41 @@ pub(super) enum FrameCopyReason {
     NoDmabuf,
     /// (fourcc, modifier) of the decoder's buffers.
     NotAdvertised(u32, u64),
+    /// The decoder's buffer has fewer bits per sample than the stream.
+    BitDepth {
+        stream: u32,
+        buffer: u32,
+    },
+}
+
+impl FrameCopyReason {
+    /// The modifier `dmabuf` is presented with as it is (its own, or the
+    /// implicit one for a linear buffer of a fourcc the compositor lists only
+    /// implicitly: `fourcc::import_modifier`), or why it is copied.
+    pub(super) fn for_dmabuf(
+        force_copy: bool,
+        has_dmabuf: bool,
+        advertised: &AdvertisedFormats,
+        dmabuf: &DmabufFrame,
+    ) -> Result<u64, Self> {
+        if force_copy {
+            Err(Self::Forced)
+        } else if !has_dmabuf {
+            Err(Self::NoDmabuf)
+        } else if dmabuf.bit_depth < dmabuf.stream_bit_depth {
+            Err(Self::BitDepth {
+                stream: dmabuf.stream_bit_depth,
+                buffer: dmabuf.bit_depth,
+            })
+        } else {
+            import_modifier(
+                |f, m| advertised.contains(f, m),
+                dmabuf.fourcc,
+                dmabuf.modifier,
+            )
+            .ok_or(Self::NotAdvertised(dmabuf.fourcc, dmabuf.modifier))
+        }
+    }
 }
 
 impl std::fmt::Display for FrameCopyReason {
@@ -59,6 +95,10 @@ impl std::fmt::Display for FrameCopyReason {
                 "the compositor does not advertise {} with modifier {}",
                 fourcc_text(fourcc),
                 modifier_name(modifier)
+            ),
+            Self::BitDepth { stream, buffer } => write!(
+                f,
+                "the stream is {stream}-bit, the decoder's buffers {buffer}-bit"
             ),
         }
     }
@@ -281,5 +321,89 @@ impl State {
                 }
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::testutil::described_dmabuf;
+    use crate::fourcc::{fourcc, MOD_INVALID, MOD_LINEAR};
+
+    const NV12: u32 = fourcc(b"NV12");
+    const P010: u32 = fourcc(b"P010");
+
+    fn advertised(pairs: &[(u32, u64)]) -> AdvertisedFormats {
+        let mut formats = AdvertisedFormats::new();
+        for &(fourcc, modifier) in pairs {
+            formats.add(fourcc, modifier);
+        }
+        formats
+    }
+
+    #[test]
+    fn an_advertised_buffer_at_the_streams_depth_is_presented_as_it_is() {
+        let both = advertised(&[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]);
+        let nv12 = described_dmabuf(NV12, MOD_LINEAR, 8, 8);
+        let p010 = described_dmabuf(P010, MOD_LINEAR, 10, 10);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, true, &both, &nv12),
+            Ok(MOD_LINEAR)
+        );
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, true, &both, &p010),
+            Ok(MOD_LINEAR)
+        );
+        // A deeper buffer than the stream loses nothing.
+        let deep = described_dmabuf(P010, MOD_LINEAR, 10, 8);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, true, &both, &deep),
+            Ok(MOD_LINEAR)
+        );
+    }
+
+    #[test]
+    fn an_eight_bit_buffer_of_a_ten_bit_stream_is_never_presented_as_it_is() {
+        // A decoder that offers only 8-bit CAPTURE formats for a Main 10
+        // stream (visl): the negotiation chose the copy path, and the
+        // compositor's taking NV12 does not override that.
+        let both = advertised(&[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]);
+        let truncated = described_dmabuf(NV12, MOD_LINEAR, 8, 10);
+        let reason = FrameCopyReason::for_dmabuf(false, true, &both, &truncated);
+        assert_eq!(
+            reason,
+            Err(FrameCopyReason::BitDepth {
+                stream: 10,
+                buffer: 8
+            })
+        );
+        let text = reason.err().map(|r| r.to_string()).unwrap_or_default();
+        assert_eq!(text, "the stream is 10-bit, the decoder's buffers 8-bit");
+    }
+
+    #[test]
+    fn forced_copy_and_missing_dmabuf_come_first() {
+        let nv12 = advertised(&[(NV12, MOD_LINEAR)]);
+        let frame = described_dmabuf(NV12, MOD_LINEAR, 8, 10);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(true, true, &nv12, &frame),
+            Err(FrameCopyReason::Forced)
+        );
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, false, &nv12, &frame),
+            Err(FrameCopyReason::NoDmabuf)
+        );
+        let unadvertised = described_dmabuf(P010, MOD_LINEAR, 10, 10);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, true, &nv12, &unadvertised),
+            Err(FrameCopyReason::NotAdvertised(P010, MOD_LINEAR))
+        );
+        // A linear buffer of a fourcc listed only implicitly imports so.
+        let implicit = advertised(&[(NV12, MOD_INVALID)]);
+        let linear = described_dmabuf(NV12, MOD_LINEAR, 8, 8);
+        assert_eq!(
+            FrameCopyReason::for_dmabuf(false, true, &implicit, &linear),
+            Ok(MOD_INVALID)
+        );
     }
 }

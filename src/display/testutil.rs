@@ -1,8 +1,12 @@
 //! Frames built from byte vectors, and protocol payloads, for unit tests.
 
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::frame::{CpuPlanes, DecoderKind, Frame, FrameStorage, PixelFormat};
+use crate::frame::{
+    BufferId, CpuPlanes, DecoderKind, DmabufFrame, DmabufSource, Frame, FrameStorage, PixelFormat,
+};
 
 struct VecPlanes(Vec<(Vec<u8>, usize)>);
 
@@ -34,6 +38,39 @@ pub fn frame_from_planes(
         decoder: DecoderKind::Software,
         epoch: 0,
         storage: FrameStorage::Cpu(Box::new(VecPlanes(planes))),
+    }
+}
+
+struct NoFds;
+
+impl DmabufSource for NoFds {
+    fn fd(&self, _: usize) -> Option<BorrowedFd<'_>> {
+        None
+    }
+}
+
+/// A decoder's dmabuf picture with no memory behind it, for decisions made
+/// from its description alone.
+pub fn described_dmabuf(
+    fourcc: u32,
+    modifier: u64,
+    bit_depth: u32,
+    stream_bit_depth: u32,
+) -> DmabufFrame {
+    DmabufFrame {
+        fourcc,
+        modifier,
+        coded_width: 320,
+        coded_height: 240,
+        planes: Vec::new(),
+        bit_depth,
+        stream_bit_depth,
+        id: BufferId {
+            generation: 0,
+            index: 0,
+        },
+        source: Arc::new(NoFds),
+        cpu: None,
     }
 }
 

@@ -32,7 +32,7 @@ use super::shm_convert::frame_to_xrgb;
 use super::state::{FrameBuffer, FrameCopyReason, State};
 use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
-use crate::fourcc::{fourcc_text, import_modifier, modifier_name, MOD_LINEAR};
+use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
 use crate::frame::{DmabufFrame, Frame, FrameStorage};
 
 /// How long the compositor may take to answer a dmabuf import.
@@ -281,26 +281,20 @@ impl Display {
     }
 
     /// The modifier a decoder's dmabuf is presented with as it is, if it
-    /// is: its own when the compositor advertises its (fourcc, modifier);
-    /// the implicit one for a linear buffer whose fourcc the compositor
-    /// lists only implicitly (`fourcc::import_modifier`). The negotiation
-    /// chose the CAPTURE format for that when it could; this check covers
-    /// the frames decoded before a change of feedback reached the decoder,
-    /// and pairs the compositor refused to import.
+    /// is (`FrameCopyReason::for_dmabuf`: advertised, keeping the stream's
+    /// bit depth). The negotiation chose the CAPTURE format for that when
+    /// it could; this check covers the frames decoded before a change of
+    /// feedback reached the decoder, and pairs the compositor refused to
+    /// import.
     fn zero_copy_modifier(&mut self, dmabuf: &DmabufFrame) -> Option<u64> {
-        let advertised = &self.state.advertised;
-        let reason = if self.state.force_copy {
-            FrameCopyReason::Forced
-        } else if self.state.dmabuf.is_none() {
-            FrameCopyReason::NoDmabuf
-        } else if let Some(modifier) = import_modifier(
-            |f, m| advertised.contains(f, m),
-            dmabuf.fourcc,
-            dmabuf.modifier,
+        let reason = match FrameCopyReason::for_dmabuf(
+            self.state.force_copy,
+            self.state.dmabuf.is_some(),
+            &self.state.advertised,
+            dmabuf,
         ) {
-            return Some(modifier);
-        } else {
-            FrameCopyReason::NotAdvertised(dmabuf.fourcc, dmabuf.modifier)
+            Ok(modifier) => return Some(modifier),
+            Err(reason) => reason,
         };
         if self.state.copy_reason != Some(reason) {
             info!("copying decoded frames instead of presenting their dmabufs: {reason}");

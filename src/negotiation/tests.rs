@@ -302,6 +302,101 @@ fn an_eight_bit_decoder_for_a_ten_bit_stream_is_copied_with_a_reason() {
     assert!(got.to_string().contains("decoder offers at most 8-bit"));
 }
 
+/// weston 14's v3 formats as it lists the YUV ones reel can use: each with
+/// LINEAR and the implicit modifier.
+fn weston_v3() -> CompositorFormats {
+    let mut formats = AdvertisedFormats::new();
+    for f in [NV12, YU12, P010] {
+        formats.add(f, MOD_LINEAR);
+        formats.add(f, MOD_INVALID);
+    }
+    CompositorFormats::V3(formats)
+}
+
+#[test]
+fn hevc_main10_on_an_eight_bit_only_decoder_is_copied_with_the_reason() {
+    // visl's CAPTURE formats after a Main 10 SPS: NV12 and YU12 only. The
+    // compositor has P010, but the decoder has nothing to put in it.
+    let got = negotiate(&[dec(b"NV12"), dec(b"YU12")], &weston_v3(), 10);
+    assert_eq!(
+        got,
+        Negotiation::Copy {
+            decoder_format: Some(dec(b"NV12")),
+            target: linear_target(NV12, 0, 8),
+            reason: NoSharedFormat::DecoderBitDepth {
+                stream: 10,
+                decoder_max: 8
+            },
+        }
+    );
+    assert_eq!(
+        got.to_string(),
+        "copy: V4L2 NV12 -> NV12:LINEAR (tranche 0): \
+         the stream is 10-bit but the decoder offers at most 8-bit output"
+    );
+    // The same decoder for Main (8-bit) is zero-copy.
+    assert_eq!(
+        negotiate(&[dec(b"NV12"), dec(b"YU12")], &weston_v3(), 8),
+        zero_copy(b"NV12", NV12, MOD_LINEAR, 0, false)
+    );
+}
+
+#[test]
+fn hevc_main10_decoders_share_their_ten_bit_pair() {
+    // P010 listed after NV12 (as drivers that also post-process to 8 bits
+    // do): the stream's depth wins over the driver's order.
+    assert_eq!(
+        negotiate(&[dec(b"NV12"), dec(b"P010")], &weston_v3(), 10),
+        zero_copy(b"P010", P010, MOD_LINEAR, 0, false)
+    );
+    // Packed NV15 and P010 both offered: the compositor's only 10-bit
+    // pair decides, the decoder's order among those it shares.
+    assert_eq!(
+        negotiate(&[dec(b"NV15"), dec(b"P010")], &weston_v3(), 10),
+        zero_copy(b"P010", P010, MOD_LINEAR, 0, false)
+    );
+    let both = comp(vec![tranche(
+        false,
+        &[(P010, MOD_LINEAR), (NV15, MOD_LINEAR), (NV12, MOD_LINEAR)],
+    )]);
+    assert_eq!(
+        negotiate(&[dec(b"NV15"), dec(b"P010"), dec(b"NV12")], &both, 10),
+        zero_copy(b"NV15", NV15, MOD_LINEAR, 0, false)
+    );
+    // SAND128 10-bit (P030 columns) shared only with its own modifier; an
+    // 8-bit SAND128 pair on the compositor's side is never used for it.
+    let nc30 = DecoderFormat::from_capture(
+        capture_format(fourcc(b"NC30")).expect("NC30 in the table"),
+        96,
+    );
+    let nc12 = DecoderFormat::from_capture(
+        capture_format(fourcc(b"NC12")).expect("NC12 in the table"),
+        96,
+    );
+    let sand10 = comp(vec![tranche(
+        true,
+        &[
+            (P030, mod_broadcom_sand128(96)),
+            (NV12, mod_broadcom_sand128(96)),
+        ],
+    )]);
+    assert_eq!(
+        negotiate(&[nc12, nc30], &sand10, 10),
+        zero_copy(b"NC30", P030, mod_broadcom_sand128(96), 0, true)
+    );
+    let sand8 = comp(vec![tranche(true, &[(NV12, mod_broadcom_sand128(96))])]);
+    assert!(matches!(
+        negotiate(&[nc12, nc30], &sand8, 10),
+        Negotiation::Copy {
+            reason: NoSharedFormat::CompositorBitDepth {
+                stream: 10,
+                shared_max: 8
+            },
+            ..
+        }
+    ));
+}
+
 #[test]
 fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
     // Compositor takes only RGB: nothing to share, nothing YUV to copy into.

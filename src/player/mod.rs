@@ -730,7 +730,7 @@ impl Player {
             "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
              buffers_allocated={} buffers_released={} dropped_no_buffer={} \
-             decode_errors={} frames_skipped={}",
+             decode_errors={} frames_skipped={} decoder={}",
             self.counters.presented,
             self.counters.dropped_late,
             stats.frames_zero_copy,
@@ -745,6 +745,9 @@ impl Player {
             stats.frames_dropped,
             damage.decode_errors,
             damage.frames_skipped,
+            // The decoder of the last frame shown (the last file's).
+            self.shown
+                .map_or("none".to_owned(), |shown| shown.decoder.to_string()),
         );
     }
 }

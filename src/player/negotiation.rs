@@ -73,6 +73,7 @@ impl Negotiator {
     }
 
     fn choose(&self, offered: &[OfferedCapture], bit_depth: u32) -> Vec<u32> {
+        let offered_names: Vec<String> = offered.iter().map(|o| fourcc_text(o.fourcc)).collect();
         let offered: Vec<DecoderFormat> = offered
             .iter()
             .filter_map(|o| DecoderFormat::from_v4l2(o.fourcc, o.bytes_per_line))
@@ -84,7 +85,13 @@ impl Negotiator {
             .as_ref()
             .is_some_and(|d| d.outcome == outcome);
         if !repeated {
-            outcome.log(); // once per change, not at every reopen
+            // Once per change, not at every reopen; what the driver offered
+            // for this sequence explains the choice.
+            info!(
+                "CAPTURE formats offered for a {bit_depth}-bit sequence: {}",
+                offered_names.join(", ")
+            );
+            outcome.log();
         }
         let order = outcome.v4l2_fourcc().into_iter().collect();
         shared.decided = Some(Decided {

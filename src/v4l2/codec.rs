@@ -149,6 +149,8 @@ pub struct SequenceChange {
     /// Pictures the codec keeps (references and pictures waiting for
     /// output): CAPTURE buffers are this + 1 + what is held downstream.
     pub dpb_pictures: usize,
+    /// Bits per (luma) sample: another depth chooses the CAPTURE format again.
+    pub bit_depth: u32,
     /// Sequence controls to set before the CAPTURE format is chosen.
     pub controls: Vec<ExtControl>,
 }

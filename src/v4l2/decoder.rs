@@ -288,8 +288,10 @@ impl V4l2Decoder {
     /// are set up again when the coded size or buffer count no longer fit.
     fn start_sequence(&mut self, change: &SequenceChange) -> Result<(), DecoderError> {
         let capture_buffers = capture_buffers(change.dpb_pictures, self.frames_held_downstream);
+        let bit_depth = change.bit_depth.max(8);
         let fits = self.config.width == change.coded_width
             && self.config.height == change.coded_height
+            && self.config.bit_depth == bit_depth
             && self.session.capture_buffer_count() >= capture_buffers as usize;
         if fits {
             return Ok(());
@@ -297,6 +299,7 @@ impl V4l2Decoder {
         info!(
             width = change.coded_width,
             height = change.coded_height,
+            bit_depth,
             buffers = capture_buffers,
             "new sequence: draining and setting the V4L2 queues up again"
         );
@@ -312,6 +315,7 @@ impl V4l2Decoder {
 
         self.config
             .set_coded_size(change.coded_width, change.coded_height);
+        self.config.bit_depth = bit_depth;
         self.config.capture_buffers = capture_buffers;
         self.config
             .initial_controls
@@ -494,7 +498,7 @@ impl V4l2Decoder {
         let (width, height) = picture.visible;
         let capture = decoded.hold.layout().format;
         let format = capture.cpu.or_else(|| detiled_format(capture.v4l2))?;
-        let storage = frame_storage(&decoded, (width, height))?;
+        let storage = frame_storage(&decoded, (width, height), self.config.bit_depth)?;
         let timing = timing.unwrap_or(PacketTiming {
             pts_raw: 0,
             duration_raw: 0,
@@ -528,7 +532,11 @@ impl V4l2Decoder {
 /// format has a DRM fourcc and modifier, else as CPU planes only. Tiled and
 /// packed layouts get a view that detiles the `visible` picture only when
 /// first read (the copy path), never for a frame presented as is.
-fn frame_storage(decoded: &DecodedFrame, visible: (u32, u32)) -> Option<FrameStorage> {
+fn frame_storage(
+    decoded: &DecodedFrame,
+    visible: (u32, u32),
+    stream_bit_depth: u32,
+) -> Option<FrameStorage> {
     let cpu: Box<dyn CpuPlanes> = match decoded.cpu_planes() {
         Some(mapped) => Box::new(mapped),
         None => Box::new(DetiledPlanes::new(
@@ -550,6 +558,8 @@ fn frame_storage(decoded: &DecodedFrame, visible: (u32, u32)) -> Option<FrameSto
         coded_width: layout.coded_width,
         coded_height: layout.coded_height,
         planes,
+        bit_depth: format.bit_depth,
+        stream_bit_depth,
         id: decoded.hold.id(),
         source: decoded.hold.clone(),
         cpu: Some(cpu),

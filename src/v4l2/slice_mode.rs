@@ -325,6 +325,7 @@ mod tests {
                 coded_width: 16,
                 coded_height: 16,
                 dpb_pictures: 1,
+                bit_depth: 8,
                 controls: Vec::new(),
             }),
             hold_after,

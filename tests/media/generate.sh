@@ -106,6 +106,11 @@ ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p bframes=0:keyint=30) seg_a.t
 ff -f lavfi -i "$(src 480x270 30 1)" $(x265 yuv420p bframes=0:keyint=30) -output_ts_offset 1 seg_b.ts
 cat seg_a.ts seg_b.ts > hevc_resolution_change.ts
 rm -f seg_a.ts seg_b.ts
+# Mid-stream bit depth change: Main, then Main 10 from an IDR at 1 s, same size.
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p bframes=0:keyint=30) seg_a.ts
+ff -f lavfi -i "$(src 320x240 30 1)" $(x265 yuv420p10le bframes=0:keyint=30) -output_ts_offset 1 seg_b.ts
+cat seg_a.ts seg_b.ts > hevc_bit_depth_change.ts
+rm -f seg_a.ts seg_b.ts
 
 # --- other codecs ------------------------------------------------------------
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp8.webm

@@ -124,6 +124,7 @@ impl StatelessCodec for FwhtCodec {
                 coded_width,
                 coded_height,
                 dpb_pictures: 1,
+                bit_depth: 8,
                 controls: Vec::new(),
             }
         });

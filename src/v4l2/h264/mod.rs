@@ -208,6 +208,7 @@ impl H264Codec {
             coded_width: job.stream.coded_width,
             coded_height: job.stream.coded_height,
             dpb_pictures: job.stream.dpb_frames,
+            bit_depth: u32::from(job.stream.bit_depth_luma),
             controls: vec![ExtControl::typed::<typed::H264Sps>(controls.sps)],
         });
         let slice_based = self.mode.decode_mode == DecodeMode::SliceBased;

@@ -185,6 +185,7 @@ impl HevcCodec {
             coded_width: job.stream.coded_width,
             coded_height: job.stream.coded_height,
             dpb_pictures: job.stream.dpb_pictures,
+            bit_depth: u32::from(job.stream.bit_depth_luma),
             controls: vec![ExtControl::typed::<HevcSps>(sps_control(&job.sps))],
         });
         let start_code = if self.mode.start_codes { 3 } else { 0 };

@@ -236,6 +236,8 @@ impl Mpeg2Codec {
                 coded_width,
                 coded_height,
                 dpb_pictures: DPB_PICTURES,
+                // MPEG-2 Main profile (4:2:0, 8-bit) is what the interface decodes.
+                bit_depth: 8,
                 controls: vec![ExtControl::typed::<Mpeg2Sequence>(sequence_control(
                     &picture.sequence,
                 ))],

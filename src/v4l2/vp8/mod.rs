@@ -135,6 +135,8 @@ impl StatelessCodec for Vp8Codec {
                 coded_width,
                 coded_height,
                 dpb_pictures: REFERENCE_PICTURES,
+                // VP8 is 8-bit only.
+                bit_depth: 8,
                 controls: Vec::new(),
             }
         });

@@ -100,6 +100,8 @@ pub struct Vp9Codec {
     /// The size the session's CAPTURE buffers hold (the container's at
     /// first).
     capture_size: (u32, u32),
+    /// The bit depth of the sequence the buffers were chosen for.
+    bit_depth: u8,
     /// Whether a frame was decoded (the first one starts a sequence).
     started: bool,
     /// Pictures due for output, in order: VP9 shows frames as decoded, and
@@ -115,6 +117,7 @@ impl Vp9Codec {
             state: PersistentState::default(),
             refs: References::new(),
             capture_size,
+            bit_depth: 8,
             started: false,
             due: Vec::new(),
         }
@@ -158,16 +161,23 @@ impl Vp9Codec {
                 self.capture_size.0, self.capture_size.1, size.0, size.1
             ))));
         }
-        let needed = !self.started || !fits || (header.key_frame && size != self.capture_size);
+        // A key frame of another size or bit depth (profile 0 <-> 2) needs
+        // new CAPTURE buffers.
+        let depth = header.color.bit_depth;
+        let needed = !self.started
+            || !fits
+            || (header.key_frame && (size != self.capture_size || depth != self.bit_depth));
         self.started = true;
         if !needed {
             return Ok(None);
         }
         self.capture_size = size;
+        self.bit_depth = depth;
         Ok(Some(SequenceChange {
             coded_width: size.0,
             coded_height: size.1,
             dpb_pictures: DPB_PICTURES,
+            bit_depth: u32::from(depth),
             controls: Vec::new(),
         }))
     }

@@ -34,29 +34,14 @@ echo "$rc" >"$R/$name-seek.md5.rc"
 XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
 export XDG_RUNTIME_DIR
 chmod 700 "$XDG_RUNTIME_DIR"
-# play PLAY [REEL OPTIONS...]: one playback in a fresh weston (weston 14's
-# kiosk shell segfaults now and then when a client follows another).
-play() {
+# fwht_play PLAY [REEL OPTIONS...]: one playback in a fresh weston.
+fwht_play() {
     play=$1
     shift
-    weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto \
-        --idle-time=0 --refresh-rate=1000000 --width="$width" --height="$height" \
-        --socket="wl-$play" >"$R/weston-$play.log" 2>&1 &
-    weston=$!
-    export WAYLAND_DISPLAY="wl-$play"
-    i=0
-    until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
-        i=$((i + 1))
-        if [ $i -gt 600 ]; then
-            echo "weston did not come up"
-            cat "$R/weston-$play.log"
-            exit 3
-        fi
-        sleep 0.2
-    done
+    start_weston "$play" "$width" "$height"
     "$reel" --stats --hwdec v4l2 -vv "$@" "$file" >"$R/$play.out" 2>"$R/$play.log" &
     pid=$!
-    shot_and_stop "$play" "$pid" "$weston"
+    shot_and_stop "$play" "$pid" "$WESTON"
 }
-play "$name-loop" --loop
-play "$name-paused" --paused --start "$start"
+fwht_play "$name-loop" --loop
+fwht_play "$name-paused" --paused --start "$start"

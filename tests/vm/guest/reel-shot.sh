@@ -1,9 +1,60 @@
 #!/bin/sh
-# (in the guest, sourced) shot_and_stop NAME PID WESTON_PID: waits until
-# reel (PID, logging to $R/NAME.log at -vv) has presented a frame, takes a
-# weston screenshot into $R/NAME-shot/, stops reel with SIGTERM (it prints
-# its stats and exits), writes its exit status to $R/NAME.rc, then stops
-# weston. Sourced by zerocopy.sh and fwht-play.sh; sets no shell options.
+# (in the guest, sourced) reel playbacks on weston 14 headless (GL renderer
+# on llvmpipe, kiosk shell), for zerocopy.sh, hevc-play.sh and fwht-play.sh.
+# Sets no shell options; needs R (the result directory).
+#
+# start_weston NAME WIDTH HEIGHT: a fresh weston (weston 14's kiosk shell
+#   segfaults now and then when a client connects right after another one
+#   left) with an output of WIDTHxHEIGHT, scopes log and proto in
+#   $R/weston-NAME.log, what wayland-info saw in $R/wayland-info-NAME.txt;
+#   sets WESTON (its pid) and exports WAYLAND_DISPLAY. Exits 3 when weston
+#   does not come up.
+# play NAME REEL WIDTH HEIGHT [REEL OPTIONS...] FILE...: one playback in its
+#   own weston, `REEL --stats --loop --hwdec v4l2 -vv OPTIONS FILE...`, until
+#   more frames were presented than decoder buffers imported (some buffer
+#   shown twice; at most 60 s), then shot_and_stop: NAME.out, NAME.log,
+#   NAME.rc, NAME-shot/.
+# shot_and_stop NAME PID WESTON_PID: waits until reel (PID, logging to
+#   $R/NAME.log at -vv) has presented a frame, takes a weston screenshot
+#   into $R/NAME-shot/, stops reel with SIGTERM (it prints its stats and
+#   exits), writes its exit status to $R/NAME.rc, then stops weston.
+start_weston() {
+    weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
+        --refresh-rate=1000000 --width="$2" --height="$3" --socket="wl-$1" >"$R/weston-$1.log" 2>&1 &
+    WESTON=$!
+    export WAYLAND_DISPLAY="wl-$1"
+    weston_tries=0
+    until wayland-info >"$R/wayland-info-$1.txt" 2>&1 && grep -q xdg_wm_base "$R/wayland-info-$1.txt"; do
+        weston_tries=$((weston_tries + 1))
+        if [ $weston_tries -gt 600 ]; then
+            echo "weston did not come up"
+            cat "$R/weston-$1.log"
+            exit 3
+        fi
+        sleep 0.2
+    done
+}
+
+play() {
+    play_name=$1
+    play_reel=$2
+    start_weston "$play_name" "$3" "$4"
+    shift 4
+    "$play_reel" --stats --loop --hwdec v4l2 -vv "$@" >"$R/$play_name.out" 2>"$R/$play_name.log" &
+    play_pid=$!
+    # On a loaded machine a 2 s window may present fewer frames than the
+    # decoder has buffers, and the checks of buffer reuse see none.
+    play_tries=0
+    while [ "$(grep -c 'frame presented' "$R/$play_name.log")" -le \
+        "$(grep -c 'decoder dmabuf imported' "$R/$play_name.log")" ]; do
+        play_tries=$((play_tries + 1))
+        [ $play_tries -gt 300 ] && break
+        kill -0 "$play_pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    shot_and_stop "$play_name" "$play_pid" "$WESTON"
+}
+
 shot_and_stop() {
     shot_name=$1
     shot_pid=$2

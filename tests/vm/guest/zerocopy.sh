@@ -37,35 +37,7 @@ oracle oracle-odd "$odd"
 XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
 export XDG_RUNTIME_DIR
 chmod 700 "$XDG_RUNTIME_DIR"
-# A fresh weston for each playback: weston 14's kiosk-shell segfaults now
-# and then when a client connects right after another one left.
-start_weston() {
-    weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
-        --refresh-rate=1000000 --width="$width" --height="$height" --socket="wl-zc-$1" >"$R/weston-$1.log" 2>&1 &
-    WESTON=$!
-    export WAYLAND_DISPLAY="wl-zc-$1"
-    i=0
-    until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
-        i=$((i + 1))
-        if [ $i -gt 600 ]; then
-            echo "weston did not come up"
-            cat "$R/weston-$1.log"
-            exit 3
-        fi
-        sleep 0.2
-    done
-}
-# play NAME [REEL OPTIONS...] FILE: one playback. Loops until the screenshot
-# is taken, then SIGTERM (reel prints its stats and exits 0).
-play() {
-    name=$1
-    shift
-    start_weston "$name"
-    "$reel" --stats --loop --hwdec v4l2 -vv "$@" >"$R/$name.out" 2>"$R/$name.log" &
-    pid=$!
-    shot_and_stop "$name" "$pid" "$WESTON"
-}
-play zerocopy "$clip"
-play copy --copy "$clip"
-play odd "$odd"
-play reschange "$reschange"
+play zerocopy "$reel" "$width" "$height" "$clip"
+play copy "$reel" "$width" "$height" --copy "$clip"
+play odd "$reel" "$width" "$height" "$odd"
+play reschange "$reel" "$width" "$height" "$reschange"

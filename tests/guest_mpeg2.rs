@@ -181,10 +181,16 @@ fn runs() -> &'static GuestResult {
 /// `profile << 4 | level << 1 | escape` (the uAPI: the 8-bit syntax element,
 /// `escape << 7 | profile << 4 | level`). No driver reads either field.
 fn as_gstreamer_sends_it(frames: &mut [FrameRecord]) {
-    for frame in frames {
-        let Some(sequence) = frame.controls.get_mut("v4l2_ctrl_mpeg2_sequence") else {
-            continue;
-        };
+    // The control of every request of a frame (a second field's is
+    // `slice1/...`).
+    let sequences = frames.iter_mut().flat_map(|frame| {
+        frame
+            .controls
+            .iter_mut()
+            .filter(|(name, _)| name.ends_with("v4l2_ctrl_mpeg2_sequence"))
+            .map(|(_, fields)| fields)
+    });
+    for sequence in sequences {
         let number = |v: Option<&String>| v.and_then(|v| v.parse::<u64>().ok());
         if let Some(vbv) = number(sequence.get("vbv_buffer_size")) {
             sequence.insert("vbv_buffer_size".into(), (vbv * 16 * 1024).to_string());

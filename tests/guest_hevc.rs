@@ -24,7 +24,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::damage::{self, DamagedCopy, Kind, Plan, Source};
+use support::damage::{self, DamagedCopy, Plan, Source};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
@@ -60,6 +60,10 @@ fn hevc_clips() -> Vec<&'static OracleClip> {
 /// How many damaged copies of the damage source go through the V4L2 path.
 const DAMAGED_COPIES: usize = 200;
 const DAMAGE_SEED: u64 = 0x4845_5643_0000;
+/// README: a file whose data ends more than 100 ms (or 3 frames) before
+/// the end its header declares is reported as truncated; with a frame of
+/// margin for the header's rounding.
+const REPORTED_TRUNCATION: Duration = Duration::from_millis(150);
 /// Seconds one damaged copy may take (an undamaged one: about one).
 const DAMAGE_RUN_LIMIT_SECS: u32 = 30;
 
@@ -306,6 +310,11 @@ fn damage_run_failure(source: &Source, copy: &DamagedCopy) -> Option<String> {
             "{what}: exit status {rc}, error lines {errors:?}:\n{log}"
         ));
     }
+    if let Some(lost) = source.time_cut_off(copy) {
+        if lost > REPORTED_TRUNCATION && rc != 1 {
+            return Some(format!("{what}: {lost:?} cut off, not reported:\n{log}"));
+        }
+    }
     let shown: BTreeSet<i64> = reel_runs::framemd5_lines(&out)
         .iter()
         .map(|l| l.0)
@@ -337,7 +346,6 @@ fn damaged_copies_recover_at_the_next_irap() {
         copies.len(),
         failures[..failures.len().min(10)].join("\n")
     );
-    // The damage is seen: truncation at least is always an error.
     let reported = copies
         .iter()
         .filter(|c| {
@@ -346,20 +354,13 @@ fn damaged_copies_recover_at_the_next_irap() {
                 .read_result(&format!("damage/{name}.rc"))
                 .is_ok_and(|rc| rc.trim() == "1")
         })
-        .map(|c| c.kind)
-        .collect::<Vec<Kind>>();
-    let truncations = copies.iter().filter(|c| c.kind == Kind::Truncation).count();
-    assert!(
-        reported.iter().filter(|k| **k == Kind::Truncation).count() == truncations,
-        "every truncated copy must exit 1: {reported:?}"
-    );
+        .count();
     let recoverable = copies
         .iter()
         .filter(|c| source.recovered_output(c).is_some())
         .count();
     eprintln!(
-        "{} damaged copies: {recoverable} with an IRAP after the damage, all recovered; {} reported errors",
-        copies.len(),
-        reported.len()
+        "{} damaged copies: {recoverable} with an IRAP after the damage, all recovered; {reported} exited 1",
+        copies.len()
     );
 }

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// One video packet of the source, in decode order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,7 @@ pub struct Packet {
     pub size: usize,
     /// In the stream's time base.
     pub pts: i64,
+    pub duration: i64,
     pub key: bool,
 }
 
@@ -72,6 +74,8 @@ pub struct Plan {
 pub struct Source {
     pub path: PathBuf,
     pub packets: Vec<Packet>,
+    /// The video stream's time base (numerator, denominator).
+    pub time_base: (u64, u64),
     /// Packet pts (stream time base) -> the pts FFmpeg's framemd5 gives
     /// that picture.
     output_pts: BTreeMap<i64, i64>,
@@ -94,6 +98,7 @@ impl Source {
         }
         Ok(Self {
             path: path.to_path_buf(),
+            time_base: time_base(path)?,
             packets,
             output_pts: by_pts.into_iter().zip(shown).collect(),
         })
@@ -160,6 +165,21 @@ impl Source {
             .collect();
         expected.sort_unstable();
         Some(expected)
+    }
+
+    /// For a truncated copy: how much of the stream's time the cut took
+    /// away, from the end of the last whole packet before the cut (the
+    /// furthest pts + duration) to the end of the source's.
+    pub fn time_cut_off(&self, copy: &DamagedCopy) -> Option<Duration> {
+        if copy.kind != Kind::Truncation {
+            return None;
+        }
+        let end = |packets: &[Packet]| packets.iter().map(|p| p.pts + p.duration).max();
+        let full = end(&self.packets)?;
+        let kept = end(&self.packets[..copy.packets.start]).unwrap_or(0);
+        let (num, den) = self.time_base;
+        let lost = full.saturating_sub(kept).max(0) as u64;
+        Some(Duration::from_nanos(lost * num * 1_000_000_000 / den))
     }
 
     /// Bit flips, a zeroed run or dropped packets, in packets before
@@ -248,7 +268,7 @@ pub fn hevc_filler(packet: &mut [u8]) {
 fn locate_packets(path: &Path, file: &[u8]) -> Result<Vec<Packet>, String> {
     let listing = run(Command::new("ffprobe")
         .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-        .args(["packet=pts,size,pos,flags", "-of", "compact=p=0"])
+        .args(["packet=pts,duration,size,pos,flags", "-of", "compact=p=0"])
         .arg(path))?;
     let payloads = run(Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-i"])
@@ -294,6 +314,7 @@ fn locate_packets(path: &Path, file: &[u8]) -> Result<Vec<Packet>, String> {
             offset: position + at,
             size,
             pts: number("pts")?,
+            duration: number("duration")?,
             key: fields.get("flags").is_some_and(|f| f.starts_with('K')),
         });
     }
@@ -301,6 +322,21 @@ fn locate_packets(path: &Path, file: &[u8]) -> Result<Vec<Packet>, String> {
         return Err(format!("{}: no video packets", path.display()));
     }
     Ok(packets)
+}
+
+/// The video stream's time base, by ffprobe.
+fn time_base(path: &Path) -> Result<(u64, u64), String> {
+    let out = run(Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["stream=time_base", "-of", "csv=p=0"])
+        .arg(path))?;
+    let text = String::from_utf8_lossy(&out);
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().split_once('/'))
+        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
+        .filter(|&(_, d)| d > 0)
+        .ok_or_else(|| format!("{}: no time base in {text:?}", path.display()))
 }
 
 /// The pts of FFmpeg's framemd5 of the file, in output order.

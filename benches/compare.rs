@@ -128,13 +128,14 @@ fn report(title: &str, frames: u64, cases: Vec<Case>) {
     let (_, reel_wall, reel_cpu) = results[0];
     println!("\n{title} ({frames} frames, median of {RUNS} interleaved runs)");
     println!(
-        "| tool | wall s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |"
+        "| tool | wall s | frames/s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for (tool, wall, cpu) in &results {
         println!(
-            "| {tool} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} |",
+            "| {tool} | {:.3} | {:.0} | {:.3} | {:.2} | {:.2} | {:.2} |",
             wall.as_secs_f64(),
+            frames as f64 / wall.as_secs_f64(),
             cpu.as_secs_f64(),
             cpu.as_secs_f64() * 1000.0 / frames as f64,
             reel_wall.as_secs_f64() / wall.as_secs_f64(),
@@ -259,7 +260,9 @@ fn v4l2_parse(clip: &Path) {
     let mut timestamps = Timestamps::new();
     let mut output_buffer = vec![0u8; 4 << 20];
     let (mut requests, mut pictures) = (0usize, 0usize);
+    let mut codec_cpu = Duration::ZERO;
     while let Some(packet) = demuxer.next_packet().expect("demux") {
+        let start = thread_cpu();
         timestamps.start_packet();
         for request in codec.decode(&packet.data, &mut timestamps).expect("parse") {
             Bitstream::new(&packet.data, &request.bitstream).write_to(&mut output_buffer);
@@ -268,9 +271,25 @@ fn v4l2_parse(clip: &Path) {
         }
         std::hint::black_box(codec.references());
         pictures += codec.take_output(false).len();
+        codec_cpu += thread_cpu() - start;
     }
     pictures += codec.take_output(true).len();
-    println!("{pictures} pictures, {requests} requests");
+    println!(
+        "{pictures} pictures, {requests} requests, codec layer CPU {:.3} ms",
+        codec_cpu.as_secs_f64() * 1000.0
+    );
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    use nix::libc;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// 1080p HEVC: reel's parse + control fill vs FFmpeg's demuxing alone.
@@ -291,6 +310,14 @@ fn v4l2_parse_cases() {
     );
     let mut parse = Command::new(std::env::current_exe().expect("bench executable"));
     parse.arg(V4L2_PARSE).arg(&clip);
+    // Every picture parsed, every slice a request, before timing anything.
+    let checked = parse.output().expect("run the parse child");
+    let summary = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        summary.starts_with("300 pictures, 1200 requests,"),
+        "{summary}{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
     let mut ffmpeg = Command::new("ffmpeg");
     ffmpeg
         .args(["-nostdin", "-v", "error", "-i"])
@@ -310,6 +337,8 @@ fn v4l2_parse_cases() {
             },
         ],
     );
+    // The codec layer alone (no process start, no demuxing), one run.
+    println!("reel child, one run: {}", summary.trim());
 }
 
 /// Detiling 1080p pictures: reel vs GStreamer's videoconvert.

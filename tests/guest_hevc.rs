@@ -143,7 +143,8 @@ fn runs() -> &'static GuestResult {
             .arg(damaged_dir())
             .arg(DAMAGE_RUN_LIMIT_SECS.to_string())
             .arg(env!("CARGO_BIN_EXE_reel"))
-            .args(v4l2_framemd5)];
+            .args(v4l2_framemd5)
+            .arg("-v")];
         for clip in hevc_clips() {
             let file = media.join(clip.file);
             let name = clip.name;
@@ -277,7 +278,12 @@ fn output_buffer_bytes_equal_gstreamers() {
 
 /// What one damaged copy's run did wrong, if anything.
 fn damage_run_failure(source: &Source, copy: &DamagedCopy) -> Option<String> {
-    let file = copy.path.file_name()?.to_string_lossy().into_owned();
+    let file = copy
+        .path
+        .file_name()
+        .expect("copies are files")
+        .to_string_lossy()
+        .into_owned();
     let result = runs();
     let read = |ext: &str| result.read_result(&format!("damage/{file}.{ext}"));
     let what = format!("{file} ({}, seed {:#x})", copy.description, copy.seed);
@@ -293,6 +299,9 @@ fn damage_run_failure(source: &Source, copy: &DamagedCopy) -> Option<String> {
     }
     if log.contains("panicked") {
         return Some(format!("{what}: panicked:\n{log}"));
+    }
+    if !log.contains("decoder: V4L2 stateless") {
+        return Some(format!("{what}: not decoded through V4L2:\n{log}"));
     }
     // README: 0 when every file played whole, 1 (with one error line naming
     // the file) when it had errors.

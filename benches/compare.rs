@@ -15,6 +15,11 @@
 //!   same pipeline without the conversion); CPU ms per frame.
 //! - present: real-time playback into weston 14 headless (GL renderer):
 //!   `reel` vs `gst-launch-1.0 ... ! waylandsink`; CPU time per frame.
+//! - v4l2-parse: what the V4L2 path costs the CPU before the device: 1080p
+//!   HEVC demuxed, parsed and turned into requests (controls filled,
+//!   bitstream written to a buffer, requests dropped) by reel's
+//!   `StatelessCodec` in a child process of this bench (`--v4l2-parse`), vs
+//!   `ffmpeg -c copy -f null` (demuxing alone) on the same file.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -78,21 +83,18 @@ fn root() -> PathBuf {
 
 /// A longer clip than the tests use, made once into target/bench-media.
 fn bench_clip(name: &str, args: &[&str]) -> PathBuf {
+    bench_clip_sized(name, "1280x720", args)
+}
+
+/// [`bench_clip`] at another size: 30 fps, 10 s.
+fn bench_clip_sized(name: &str, size: &str, args: &[&str]) -> PathBuf {
     let dir = root().join("target/bench-media");
     std::fs::create_dir_all(&dir).expect("bench media dir");
     let path = dir.join(name);
     if !path.exists() {
         let status = Command::new("ffmpeg")
-            .args([
-                "-nostdin",
-                "-v",
-                "error",
-                "-y",
-                "-f",
-                "lavfi",
-                "-i",
-                "testsrc2=size=1280x720:rate=30:duration=10",
-            ])
+            .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!("testsrc2=size={size}:rate=30:duration=10"))
             .args(args)
             .arg(&path)
             .status()
@@ -126,13 +128,14 @@ fn report(title: &str, frames: u64, cases: Vec<Case>) {
     let (_, reel_wall, reel_cpu) = results[0];
     println!("\n{title} ({frames} frames, median of {RUNS} interleaved runs)");
     println!(
-        "| tool | wall s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |"
+        "| tool | wall s | frames/s | CPU s | CPU ms/frame | reel wall / tool wall | reel CPU / tool CPU |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for (tool, wall, cpu) in &results {
         println!(
-            "| {tool} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} |",
+            "| {tool} | {:.3} | {:.0} | {:.3} | {:.2} | {:.2} | {:.2} |",
             wall.as_secs_f64(),
+            frames as f64 / wall.as_secs_f64(),
             cpu.as_secs_f64(),
             cpu.as_secs_f64() * 1000.0 / frames as f64,
             reel_wall.as_secs_f64() / wall.as_secs_f64(),
@@ -176,6 +179,12 @@ fn decode_cases(clip: &Path, gst_pipeline: &str) -> Vec<Case> {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == V4L2_PARSE) {
+        let clip = args.get(at + 1).expect("--v4l2-parse FILE");
+        v4l2_parse(Path::new(clip));
+        return;
+    }
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
 
@@ -218,9 +227,118 @@ fn main() {
         detile();
     }
 
+    if wanted("v4l2-parse") {
+        v4l2_parse_cases();
+    }
+
     if wanted("present") {
         present();
     }
+}
+
+/// The argument running this bench as the child measured by `v4l2-parse`.
+const V4L2_PARSE: &str = "--v4l2-parse";
+
+/// The V4L2 path's work on the CPU for one file, without a device: every
+/// packet from the demuxer through `HevcCodec::decode` in slice-based mode
+/// (visl's default and the most requests), each request's bitstream
+/// written into an OUTPUT-sized buffer as the session does, then dropped;
+/// pictures taken for output as they become due.
+fn v4l2_parse(clip: &Path) {
+    use reel::v4l2::codec::{Bitstream, StatelessCodec, Timestamps};
+    use reel::v4l2::hevc::HevcCodec;
+    use reel::v4l2::slice_mode::{DecodeMode, SliceMode};
+
+    let mut demuxer = reel::media::Demuxer::open(clip).expect("open the clip");
+    let mut codec = HevcCodec::new(
+        SliceMode {
+            decode_mode: DecodeMode::SliceBased,
+            start_codes: false,
+        },
+        "/dev/null".into(),
+    );
+    let mut timestamps = Timestamps::new();
+    let mut output_buffer = vec![0u8; 4 << 20];
+    let (mut requests, mut pictures) = (0usize, 0usize);
+    let mut codec_cpu = Duration::ZERO;
+    while let Some(packet) = demuxer.next_packet().expect("demux") {
+        let start = thread_cpu();
+        timestamps.start_packet();
+        for request in codec.decode(&packet.data, &mut timestamps).expect("parse") {
+            Bitstream::new(&packet.data, &request.bitstream).write_to(&mut output_buffer);
+            std::hint::black_box(&request.controls);
+            requests += 1;
+        }
+        std::hint::black_box(codec.references());
+        pictures += codec.take_output(false).len();
+        codec_cpu += thread_cpu() - start;
+    }
+    pictures += codec.take_output(true).len();
+    println!(
+        "{pictures} pictures, {requests} requests, codec layer CPU {:.3} ms",
+        codec_cpu.as_secs_f64() * 1000.0
+    );
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    use nix::libc;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+/// 1080p HEVC: reel's parse + control fill vs FFmpeg's demuxing alone.
+fn v4l2_parse_cases() {
+    let clip = bench_clip_sized(
+        "hevc_1080p_slices.mkv",
+        "1920x1080",
+        &[
+            "-c:v",
+            "libx265",
+            "-preset",
+            "ultrafast",
+            "-pix_fmt",
+            "yuv420p",
+            "-x265-params",
+            "log-level=error:slices=4:bframes=3",
+        ],
+    );
+    let mut parse = Command::new(std::env::current_exe().expect("bench executable"));
+    parse.arg(V4L2_PARSE).arg(&clip);
+    // Every picture parsed, every slice a request, before timing anything.
+    let checked = parse.output().expect("run the parse child");
+    let summary = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        summary.starts_with("300 pictures, 1200 requests,"),
+        "{summary}{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let mut ffmpeg = Command::new("ffmpeg");
+    ffmpeg
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(&clip)
+        .args(["-map", "0:v:0", "-c", "copy", "-f", "null", "-"]);
+    report(
+        "v4l2-parse: HEVC 1920x1080, 4 slices per picture",
+        300,
+        vec![
+            Case {
+                tool: "reel HevcCodec::decode (requests built, dropped)",
+                command: parse,
+            },
+            Case {
+                tool: "ffmpeg -c copy -f null",
+                command: ffmpeg,
+            },
+        ],
+    );
+    // The codec layer alone (no process start, no demuxing), one run.
+    println!("reel child, one run: {}", summary.trim());
 }
 
 /// Detiling 1080p pictures: reel vs GStreamer's videoconvert.

@@ -25,6 +25,7 @@ use std::time::Duration;
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_runs;
+use support::visl_bitstream;
 use support::visl_trace::{self, FrameRecord};
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
@@ -222,29 +223,8 @@ fn output_buffers(name: &str) -> Vec<Vec<u8>> {
     let r = &runs().result;
     let rc = r.read_result(&format!("{name}.rc")).unwrap_or_default();
     assert_eq!(rc.trim(), "0", "{name}: exit status\n{}", r.report());
-    let dir = r.result_dir.join(format!("{name}.bitstream"));
-    let mut numbered: Vec<(u32, Vec<u8>)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| {
-            let path = entry.expect("directory entry").path();
-            let n = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_prefix("bitstream"))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or_else(|| panic!("unexpected dump {}", path.display()));
-            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
-            (n, bytes)
-        })
-        .collect();
-    numbered.sort_by_key(|(n, _)| *n);
-    let sequence: Vec<u32> = numbered.iter().map(|(n, _)| *n).collect();
-    assert_eq!(
-        sequence,
-        (0..numbered.len() as u32).collect::<Vec<_>>(),
-        "{name}: every OUTPUT buffer dumped once"
-    );
-    numbered.into_iter().map(|(_, bytes)| bytes).collect()
+    visl_bitstream::read_dump(&r.result_dir.join(format!("{name}.bitstream")))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -650,17 +630,8 @@ fn output_buffer_bytes_equal_gstreamers() {
             "{name}: {} OUTPUT buffers for {pictures} pictures",
             ours.len()
         );
-        assert_eq!(ours.len(), theirs.len(), "{name}: number of OUTPUT buffers");
-        for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-            let first_difference = a.iter().zip(b).position(|(x, y)| x != y);
-            assert!(
-                a == b,
-                "{name}: OUTPUT buffer {i}: {} bytes vs GStreamer's {}, first difference at {:?}",
-                a.len(),
-                b.len(),
-                first_difference
-            );
-        }
+        let differences = visl_bitstream::differences(name, &ours, &theirs);
+        assert!(differences.is_empty(), "{}", differences.join("\n"));
         eprintln!("{name}: {} OUTPUT buffers equal GStreamer's", ours.len());
     }
 }

@@ -5,8 +5,11 @@
 //! - `vm`: the QEMU test guest (tests/vm) and its helper scripts;
 //! - `compositor`: weston 14 headless on the host;
 //! - `weston_log`: reading weston's protocol log;
-//! - `oracle`, `visl_trace`: GStreamer's decodes through visl and the
-//!   normalised visl traces they are compared by;
+//! - `oracle`, `visl_trace`, `visl_bitstream`: GStreamer's decodes through
+//!   visl, the normalised visl traces and the OUTPUT buffer bytes they are
+//!   compared by;
+//! - `damage`: deterministic damaged copies of a clip, and what decoding
+//!   each must still give;
 //! - `reel_output`: reel's `--stats` line and control `status` reply;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
 
@@ -15,11 +18,13 @@
 #![allow(dead_code)]
 
 pub mod compositor;
+pub mod damage;
 pub mod h264;
 pub mod media;
 pub mod oracle;
 pub mod reel_output;
 pub mod reel_runs;
+pub mod visl_bitstream;
 pub mod visl_trace;
 pub mod vm;
 pub mod weston_log;

@@ -1,9 +1,10 @@
 //! GStreamer's v4l2codecs decoders run against visl in the test guest: the
 //! reference trace of the controls a correct stateless client sends for each
-//! test clip. Captures are cached in `target/visl-oracle/` (`NAME.trace` as
-//! traced; `NAME.normalised`, rendered by `visl_trace::render` whenever
-//! `oracle_frames` reads it) and redone when the clip or the capture scripts
-//! change.
+//! test clip, and the bytes of every OUTPUT buffer it queued. Captures are
+//! cached in `target/visl-oracle/` (`NAME.trace` as traced; `NAME.bitstream/`
+//! the OUTPUT buffers visl received; `NAME.normalised`, rendered by
+//! `visl_trace::render` whenever `oracle_frames` reads it) and redone when
+//! the clip or the capture scripts change.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::media;
+use super::visl_bitstream;
 use super::visl_trace::{self, FrameRecord};
 use super::vm::{self, Guest, GuestCommand, GuestError, Root, ScriptCall};
 
@@ -204,6 +206,13 @@ pub fn oracle_frames(clip: &OracleClip) -> Result<Vec<FrameRecord>, String> {
     Ok(frames)
 }
 
+/// The OUTPUT buffers GStreamer queued for the clip, in order, captured
+/// with its trace (in visl's default mode).
+pub fn oracle_output_buffers(clip: &OracleClip) -> Result<Vec<Vec<u8>>, String> {
+    oracle_trace(clip).map_err(|e| e.to_string())?;
+    visl_bitstream::read_dump(&oracle_dir().join(format!("{}.bitstream", clip.name)))
+}
+
 /// A capture is stale when older than its clip or than the scripts making it.
 fn is_fresh(capture: &Path, clip: &Path) -> bool {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
@@ -214,6 +223,7 @@ fn is_fresh(capture: &Path, clip: &Path) -> bool {
         clip.to_path_buf(),
         vm::guest_script("gst-oracle.sh"),
         vm::guest_script("visl-trace.sh"),
+        vm::guest_script("visl-bitstream.sh"),
     ];
     inputs
         .iter()
@@ -251,6 +261,11 @@ pub fn capture(
         )));
     }
     for c in clips {
+        // The buffers first: a trace in place means its capture is whole.
+        store_dump(
+            &result.result_dir.join(format!("{}.bitstream", c.name)),
+            &dest.join(format!("{}.bitstream", c.name)),
+        )?;
         let trace = result.read_result(&format!("{}.trace", c.name))?;
         // Through a rename, so that a capture is only ever complete or absent.
         let path = dest.join(format!("{}.trace", c.name));
@@ -263,6 +278,26 @@ pub fn capture(
     std::fs::write(dest.join(format!("timings-{root:?}.txt")), &result.stdout)
         .map_err(|e| GuestError::Io(e.to_string()))?;
     Ok(())
+}
+
+/// Replaces `dest` with a copy of the dump directory `from`.
+fn store_dump(from: &Path, dest: &Path) -> Result<(), GuestError> {
+    let io = |e: std::io::Error| {
+        GuestError::Io(format!("{} -> {}: {e}", from.display(), dest.display()))
+    };
+    let partial = dest.with_extension("bitstream.partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial).map_err(io)?;
+    }
+    std::fs::create_dir_all(&partial).map_err(io)?;
+    for entry in std::fs::read_dir(from).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        std::fs::copy(entry.path(), partial.join(entry.file_name())).map_err(io)?;
+    }
+    if dest.exists() {
+        std::fs::remove_dir_all(dest).map_err(io)?;
+    }
+    std::fs::rename(&partial, dest).map_err(io)
 }
 
 /// How many frames a stateless decoder is given for this clip, by FFmpeg:

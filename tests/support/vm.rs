@@ -76,6 +76,17 @@ impl ScriptCall {
         self
     }
 
+    /// Another call run by this one (a script taking a command, as
+    /// visl-bitstream.sh does): its script and arguments follow this call's
+    /// arguments, its environment joins this call's.
+    pub fn wrapping(mut self, inner: ScriptCall) -> Self {
+        self.env.extend(inner.env);
+        self.args
+            .push(guest_script(&inner.name).to_string_lossy().into_owned());
+        self.args.extend(inner.args);
+        self
+    }
+
     /// Environment for this call only.
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.push((key.into(), value.into()));

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Inside the guest: decodes clips with GStreamer's v4l2sl* elements through
 # visl and saves one visl trace per clip (see visl-trace.sh) as
-# $REEL_RESULTS/NAME.trace, plus GStreamer's messages as NAME.gst.log.
+# $REEL_RESULTS/NAME.trace, the OUTPUT buffers visl received as
+# NAME.bitstream/ (see visl-bitstream.sh, which reloads visl for each clip),
+# plus GStreamer's messages as NAME.gst.log.
 #
 #   tests/vm/guest/gst-oracle.sh ELEMENT:CLIP:NAME...
 # e.g. v4l2slh264dec:target/test-media/h264_baseline.mp4:h264_baseline
@@ -18,7 +20,7 @@ for spec in "$@"; do
     name=${rest##*:}
     start=$(date +%s.%N)
     rc=0
-    VISL_TRACE_NAME="$name.trace" "$here/visl-trace.sh" \
+    VISL_TRACE_NAME="$name.trace" "$here/visl-bitstream.sh" "$name" "$here/visl-trace.sh" \
         timeout 120 gst-launch-1.0 -q filesrc location="$clip" ! parsebin ! "$element" ! fakesink \
         >"$REEL_RESULTS/$name.gst.log" 2>&1 || rc=$?
     end=$(date +%s.%N)

@@ -1,0 +1,391 @@
+//! Damaged copies of a clip for robustness runs, and what decoding each must
+//! still give.
+//!
+//! The damage is deterministic (from a seed) and lies inside the video
+//! packets' bytes only: packet data is found in the file through FFmpeg's
+//! packet positions and overwritten in place, so the container stays
+//! parseable and the demuxer hands the damaged data to the decoder. Four
+//! kinds, in turn: bit flips, a zeroed run, dropped packets (overwritten
+//! with data the codec ignores, keeping their size) and truncation (the
+//! file cut inside a packet). The source must store each packet's bytes in
+//! one piece (Matroska/WebM, MP4, IVF; not MPEG-TS).
+//!
+//! After damage that ends before a key frame, decoding must recover there:
+//! every picture from that key frame on in decode order, except pictures
+//! shown before it (leading pictures), must be output. The expectation is
+//! given as the pts FFmpeg's framemd5 prints for those pictures.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// One video packet of the source, in decode order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet {
+    /// Where its bytes start in the file.
+    pub offset: usize,
+    pub size: usize,
+    /// In the stream's time base.
+    pub pts: i64,
+    pub duration: i64,
+    pub key: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    BitFlips,
+    ZeroedRun,
+    DroppedPackets,
+    Truncation,
+}
+
+const KINDS: [Kind; 4] = [
+    Kind::BitFlips,
+    Kind::ZeroedRun,
+    Kind::DroppedPackets,
+    Kind::Truncation,
+];
+
+/// One damaged copy of the source.
+#[derive(Debug, Clone)]
+pub struct DamagedCopy {
+    pub path: PathBuf,
+    pub seed: u64,
+    pub kind: Kind,
+    /// The packets (decode order) whose bytes were changed or cut.
+    pub packets: Range<usize>,
+    /// What was done, for failure messages.
+    pub description: String,
+}
+
+/// How to damage: how many copies, from which seed, and how a packet is
+/// dropped for this codec.
+pub struct Plan {
+    pub copies: usize,
+    pub seed: u64,
+    /// Overwrites a whole packet with data of the same size that the codec
+    /// skips (a dropped packet without rewriting the container).
+    pub blank: fn(&mut [u8]),
+}
+
+/// A clip to damage: its packets and FFmpeg's output pts of each picture.
+pub struct Source {
+    pub path: PathBuf,
+    pub packets: Vec<Packet>,
+    /// The video stream's time base (numerator, denominator).
+    pub time_base: (u64, u64),
+    /// Packet pts (stream time base) -> the pts FFmpeg's framemd5 gives
+    /// that picture.
+    output_pts: BTreeMap<i64, i64>,
+}
+
+impl Source {
+    pub fn open(path: &Path) -> Result<Self, String> {
+        let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let packets = locate_packets(path, &data)?;
+        let mut by_pts: Vec<i64> = packets.iter().map(|p| p.pts).collect();
+        by_pts.sort_unstable();
+        let shown = ffmpeg_framemd5_pts(path)?;
+        if shown.len() != by_pts.len() {
+            return Err(format!(
+                "{}: {} packets but FFmpeg outputs {} frames",
+                path.display(),
+                by_pts.len(),
+                shown.len()
+            ));
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            time_base: time_base(path)?,
+            packets,
+            output_pts: by_pts.into_iter().zip(shown).collect(),
+        })
+    }
+
+    /// Writes `plan.copies` damaged copies into `dir` (emptied first).
+    pub fn damaged_copies(&self, plan: &Plan, dir: &Path) -> Result<Vec<DamagedCopy>, String> {
+        let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(io)?;
+        }
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let data =
+            std::fs::read(&self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        // Damage other than truncation ends before the last key frame, so
+        // that there is one to recover at.
+        let last_key = self
+            .packets
+            .iter()
+            .rposition(|p| p.key)
+            .filter(|&k| k > 0)
+            .ok_or_else(|| format!("{}: fewer than two key frames", self.path.display()))?;
+        let extension = self
+            .path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("bin");
+        let mut copies = Vec::with_capacity(plan.copies);
+        for i in 0..plan.copies {
+            let seed = plan.seed.wrapping_add(i as u64);
+            let mut rng = Rng::new(seed);
+            let kind = KINDS[i % KINDS.len()];
+            let mut bytes = data.clone();
+            let (packets, description) = match kind {
+                Kind::Truncation => self.truncate(&mut bytes, &mut rng),
+                _ => self.overwrite(&mut bytes, kind, last_key, plan.blank, &mut rng),
+            };
+            let path = dir.join(format!("{i:03}-{kind:?}.{extension}"));
+            std::fs::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            copies.push(DamagedCopy {
+                path,
+                seed,
+                kind,
+                packets,
+                description,
+            });
+        }
+        Ok(copies)
+    }
+
+    /// The framemd5 pts of the pictures decoding must output after the
+    /// damage: from the first key frame after it on, leading pictures
+    /// excepted. None when no key frame follows the damage.
+    pub fn recovered_output(&self, copy: &DamagedCopy) -> Option<Vec<i64>> {
+        if copy.kind == Kind::Truncation {
+            return None;
+        }
+        let key = (copy.packets.end..self.packets.len()).find(|&i| self.packets[i].key)?;
+        let key_pts = self.packets[key].pts;
+        let mut expected: Vec<i64> = self.packets[key..]
+            .iter()
+            .filter(|p| p.pts >= key_pts)
+            .map(|p| self.output_pts[&p.pts])
+            .collect();
+        expected.sort_unstable();
+        Some(expected)
+    }
+
+    /// For a truncated copy: how much of the stream's time the cut took
+    /// away, from the end of the last whole packet before the cut (the
+    /// furthest pts + duration) to the end of the source's.
+    pub fn time_cut_off(&self, copy: &DamagedCopy) -> Option<Duration> {
+        if copy.kind != Kind::Truncation {
+            return None;
+        }
+        let end = |packets: &[Packet]| packets.iter().map(|p| p.pts + p.duration).max();
+        let full = end(&self.packets)?;
+        let kept = end(&self.packets[..copy.packets.start]).unwrap_or(0);
+        let (num, den) = self.time_base;
+        let lost = full.saturating_sub(kept).max(0) as u64;
+        Some(Duration::from_nanos(lost * num * 1_000_000_000 / den))
+    }
+
+    /// Bit flips, a zeroed run or dropped packets, in packets before
+    /// `last_key`.
+    fn overwrite(
+        &self,
+        bytes: &mut [u8],
+        kind: Kind,
+        last_key: usize,
+        blank: fn(&mut [u8]),
+        rng: &mut Rng,
+    ) -> (Range<usize>, String) {
+        let first = rng.below(last_key);
+        match kind {
+            Kind::BitFlips => {
+                // Up to 8 flips in one or two neighbouring packets.
+                let end = (first + 1 + rng.below(2)).min(last_key);
+                let flips = 1 + rng.below(8);
+                let mut at = Vec::new();
+                for _ in 0..flips {
+                    let p = &self.packets[first + rng.below(end - first)];
+                    let byte = p.offset + rng.below(p.size);
+                    let bit = rng.below(8);
+                    bytes[byte] ^= 1 << bit;
+                    at.push(format!("{byte}.{bit}"));
+                }
+                (first..end, format!("bits flipped at {}", at.join(" ")))
+            }
+            Kind::ZeroedRun => {
+                let p = &self.packets[first];
+                let start = rng.below(p.size);
+                let len = (1 + rng.below(64)).min(p.size - start);
+                bytes[p.offset + start..p.offset + start + len].fill(0);
+                (
+                    first..first + 1,
+                    format!("{len} bytes zeroed at {}", p.offset + start),
+                )
+            }
+            Kind::DroppedPackets => {
+                let end = (first + 1 + rng.below(3)).min(last_key);
+                for p in &self.packets[first..end] {
+                    blank(&mut bytes[p.offset..p.offset + p.size]);
+                }
+                (first..end, format!("packets {first}..{end} dropped"))
+            }
+            Kind::Truncation => unreachable!("truncation cuts, it does not overwrite"),
+        }
+    }
+
+    /// The file cut inside a packet's bytes.
+    fn truncate(&self, bytes: &mut Vec<u8>, rng: &mut Rng) -> (Range<usize>, String) {
+        let index = rng.below(self.packets.len());
+        let p = &self.packets[index];
+        let cut = p.offset + rng.below(p.size);
+        bytes.truncate(cut);
+        (
+            index..self.packets.len(),
+            format!("cut at byte {cut}, in packet {index}"),
+        )
+    }
+}
+
+/// A dropped HEVC packet of a length-prefixed stream (Matroska, MP4:
+/// 4-byte NAL lengths): one filler-data NAL unit (type 38) as long as the
+/// packet, which decoders skip.
+pub fn hevc_filler(packet: &mut [u8]) {
+    const FD_NUT: u8 = 38;
+    if packet.len() < 7 {
+        packet.fill(0);
+        return;
+    }
+    let nal_len = (packet.len() - 4) as u32;
+    packet[..4].copy_from_slice(&nal_len.to_be_bytes());
+    packet[4] = FD_NUT << 1;
+    packet[5] = 1;
+    packet[6..].fill(0xff);
+    // rbsp_trailing_bits
+    if let Some(last) = packet.last_mut() {
+        *last = 0x80;
+    }
+}
+
+/// The source's video packets with their bytes found in the file: FFmpeg
+/// lists each packet's position and size, `-f data` gives its bytes, which
+/// must appear whole at or shortly after that position.
+fn locate_packets(path: &Path, file: &[u8]) -> Result<Vec<Packet>, String> {
+    let listing = run(Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["packet=pts,duration,size,pos,flags", "-of", "compact=p=0"])
+        .arg(path))?;
+    let payloads = run(Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(path)
+        .args(["-map", "0:v:0", "-c", "copy", "-f", "data", "-"]))?;
+    let mut packets = Vec::new();
+    let mut consumed = 0;
+    for line in String::from_utf8_lossy(&listing).lines() {
+        let fields: BTreeMap<&str, &str> =
+            line.split('|').filter_map(|f| f.split_once('=')).collect();
+        let number = |key: &str| -> Result<i64, String> {
+            fields
+                .get(key)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("{}: ffprobe line without {key}: {line}", path.display()))
+        };
+        let size = number("size")? as usize;
+        let position = number("pos")? as usize;
+        let payload = payloads.get(consumed..consumed + size).ok_or_else(|| {
+            format!(
+                "{}: FFmpeg gave fewer packet bytes than listed",
+                path.display()
+            )
+        })?;
+        consumed += size;
+        // A container's per-packet header (a Matroska block's) sits between
+        // the listed position and the bytes.
+        const HEADER_ROOM: usize = 32;
+        let window = file
+            .get(position..(position + HEADER_ROOM + size).min(file.len()))
+            .unwrap_or_default();
+        let at = window
+            .windows(size.max(1))
+            .position(|w| w == payload)
+            .ok_or_else(|| {
+                format!(
+                    "{}: packet {} is not stored in one piece at {position}",
+                    path.display(),
+                    packets.len()
+                )
+            })?;
+        packets.push(Packet {
+            offset: position + at,
+            size,
+            pts: number("pts")?,
+            duration: number("duration")?,
+            key: fields.get("flags").is_some_and(|f| f.starts_with('K')),
+        });
+    }
+    if packets.is_empty() {
+        return Err(format!("{}: no video packets", path.display()));
+    }
+    Ok(packets)
+}
+
+/// The video stream's time base, by ffprobe.
+fn time_base(path: &Path) -> Result<(u64, u64), String> {
+    let out = run(Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
+        .args(["stream=time_base", "-of", "csv=p=0"])
+        .arg(path))?;
+    let text = String::from_utf8_lossy(&out);
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().split_once('/'))
+        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
+        .filter(|&(_, d)| d > 0)
+        .ok_or_else(|| format!("{}: no time base in {text:?}", path.display()))
+}
+
+/// The pts of FFmpeg's framemd5 of the file, in output order.
+fn ffmpeg_framemd5_pts(path: &Path) -> Result<Vec<i64>, String> {
+    let out = run(Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(path)
+        .args(["-map", "0:v:0", "-f", "framemd5", "-"]))?;
+    String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            l.split(',')
+                .nth(2)
+                .and_then(|pts| pts.trim().parse().ok())
+                .ok_or_else(|| format!("framemd5 line without pts: {l}"))
+        })
+        .collect()
+}
+
+fn run(command: &mut Command) -> Result<Vec<u8>, String> {
+    let output = command.output().map_err(|e| format!("{command:?}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{command:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(output.stdout)
+}
+
+/// xorshift64*: the same damage from the same seed on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        // Never zero (xorshift's fixed point); nearby seeds spread apart.
+        Self(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform enough in 0..n (n > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}

@@ -8,7 +8,8 @@ only slow the fuzzer). The HEVC parameter set target gets each clip's SPS,
 PPS and first slice RBSPs back to back, NAL headers removed. And the FWHT
 corpus from vicodec's streams (target/fwht-media/*.fwht, written by
 `cargo test --test guest_fwht`), when there: the first frames of each, their
-payloads cut to 64 bytes and their headers saying so."""
+payloads cut to 64 bytes and their headers saying so. And the AV1 corpus
+from the OBUs `cargo test --test av1_headers` writes."""
 import pathlib
 import re
 import struct
@@ -70,4 +71,49 @@ for stream in hevc:
     if sps and pps and slices:
         seed = b"".join(unescape(n)[2:][:64] for n in (sps[0], pps[0], slices[1 if len(slices) > 1 else 0]))
         (out / stream.stem).write_bytes(seed)
+
+
+def leb128(n):
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def av1_obus(data):
+    """(header bytes, payload) of every OBU (all have size fields here)."""
+    offset = 0
+    while offset < len(data):
+        head = 1 + ((data[offset] >> 2) & 1)
+        size, shift, pos = 0, 0, offset + head
+        while True:
+            byte = data[pos]
+            pos += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        yield data[offset : offset + head], data[pos : pos + size]
+        offset = pos + size
+
+
+# AV1: the OBUs the header test wrote (target/h264-tests/av1-headers/*.data;
+# run `cargo test --test av1_headers` first), the first frames of each, each
+# OBU's payload cut to 64 bytes (the tile data after the headers) and its
+# size field saying so.
+av1 = sorted((root.parent / "target" / "h264-tests" / "av1-headers").glob("*.data"))
+if not av1:
+    sys.exit("no AV1 streams: run `cargo test --test av1_headers` first")
+out = root / "corpus" / "av1_obus"
+out.mkdir(parents=True, exist_ok=True)
+for stream in av1:
+    seed = b""
+    for k, (head, payload) in enumerate(av1_obus(stream.read_bytes())):
+        if k >= 12:
+            break
+        payload = payload[:64]
+        seed += head + leb128(len(payload)) + payload
+        (out / f"{stream.stem}-{k}").write_bytes(seed)
 print("corpora written under", root / "corpus")

@@ -14,6 +14,8 @@
 //!   reference signalling (7.8) and skip mode frames.
 //! - [`tile_group`]: tile group OBU header (5.11.1) and where each tile's
 //!   data lies.
+//! - [`decoder`]: temporal units to decode jobs and display order, with
+//!   the picture in every reference slot.
 //! - [`parser`]: a stream's OBUs in order, with the state that frame
 //!   headers depend on.
 //! - [`trace`]: every syntax element as read, named as FFmpeg's
@@ -22,6 +24,7 @@
 //! Every parser returns a `Result`: truncated data and values beyond the
 //! specification's limits are errors, never panics.
 
+pub mod decoder;
 pub mod film_grain;
 pub mod frame_header;
 pub mod global_motion;

@@ -237,3 +237,124 @@ impl<P: Copy + Eq + std::fmt::Debug> Av1Decoder<P> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::bitstream::reader::BitWriter;
+
+    /// An OBU of `obu_type` with a size field around `payload`.
+    fn obu(obu_type: u32, payload: &[u8]) -> Vec<u8> {
+        assert!(payload.len() < 128);
+        let mut out = vec![(obu_type << 3) as u8 | 0b10, payload.len() as u8];
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A 16x16 8-bit 4:2:0 sequence with 7-bit order hints and no optional
+    /// tools.
+    fn sequence_header() -> Vec<u8> {
+        let mut w = BitWriter::new();
+        w.u(3, 0); // seq_profile
+        w.u(2, 0); // still_picture, reduced_still_picture_header
+        w.u(2, 0); // timing_info_present_flag, initial_display_delay_present_flag
+        w.u(5, 0); // operating_points_cnt_minus_1
+        w.u(12, 0); // operating_point_idc
+        w.u(5, 0); // seq_level_idx
+        w.u(4, 3); // frame_width_bits_minus_1
+        w.u(4, 3); // frame_height_bits_minus_1
+        w.u(4, 15); // max_frame_width_minus_1
+        w.u(4, 15); // max_frame_height_minus_1
+        w.u(4, 0); // frame ids, 128x128, filter intra, intra edge
+        w.u(4, 0); // interintra, masked, warped, dual filter
+        w.u(1, 1); // enable_order_hint
+        w.u(2, 0); // jnt_comp, ref_frame_mvs
+        w.u(2, 0); // seq_choose_screen_content_tools, seq_force_screen_content_tools
+        w.u(3, 6); // order_hint_bits_minus_1
+        w.u(3, 0); // superres, cdef, restoration
+        w.u(3, 0); // high_bitdepth, mono_chrome, color_description_present_flag
+        w.u(1, 0); // color_range
+        w.u(2, 0); // chroma_sample_position
+        w.u(1, 0); // separate_uv_delta_q
+        w.u(1, 0); // film_grain_params_present
+        w.trailing();
+        obu(1, &w.bytes)
+    }
+
+    /// A hidden key frame (showable) refreshing slot 0, as one OBU_FRAME
+    /// with a one-byte tile.
+    fn hidden_key_frame() -> Vec<u8> {
+        let mut w = BitWriter::new();
+        w.u(1, 0); // show_existing_frame
+        w.u(2, 0); // frame_type KEY_FRAME
+        w.u(1, 0); // show_frame
+        w.u(1, 1); // showable_frame
+        w.u(1, 0); // error_resilient_mode
+        w.u(1, 0); // disable_cdf_update
+        w.u(1, 0); // frame_size_override_flag
+        w.u(7, 0); // order_hint
+        w.u(8, 0x01); // refresh_frame_flags
+        w.u(1, 0); // render_and_frame_size_different
+        w.u(1, 0); // disable_frame_end_update_cdf
+        w.u(1, 1); // uniform_tile_spacing_flag (one superblock: no log2 bits)
+        w.u(8, 10); // base_q_idx
+        w.u(3, 0); // delta_q y dc, u dc, u ac not coded
+        w.u(1, 0); // using_qmatrix
+        w.u(1, 0); // segmentation_enabled
+        w.u(1, 0); // delta_q_present
+        w.u(12, 0); // loop_filter_level[0], [1]
+        w.u(3, 0); // loop_filter_sharpness
+        w.u(1, 0); // loop_filter_delta_enabled
+        w.u(1, 0); // tx_mode_select
+        w.u(1, 0); // reduced_tx_set
+        while w.bits_written() % 8 != 0 {
+            w.bit(false); // byte_alignment(); the tile group has no header bits
+        }
+        w.bytes.push(0xaa); // the tile
+        obu(6, &w.bytes)
+    }
+
+    fn show_existing(slot: u32) -> Vec<u8> {
+        let mut w = BitWriter::new();
+        w.u(1, 1); // show_existing_frame
+        w.u(3, slot); // frame_to_show_map_idx
+        w.trailing();
+        obu(3, &w.bytes)
+    }
+
+    #[test]
+    fn a_shown_existing_key_frame_refreshes_every_slot() {
+        let mut decoder: Av1Decoder<u32> = Av1Decoder::new();
+        let mut tu = sequence_header();
+        tu.extend(hidden_key_frame());
+        let events = decoder.decode_temporal_unit(&tu, || 7).unwrap();
+        let [Event::Decode(frame)] = &events[..] else {
+            panic!("one hidden frame decoded: {events:?}");
+        };
+        assert!(frame.new_sequence && !frame.header.show_frame);
+        assert_eq!(
+            (
+                frame.header.size.frame_width,
+                frame.header.size.frame_height
+            ),
+            (16, 16)
+        );
+        assert_eq!(frame.tile_groups[0].group.tiles[0].size, 1);
+        assert_eq!(decoder.parser.refs().iter().count(), 1);
+        assert_eq!(decoder.references(), vec![7]);
+
+        let events = decoder
+            .decode_temporal_unit(&show_existing(0), || 8)
+            .unwrap();
+        assert!(matches!(events[..], [Event::Show(7)]));
+        // Every slot now holds the key frame, in the parser and here.
+        assert_eq!(decoder.parser.refs().iter().count(), 8);
+        assert!((0..8).all(|i| decoder.slots.get(i) == Some(&7)));
+        // Showing an empty slot after a reset is skipped, not an error.
+        decoder.reset();
+        assert!(decoder
+            .decode_temporal_unit(&show_existing(3), || 9)
+            .unwrap()
+            .is_empty());
+    }
+}

@@ -166,6 +166,49 @@ mod tests {
         }
     }
 
+    fn slot(order_hint: u32) -> RefFrameState {
+        RefFrameState {
+            frame_id: 0,
+            frame_type: FrameType::Inter,
+            upscaled_width: 0,
+            frame_width: 0,
+            frame_height: 0,
+            render_width: 0,
+            render_height: 0,
+            mi_cols: 0,
+            mi_rows: 0,
+            order_hint,
+            saved_order_hints: [0; 8],
+            loop_filter_deltas: LoopFilterDeltas::default(),
+            segmentation: SegmentationFeatures::default(),
+            gm_params: crate::codec::av1::global_motion::default_gm_params(),
+            film_grain: FilmGrainParams::default(),
+            bit_depth: 8,
+            subsampling_x: true,
+            subsampling_y: true,
+            showable_frame: false,
+        }
+    }
+
+    #[test]
+    fn short_signalling_fills_the_other_references_by_order_hint() {
+        // Current frame at hint 10; slots hold 9, 8, 7, 12, 11, 6, 5, 4.
+        // LAST is slot 0 and GOLDEN slot 2; ALTREF takes the latest
+        // backward frame (12), BWDREF the earliest (11), no backward frame
+        // is left for ALTREF2; LAST2, LAST3 and ALTREF2 then take the latest
+        // forward ones left (8, 6, 5).
+        let mut refs = RefFrames::new();
+        for (i, hint) in [9, 8, 7, 12, 11, 6, 5, 4].into_iter().enumerate() {
+            refs.set(i, slot(hint));
+        }
+        let idx = set_frame_refs(&seq(), &refs, 10, 0, 2);
+        assert_eq!(idx, Some([0, 1, 5, 2, 4, 6, 3]));
+        // With an empty slot the derivation cannot be made.
+        let mut partial = RefFrames::new();
+        partial.set(0, slot(9));
+        assert_eq!(set_frame_refs(&seq(), &partial, 10, 0, 0), None);
+    }
+
     #[test]
     fn skip_mode_picks_nearest_forward_and_backward() {
         let s = seq();

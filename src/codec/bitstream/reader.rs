@@ -530,6 +530,10 @@ impl BitWriter {
         });
     }
 
+    pub fn bits_written(&self) -> usize {
+        self.bits
+    }
+
     /// rbsp_trailing_bits: the stop bit, then zeros to the byte boundary.
     pub fn trailing(&mut self) {
         self.bit(true);

@@ -138,7 +138,14 @@ impl StreamParser {
                 self.frame = Some(header.clone());
                 let tile_group = if is_frame {
                     byte_alignment(r)?;
-                    Some(self.tile_group(r, obu)?)
+                    let group = self.tile_group(r, obu)?;
+                    // An OBU_FRAME carries its frame's first tiles (5.10).
+                    if group.tg_start != 0 {
+                        return Err(Av1Error::Invalid(
+                            "OBU_FRAME's tile group does not start the frame",
+                        ));
+                    }
+                    Some(group)
                 } else {
                     trailing_bits(r, obu)?;
                     None

@@ -14,7 +14,8 @@ VP8 corpus from the VP8 clips of tests/media/generate.sh (target/test-media),
 when there: the first frames of each, whole, each after its 2-byte length.
 The VP9 corpus from the VP9 clips (target/test-media/vp9*.webm): their first
 packets, as FFmpeg demuxes them, cut to 400 bytes, each with its 16-bit
-length."""
+length. And the AV1 corpus from the OBUs `cargo test --test av1_headers`
+writes."""
 import pathlib
 import re
 import struct
@@ -126,4 +127,49 @@ for clip in sorted((root.parent / "target" / "test-media").glob("vp9*.webm")):
     for n in (1, 4):
         seed = b"".join(struct.pack("<H", min(len(p), 400)) + p[:400] for p in packets[:n])
         (out / f"{clip.stem}-{n}").write_bytes(seed)
+
+
+def leb128(n):
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def av1_obus(data):
+    """(header bytes, payload) of every OBU (all have size fields here)."""
+    offset = 0
+    while offset < len(data):
+        head = 1 + ((data[offset] >> 2) & 1)
+        size, shift, pos = 0, 0, offset + head
+        while True:
+            byte = data[pos]
+            pos += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        yield data[offset : offset + head], data[pos : pos + size]
+        offset = pos + size
+
+
+# AV1: the OBUs the header test wrote (target/h264-tests/av1-headers/*.data;
+# run `cargo test --test av1_headers` first), the first frames of each, each
+# OBU's payload cut to 64 bytes (the tile data after the headers) and its
+# size field saying so.
+av1 = sorted((root.parent / "target" / "h264-tests" / "av1-headers").glob("*.data"))
+if not av1:
+    sys.exit("no AV1 streams: run `cargo test --test av1_headers` first")
+out = root / "corpus" / "av1_obus"
+out.mkdir(parents=True, exist_ok=True)
+for stream in av1:
+    seed = b""
+    for k, (head, payload) in enumerate(av1_obus(stream.read_bytes())):
+        if k >= 12:
+            break
+        payload = payload[:64]
+        seed += head + leb128(len(payload)) + payload
+        (out / f"{stream.stem}-{k}").write_bytes(seed)
 print("corpora written under", root / "corpus")

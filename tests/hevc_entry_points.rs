@@ -49,7 +49,11 @@ fn reel_offsets(clip: &str) -> Vec<Vec<u32>> {
             .unwrap_or_else(|e| panic!("{clip}: packet {index}: {e}"));
         index += 1;
         for job in &jobs {
-            offsets.extend(job.slices.iter().map(|s| entry_point_offsets(&[s])));
+            offsets.extend(
+                job.slices
+                    .iter()
+                    .map(|s| entry_point_offsets(std::slice::from_ref(s))),
+            );
         }
     }
     offsets

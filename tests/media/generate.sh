@@ -172,6 +172,32 @@ rm -f vp9_plain.ivf vp9_show_existing.ivf
 python3 "$here/vp9_resize.py" vp9_resize.ivf 320 240
 ff -i vp9_resize.ivf -c copy vp9_resize.webm
 rm -f vp9_resize.ivf
+# --- AV1 ---------------------------------------------------------------------
+aom() { # extra libaom options...
+    echo "-c:v libaom-av1 -cpu-used 8 -b:v 400k -g 30 $*"
+}
+ff -f lavfi -i "$(src 320x240 30 1)" $(aom -usage realtime -pix_fmt yuv420p10le) av1_10bit.mkv
+# Two tile columns and two tile rows (log2 1 each): four tiles per frame.
+ff -f lavfi -i "$(src 320x240 30 1)" $(aom -usage realtime -tile-columns 1 -tile-rows 1) av1_tiles.mkv
+# Film grain: the denoiser's noise model sent as grain parameters.
+ff -f lavfi -i "$(src 320x240 30 1)" $(aom -usage realtime -denoise-noise-level 20) av1_film_grain.mkv
+# Good-quality mode with look-ahead: hidden altref frames later shown with
+# show_existing_frame.
+ff -f lavfi -i "$(src 320x240 30 1)" $(aom -lag-in-frames 16 -auto-alt-ref 1) av1_altref.mkv
+# Whole-picture motion and variance AQ: segmentation with feature data.
+ff -f lavfi -i "testsrc2=size=480x360:rate=30:duration=0.5,crop=320:240:'t*60':'t*30'" \
+    -c:v libaom-av1 -cpu-used 5 -lag-in-frames 8 -aq-mode 1 -enable-global-motion 1 -b:v 300k -g 15 av1_segmentation.mkv
+# Superres (libaom here does not take its superres options; SVT-AV1 does) at
+# a size that is no multiple of 8.
+SVT_LOG=1 ff -f lavfi -i "$(src 318x238 30 0.5)" -c:v libsvtav1 -preset 12 -g 15 \
+    -svtav1-params superres-mode=1:superres-denom=12:superres-kf-denom=12 av1_superres.mkv
+# Mid-stream resolution change: two low-overhead OBU streams joined at a key
+# frame (each starts with its sequence header), then put in Matroska.
+ff -f lavfi -i "$(src 320x240 30 0.5)" $(aom -usage realtime -g 15) seg_a.obu
+ff -f lavfi -i "$(src 240x180 30 0.5)" $(aom -usage realtime -g 15) seg_b.obu
+cat seg_a.obu seg_b.obu > seg_ab.obu
+ff -i seg_ab.obu -c copy av1_resolution_change.mkv
+rm -f seg_a.obu seg_b.obu seg_ab.obu
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

@@ -1,6 +1,6 @@
-//! Shared by the H.264 and HEVC tests: finding the generated clips, and
-//! asking the ffmpeg CLI (the oracle) for an Annex-B stream with its header
-//! trace.
+//! Shared by the H.264, HEVC and AV1 header tests: finding the generated
+//! clips, and asking the ffmpeg CLI (the oracle) for an elementary stream
+//! with its header trace.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,13 +35,28 @@ pub const HEVC_CLIPS: &[&str] = &[
     "hevc_resolution_change.ts",
 ];
 
-/// The codecs whose Annex-B streams FFmpeg writes and traces here.
+/// Every AV1 clip tests/media/generate.sh makes.
+pub const AV1_CLIPS: &[&str] = &[
+    "av1.mkv",
+    "av1_10bit.mkv",
+    "av1_tiles.mkv",
+    "av1_film_grain.mkv",
+    "av1_altref.mkv",
+    "av1_segmentation.mkv",
+    "av1_superres.mkv",
+    "av1_resolution_change.mkv",
+];
+
+/// The codecs whose elementary streams FFmpeg writes and traces here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Codec {
     H264,
     Hevc,
     /// MPEG-2 video: units behind start codes as Annex-B's, traced as read.
     Mpeg2,
+    /// The packets' OBUs as they are (low-overhead format), one frame per
+    /// packet as the V4L2 path takes them.
+    Av1,
 }
 
 impl Codec {
@@ -51,15 +66,29 @@ impl Codec {
             Codec::H264 => "h264_mp4toannexb,h264_metadata=aud=insert,trace_headers",
             Codec::Hevc => "hevc_mp4toannexb,hevc_metadata=aud=insert,trace_headers",
             Codec::Mpeg2 => "trace_headers",
+            Codec::Av1 => "av1_frame_split,trace_headers",
         }
     }
 
-    /// The raw-stream muxer (also the file extension).
+    /// The raw-stream muxer (also the file extension): for AV1 the packets'
+    /// bytes alone (the obu muxer would add temporal delimiters FFmpeg
+    /// did not trace).
     fn format(self) -> &'static str {
         match self {
             Codec::H264 => "h264",
             Codec::Hevc => "hevc",
             Codec::Mpeg2 => "mpeg2video",
+            Codec::Av1 => "data",
+        }
+    }
+
+    /// The first element of every unit (NAL unit, OBU) in the trace.
+    /// `None`: any element at bit 0 (MPEG-2's start code value).
+    fn first_element(self) -> Option<&'static str> {
+        match self {
+            Codec::H264 | Codec::Hevc => Some("forbidden_zero_bit"),
+            Codec::Av1 => Some("obu_forbidden_bit"),
+            Codec::Mpeg2 => None,
         }
     }
 }
@@ -69,9 +98,11 @@ impl Codec {
 pub type Element = (usize, String, i64);
 
 pub struct AnnexB {
-    /// The elementary stream FFmpeg wrote (an AUD before every access unit).
+    /// The elementary stream FFmpeg wrote (an AUD before every access unit;
+    /// AV1: the OBUs).
     pub stream: Vec<u8>,
-    /// FFmpeg's trace_headers of exactly those bytes, one list per NAL unit.
+    /// FFmpeg's trace_headers of exactly those bytes, one list per NAL unit
+    /// (AV1: per OBU).
     pub trace: Vec<Vec<Element>>,
     /// The size in bits of each element of `trace`.
     pub bit_lengths: Vec<Vec<usize>>,
@@ -156,9 +187,9 @@ pub fn annex_b_with_trace_of(codec: Codec, clip: &Path, work: &Path) -> AnnexB {
         }
         let name = strip_indices(fields[1]);
         let value: i64 = fields[eq + 1].parse().expect("trace value");
-        // A NAL unit starts with its header; an MPEG-2 unit with its start
-        // code value, the only element at bit 0.
-        if pos == 0 && (name == "forbidden_zero_bit" || codec == Codec::Mpeg2) {
+        // A NAL unit starts with its header, an OBU with its own; an MPEG-2
+        // unit with its start code value, the only element at bit 0.
+        if pos == 0 && codec.first_element().is_none_or(|first| name == first) {
             trace.push(Vec::new());
             bit_lengths.push(Vec::new());
         }

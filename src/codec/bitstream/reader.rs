@@ -454,6 +454,25 @@ impl<'a> BitReader<'a> {
         Ok(value)
     }
 
+    /// One syntax element made of several reads whose parts are not
+    /// elements of their own (AV1's `increment` codes, subexp-coded global
+    /// motion, `tx_mode`, `obu_size`): the parts are read untraced and
+    /// `read`'s result recorded once, where the element began. A failed
+    /// read consumes nothing.
+    pub fn compound(
+        &mut self,
+        name: &'static str,
+        read: impl FnOnce(&mut Self) -> Result<i64, ReadError>,
+    ) -> Result<i64, ReadError> {
+        let start = self.cursor.pos;
+        let trace = self.trace.take();
+        let value = self.whole(read);
+        self.trace = trace;
+        let value = value?;
+        self.record(start, name, value);
+        Ok(value)
+    }
+
     pub fn skip(&mut self, n: usize, name: &'static str) -> Result<(), ReadError> {
         if !self.escaped {
             // Plain input: no need to walk the bytes.
@@ -542,6 +561,10 @@ impl BitWriter {
         } else {
             (-2 * v) as u32
         });
+    }
+
+    pub fn bits_written(&self) -> usize {
+        self.bits
     }
 
     /// rbsp_trailing_bits: the stop bit, then zeros to the byte boundary.

@@ -312,3 +312,29 @@ fn plain_last(data: &[u8], position: usize) -> u32 {
     let at = position - 1;
     u32::from(data[at / 8] >> (7 - at % 8)) & 1
 }
+
+#[test]
+fn compound_records_one_element_and_fails_whole() {
+    let mut r = BitReader::new(&[0b1101_0000]);
+    r.enable_trace();
+    r.u(1, "first").unwrap();
+    let unary = |r: &mut BitReader| -> Result<i64, ReadError> {
+        let mut n = 0;
+        while r.flag("part")? {
+            n += 1;
+        }
+        Ok(n)
+    };
+    assert_eq!(r.compound("ones", unary), Ok(1));
+    assert_eq!(r.position(), 3);
+    let trace = r.take_trace();
+    let names: Vec<_> = trace
+        .iter()
+        .map(|t| (t.position, t.name, t.value))
+        .collect();
+    assert_eq!(names, vec![(0, "first", 1), (1, "ones", 1)]);
+    // A read that runs off the end consumes nothing.
+    let mut r = BitReader::new(&[0xff]);
+    assert!(r.compound("ones", unary).is_err());
+    assert_eq!(r.position(), 0);
+}

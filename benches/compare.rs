@@ -254,6 +254,7 @@ fn v4l2_parse(clip: &Path) {
         SliceMode {
             decode_mode: DecodeMode::SliceBased,
             start_codes: false,
+            holds_capture: true,
         },
         "/dev/null".into(),
     );

@@ -134,16 +134,7 @@ fn runs() -> &'static GuestRuns {
         }
         for name in FRAMEMD5_CLIPS {
             let file = media.join(oracle::clip(name).expect("known clip").file);
-            calls.push(reel_runs::traced_decode(
-                &format!("md5a-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
-            calls.push(reel_runs::traced_decode(
-                &format!("md5b-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
+            calls.extend(reel_runs::framemd5_twice(name, &file));
         }
         let bframes = oracle::clip("h264_main_bframes").expect("known clip");
         let seek = SEEK_SECONDS.to_string();
@@ -296,20 +287,11 @@ fn frame_based_annex_b_traces_match_gstreamer_per_frame() {
 fn framemd5_in_display_order_and_deterministic() {
     for name in FRAMEMD5_CLIPS {
         let clip = oracle::clip(name).expect("known clip");
-        let (_, first) = successful(&format!("md5a-{name}"));
-        let (_, second) = successful(&format!("md5b-{name}"));
-        let lines = reel_runs::framemd5_lines(&first);
-        assert_eq!(
-            lines.len(),
-            media::frame_count(&media::dir().join(clip.file)),
-            "{name}: frame count"
+        reel_runs::assert_framemd5_in_order_and_deterministic(
+            &runs().result,
+            name,
+            &media::dir().join(clip.file),
         );
-        assert!(
-            lines.windows(2).all(|w| w[0].0 < w[1].0),
-            "{name}: pts not strictly increasing: {:?}",
-            lines.iter().map(|l| l.0).collect::<Vec<_>>()
-        );
-        assert_eq!(first, second, "{name}: two runs differ");
     }
 }
 

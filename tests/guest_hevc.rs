@@ -162,16 +162,7 @@ fn runs() -> &'static GuestResult {
         }
         for (name, file) in framemd5_clips() {
             let file = media.join(file);
-            calls.push(traced_decode(
-                &format!("md5a-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
-            calls.push(traced_decode(
-                &format!("md5b-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
+            calls.extend(reel_runs::framemd5_twice(name, &file));
         }
         let count = calls.len();
         let result = Guest::run(
@@ -233,20 +224,11 @@ fn frame_based_requests_carry_every_slice() {
 #[test]
 fn framemd5_in_display_order_and_deterministic() {
     for (name, file) in framemd5_clips() {
-        let (_, first) = reel_runs::successful(runs(), &format!("md5a-{name}"));
-        let (_, second) = reel_runs::successful(runs(), &format!("md5b-{name}"));
-        let lines = reel_runs::framemd5_lines(&first);
-        assert_eq!(
-            lines.len(),
-            media::frame_count(&media::dir().join(file)),
-            "{name}: frame count"
+        reel_runs::assert_framemd5_in_order_and_deterministic(
+            runs(),
+            name,
+            &media::dir().join(file),
         );
-        assert!(
-            lines.windows(2).all(|w| w[0].0 < w[1].0),
-            "{name}: pts not strictly increasing: {:?}",
-            lines.iter().map(|l| l.0).collect::<Vec<_>>()
-        );
-        assert_eq!(first, second, "{name}: two runs differ");
     }
 }
 

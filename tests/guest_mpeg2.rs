@@ -111,16 +111,7 @@ fn runs() -> &'static GuestResult {
             let file = media.join(clip.file);
             let name = clip.name;
             calls.push(traced_decode(&format!("trace-{name}"), &v4l2_null, &file));
-            calls.push(traced_decode(
-                &format!("md5a-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
-            calls.push(traced_decode(
-                &format!("md5b-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
+            calls.extend(reel_runs::framemd5_twice(name, &file));
         }
         let seek = SEEK_SECONDS.to_string();
         calls.extend([
@@ -327,20 +318,11 @@ fn output_buffer_bytes_equal_gstreamers() {
 fn framemd5_in_display_order_and_deterministic() {
     for clip in mpeg2_clips() {
         let name = clip.name;
-        let (_, first) = reel_runs::successful(runs(), &format!("md5a-{name}"));
-        let (_, second) = reel_runs::successful(runs(), &format!("md5b-{name}"));
-        let lines = reel_runs::framemd5_lines(&first);
-        assert_eq!(
-            lines.len(),
-            media::frame_count(&media::dir().join(clip.file)),
-            "{name}: frame count"
+        reel_runs::assert_framemd5_in_order_and_deterministic(
+            runs(),
+            name,
+            &media::dir().join(clip.file),
         );
-        assert!(
-            lines.windows(2).all(|w| w[0].0 < w[1].0),
-            "{name}: pts not strictly increasing: {:?}",
-            lines.iter().map(|l| l.0).collect::<Vec<_>>()
-        );
-        assert_eq!(first, second, "{name}: two runs differ");
     }
 }
 

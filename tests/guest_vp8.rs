@@ -59,16 +59,7 @@ fn runs() -> &'static GuestResult {
             let file = media.join(clip.file);
             let name = clip.name;
             calls.push(traced_decode(&format!("trace-{name}"), &v4l2_null, &file));
-            calls.push(traced_decode(
-                &format!("md5a-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
-            calls.push(traced_decode(
-                &format!("md5b-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
+            calls.extend(reel_runs::framemd5_twice(name, &file));
         }
         let altref = media.join(clip(ALTREF_CLIP).file);
         let seek = SEEK_SECONDS.to_string();
@@ -252,37 +243,19 @@ fn clips_exercise_hidden_frames_references_and_segmentation() {
 fn framemd5_counts_shown_frames_in_order_and_is_deterministic() {
     for clip in vp8_clips() {
         let name = clip.name;
-        let (_, first) = reel_runs::successful(runs(), &format!("md5a-{name}"));
-        let (_, second) = reel_runs::successful(runs(), &format!("md5b-{name}"));
-        let lines = reel_runs::framemd5_lines(&first);
-        assert_eq!(
-            lines.len(),
-            media::frame_count(&media::dir().join(clip.file)),
-            "{name}: frame count"
+        reel_runs::assert_framemd5_in_order_and_deterministic(
+            runs(),
+            name,
+            &media::dir().join(clip.file),
         );
-        assert!(
-            lines.windows(2).all(|w| w[0].0 < w[1].0),
-            "{name}: pts not strictly increasing: {:?}",
-            lines.iter().map(|l| l.0).collect::<Vec<_>>()
-        );
-        assert_eq!(first, second, "{name}: two runs differ");
     }
-}
-
-/// The framemd5 time base (`#tb 0: num/den`).
-fn framemd5_time_base(out: &str) -> (i64, i64) {
-    out.lines()
-        .find_map(|l| l.strip_prefix("#tb 0: "))
-        .and_then(|tb| tb.trim().split_once('/'))
-        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
-        .unwrap_or_else(|| panic!("no time base in:\n{out}"))
 }
 
 #[test]
 fn seeking_starts_at_the_frame_shown_at_the_target() {
     let (_, full) = reel_runs::successful(runs(), &format!("md5a-{ALTREF_CLIP}"));
     let (log, seek) = reel_runs::successful(runs(), "seek");
-    let (num, den) = framemd5_time_base(&full);
+    let (num, den) = reel_runs::framemd5_time_base(&full);
     let full = reel_runs::framemd5_lines(&full);
     let first = full.first().map(|l| l.0).expect("frames");
     let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;

@@ -93,16 +93,7 @@ fn runs() -> &'static GuestResult {
             let file = media.join(clip.file);
             let name = clip.name;
             calls.push(traced_decode(&format!("trace-{name}"), &v4l2_null, &file));
-            calls.push(traced_decode(
-                &format!("md5a-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
-            calls.push(traced_decode(
-                &format!("md5b-{name}"),
-                &v4l2_framemd5,
-                &file,
-            ));
+            calls.extend(reel_runs::framemd5_twice(name, &file));
         }
         let resize = media.join(RESIZE_CLIP);
         calls.push(traced_decode("trace-vp9_resize", &v4l2_null, &resize));
@@ -229,20 +220,11 @@ fn output_buffer_bytes_equal_gstreamers() {
 fn framemd5_has_every_shown_frame_in_order_and_is_deterministic() {
     for clip in vp9_clips() {
         let name = clip.name;
-        let (_, first) = reel_runs::successful(runs(), &format!("md5a-{name}"));
-        let (_, second) = reel_runs::successful(runs(), &format!("md5b-{name}"));
-        let lines = reel_runs::framemd5_lines(&first);
-        assert_eq!(
-            lines.len(),
-            media::frame_count(&media::dir().join(clip.file)),
-            "{name}: frame count"
+        reel_runs::assert_framemd5_in_order_and_deterministic(
+            runs(),
+            name,
+            &media::dir().join(clip.file),
         );
-        assert!(
-            lines.windows(2).all(|w| w[0].0 < w[1].0),
-            "{name}: pts not strictly increasing: {:?}",
-            lines.iter().map(|l| l.0).collect::<Vec<_>>()
-        );
-        assert_eq!(first, second, "{name}: two runs differ");
     }
 }
 
@@ -293,21 +275,11 @@ fn reference_scaling_keeps_the_capture_buffers() {
 }
 
 /// The framemd5 header's time base of the video stream.
-fn framemd5_time_base(out: &str) -> (i64, i64) {
-    out.lines()
-        .find_map(|l| {
-            let tb = l.strip_prefix("#tb 0: ")?;
-            let (num, den) = tb.split_once('/')?;
-            Some((num.trim().parse().ok()?, den.trim().parse().ok()?))
-        })
-        .unwrap_or_else(|| panic!("no time base in:\n{out}"))
-}
-
 #[test]
 fn seeking_starts_at_the_frame_shown_at_the_target() {
     let (_, full) = reel_runs::successful(runs(), "md5a-vp9");
     let (log, seek) = reel_runs::successful(runs(), "seek");
-    let (num, den) = framemd5_time_base(&full);
+    let (num, den) = reel_runs::framemd5_time_base(&full);
     let full = reel_runs::framemd5_lines(&full);
     let first = full.first().map(|l| l.0).expect("frames");
     let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;

@@ -323,11 +323,10 @@ impl Display {
             old.destroy();
         }
         if self.state.imported.is_held(dmabuf.id) {
-            // The decoder cannot reuse a buffer we hold: this is a bug.
-            debug_assert!(false, "decoder buffer {:?} is still held", dmabuf.id);
-            self.state.stats.dropped_no_buffer += 1;
-            warn!(id = ?dmabuf.id, "frame dropped: its buffer is still held by the compositor");
-            return Ok(true);
+            // The decoder does not reuse a buffer the compositor holds: the
+            // same picture is shown again (VP9's and AV1's
+            // show_existing_frame), and its wl_buffer is committed again.
+            debug!(id = ?dmabuf.id, "picture shown again: its buffer is committed again");
         }
         let wl_buffer = match self.state.imported.get(dmabuf.id) {
             Some(buffer) => buffer.clone(),

@@ -274,8 +274,18 @@ pub fn check_capture(clip: &OracleClip) -> Result<(), String> {
                         }
                     }
                     // AV1 key frames' references are left at any value
-                    // and visl does not trace the frame type.
-                    if part == "unknown" && !control.starts_with("v4l2_ctrl_av1") {
+                    // and visl does not trace the frame type. The second
+                    // field of the first MPEG-2 frame (I then P) predicts
+                    // from the first field, in its own CAPTURE buffer,
+                    // which drivers address themselves: there is no
+                    // earlier frame to name.
+                    let first_fields_own_reference = frame.index == 0
+                        && control == "slice1/v4l2_ctrl_mpeg2_picture"
+                        && key == "forward_ref_ts";
+                    if part == "unknown"
+                        && !control.starts_with("v4l2_ctrl_av1")
+                        && !first_fields_own_reference
+                    {
                         problems.push(format!(
                             "frame {}: {control}.{key} names no earlier frame",
                             frame.index

@@ -18,13 +18,10 @@
 
 mod support;
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::damage::{self, DamagedCopy, Plan, Source};
+use support::damage::{self, DamageRuns, Plan};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
@@ -60,76 +57,35 @@ fn hevc_clips() -> Vec<&'static OracleClip> {
 /// How many damaged copies of the damage source go through the V4L2 path.
 const DAMAGED_COPIES: usize = 200;
 const DAMAGE_SEED: u64 = 0x4845_5643_0000;
-/// README: a file whose data ends more than 100 ms (or 3 frames) before
-/// the end its header declares is reported as truncated; with a frame of
-/// margin for the header's rounding.
-const REPORTED_TRUNCATION: Duration = Duration::from_millis(150);
-/// Seconds one damaged copy may take (an undamaged one: about one).
-const DAMAGE_RUN_LIMIT_SECS: u32 = 30;
 
 /// A second of 320x240 HEVC with two slices per picture and an IRAP every
 /// 6 pictures (CRAs with leading pictures: x265's open GOP), so that damage
-/// before each IRAP has one to recover at. Made once with FFmpeg.
-fn damage_source() -> PathBuf {
-    let path = support::target_dir().join("guest-hevc/damage-source.mkv");
-    if path.exists() {
-        return path;
-    }
-    std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
-    let partial = path.with_extension("partial.mkv");
-    let status = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg("testsrc2=size=320x240:rate=30:duration=1")
-        .args([
-            "-c:v",
-            "libx265",
-            "-preset",
-            "ultrafast",
-            "-pix_fmt",
-            "yuv420p",
-        ])
-        .args([
-            "-x265-params",
-            "log-level=error:keyint=6:min-keyint=6:scenecut=0:slices=2",
-        ])
-        .arg(&partial)
-        .status()
-        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
-    assert!(
-        status.success(),
-        "ffmpeg could not make {}",
-        partial.display()
-    );
-    std::fs::rename(&partial, &path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    path
-}
-
-/// The damage source and its damaged copies (made on the host, where the
-/// guest sees them too).
-fn damaged() -> &'static (Source, Vec<DamagedCopy>) {
-    static DAMAGED: OnceLock<(Source, Vec<DamagedCopy>)> = OnceLock::new();
+/// before each IRAP has one to recover at; and its damaged copies (made on
+/// the host, where the guest sees them too).
+fn damaged() -> &'static DamageRuns {
+    static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
     DAMAGED.get_or_init(|| {
-        let source = Source::open(&damage_source()).unwrap_or_else(|e| panic!("{e}"));
+        let dir = support::target_dir().join("guest-hevc");
+        let source = damage::encoded_source(
+            &dir.join("damage-source.mkv"),
+            &[
+                "-c:v",
+                "libx265",
+                "-preset",
+                "ultrafast",
+                "-x265-params",
+                "log-level=error:keyint=6:min-keyint=6:scenecut=0:slices=2",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let plan = Plan {
             copies: DAMAGED_COPIES,
             seed: DAMAGE_SEED,
             blank: damage::hevc_filler,
         };
-        let dir = support::target_dir().join("guest-hevc/damaged");
-        let copies = source
-            .damaged_copies(&plan, &dir)
-            .unwrap_or_else(|e| panic!("{e}"));
-        (source, copies)
+        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
+            .unwrap_or_else(|e| panic!("{e}"))
     })
-}
-
-fn damaged_dir() -> PathBuf {
-    let (_, copies) = damaged();
-    copies[0]
-        .path
-        .parent()
-        .expect("copies are in a directory")
-        .to_path_buf()
 }
 
 fn runs() -> &'static GuestResult {
@@ -137,14 +93,7 @@ fn runs() -> &'static GuestResult {
     RUNS.get_or_init(|| {
         let media = media::dir();
         let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
-        let v4l2_framemd5 = ["--hwdec", "v4l2", "--output", "framemd5"];
-        let mut calls = vec![ScriptCall::new("damage-runs.sh")
-            .arg("damage")
-            .arg(damaged_dir())
-            .arg(DAMAGE_RUN_LIMIT_SECS.to_string())
-            .arg(env!("CARGO_BIN_EXE_reel"))
-            .args(v4l2_framemd5)
-            .arg("-v")];
+        let mut calls = vec![damaged().guest_call()];
         for clip in hevc_clips() {
             let file = media.join(clip.file);
             let name = clip.name;
@@ -168,7 +117,7 @@ fn runs() -> &'static GuestResult {
         let result = Guest::run(
             &GuestCommand::scripts(calls)
                 .timeout(Duration::from_secs(
-                    120 + 60 * count as u64 + 5 * DAMAGED_COPIES as u64,
+                    120 + 60 * count as u64 + damaged().guest_seconds(),
                 ))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-hevc"),
@@ -258,100 +207,9 @@ fn output_buffer_bytes_equal_gstreamers() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// What one damaged copy's run did wrong, if anything.
-fn damage_run_failure(source: &Source, copy: &DamagedCopy) -> Option<String> {
-    let file = copy
-        .path
-        .file_name()
-        .expect("copies are files")
-        .to_string_lossy()
-        .into_owned();
-    let result = runs();
-    let read = |ext: &str| result.read_result(&format!("damage/{file}.{ext}"));
-    let what = format!("{file} ({}, seed {:#x})", copy.description, copy.seed);
-    let Some(rc) = read("rc").ok().and_then(|rc| rc.trim().parse::<i32>().ok()) else {
-        return Some(format!("{what}: no exit status\n{}", result.report()));
-    };
-    let log = read("log").unwrap_or_default();
-    let out = read("out").unwrap_or_default();
-    if rc == 124 {
-        return Some(format!(
-            "{what}: still running after {DAMAGE_RUN_LIMIT_SECS} s"
-        ));
-    }
-    if log.contains("panicked") {
-        return Some(format!("{what}: panicked:\n{log}"));
-    }
-    if !log.contains("decoder: V4L2 stateless") {
-        return Some(format!("{what}: not decoded through V4L2:\n{log}"));
-    }
-    // README: 0 when every file played whole, 1 (with one error line naming
-    // the file) when it had errors.
-    let errors: Vec<&str> = log
-        .lines()
-        .filter(|l| l.starts_with("reel: error: "))
-        .collect();
-    let status_ok = match rc {
-        0 => errors.is_empty(),
-        1 => errors.len() == 1 && errors[0].contains(&file),
-        _ => false,
-    };
-    if !status_ok {
-        return Some(format!(
-            "{what}: exit status {rc}, error lines {errors:?}:\n{log}"
-        ));
-    }
-    if let Some(lost) = source.time_cut_off(copy) {
-        if lost > REPORTED_TRUNCATION && rc != 1 {
-            return Some(format!("{what}: {lost:?} cut off, not reported:\n{log}"));
-        }
-    }
-    let shown: BTreeSet<i64> = reel_runs::framemd5_lines(&out)
-        .iter()
-        .map(|l| l.0)
-        .collect();
-    let expected = source.recovered_output(copy)?;
-    let missing: Vec<i64> = expected
-        .into_iter()
-        .filter(|p| !shown.contains(p))
-        .collect();
-    (!missing.is_empty()).then(|| {
-        format!(
-            "{what}: not recovered at the next IRAP: pts {missing:?} missing from\n{out}\n{log}"
-        )
-    })
-}
-
 #[test]
 fn damaged_copies_recover_at_the_next_irap() {
-    let (source, copies) = damaged();
-    assert_eq!(copies.len(), DAMAGED_COPIES);
-    let failures: Vec<String> = copies
-        .iter()
-        .filter_map(|copy| damage_run_failure(source, copy))
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} damaged copies failed:\n{}",
-        failures.len(),
-        copies.len(),
-        failures[..failures.len().min(10)].join("\n")
-    );
-    let reported = copies
-        .iter()
-        .filter(|c| {
-            let name = c.path.file_name().unwrap_or_default().to_string_lossy();
-            runs()
-                .read_result(&format!("damage/{name}.rc"))
-                .is_ok_and(|rc| rc.trim() == "1")
-        })
-        .count();
-    let recoverable = copies
-        .iter()
-        .filter(|c| source.recovered_output(c).is_some())
-        .count();
-    eprintln!(
-        "{} damaged copies: {recoverable} with an IRAP after the damage, all recovered; {reported} exited 1",
-        copies.len()
-    );
+    let damaged = damaged();
+    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
+    damaged.assert_recovered(runs());
 }

@@ -7,7 +7,10 @@
 //! - `--output framemd5`: FFmpeg's frame count, increasing pts, the same
 //!   output twice; `--start` lands on the frame shown at the target;
 //! - a corrupted copy plays on without a panic; MPEG-1 is refused;
-//!   `reel probe` lists the MPEG-2 decoder.
+//!   `reel probe` lists the MPEG-2 decoder;
+//! - 200 damaged copies of a clip (support::damage): no panic, no hang,
+//!   the exit status README documents, every picture from the first I
+//!   picture after the damage on (leading B pictures excepted) output.
 //!
 //! Every guest run happens in one boot; each test checks its part. The
 //! first test runs on the host: the requests of the real clips.
@@ -18,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::damage::{self, DamageRuns, Plan};
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
 use support::visl_trace::{self, FrameRecord};
@@ -100,13 +104,43 @@ fn corrupted_clip(media: &Path) -> PathBuf {
     path
 }
 
+/// How many damaged copies of the damage source go through the V4L2 path.
+const DAMAGED_COPIES: usize = 200;
+const DAMAGE_SEED: u64 = 0x4d50_4732_0000;
+
+/// A second of 320x240 MPEG-2 with an I picture every 6 and B pictures
+/// (open GOPs: the B pictures after an I picture are leading), so that
+/// damage before each I picture has one to recover at, in Matroska (whose
+/// blocks keep a packet's bytes in one piece, unlike MPEG-TS); made once
+/// with FFmpeg,
+/// and its damaged copies (made on the host, where the guest sees them
+/// too).
+fn damaged() -> &'static DamageRuns {
+    static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
+    DAMAGED.get_or_init(|| {
+        let dir = support::target_dir().join("guest-mpeg2");
+        let source = damage::encoded_source(
+            &dir.join("damage-source.mkv"),
+            &["-c:v", "mpeg2video", "-g", "6", "-bf", "2", "-b:v", "800k"],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan {
+            copies: DAMAGED_COPIES,
+            seed: DAMAGE_SEED,
+            blank: damage::zero_fill,
+        };
+        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
 fn runs() -> &'static GuestResult {
     static RUNS: OnceLock<GuestResult> = OnceLock::new();
     RUNS.get_or_init(|| {
         let media = media::dir();
         let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
         let v4l2_framemd5 = ["--hwdec", "v4l2", "--output", "framemd5"];
-        let mut calls = Vec::new();
+        let mut calls = vec![damaged().guest_call()];
         for clip in mpeg2_clips() {
             let file = media.join(clip.file);
             let name = clip.name;
@@ -155,7 +189,9 @@ fn runs() -> &'static GuestResult {
         let count = calls.len();
         let result = Guest::run(
             &GuestCommand::scripts(calls)
-                .timeout(Duration::from_secs(120 + 60 * count as u64))
+                .timeout(Duration::from_secs(
+                    120 + 60 * count as u64 + damaged().guest_seconds(),
+                ))
                 .env("RUST_BACKTRACE", "1")
                 .label(SAVE_DIR),
         )
@@ -461,4 +497,11 @@ fn corrupted_copy_gives_recoverable_errors() {
     assert!(errors > 0, "the damage went unnoticed");
     assert!(requests_after_error > 0, "nothing decoded after the damage");
     eprintln!("{errors} damaged packets, {requests_after_error} requests after the first");
+}
+
+#[test]
+fn damaged_copies_recover_at_the_next_key_frame() {
+    let damaged = damaged();
+    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
+    damaged.assert_recovered(runs());
 }

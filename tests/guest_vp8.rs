@@ -9,6 +9,9 @@
 //!   decoded, not shown), increasing pts, the same output twice;
 //! - an exact seek, a corrupted copy resuming at the next key frame, and
 //!   `reel probe` naming VP8;
+//! - 200 damaged copies of a clip (support::damage): no panic, no hang,
+//!   the exit status README documents, every frame from the first key
+//!   frame after the damage on output;
 //! - in weston 14 headless, every presented frame is visl's own CAPTURE
 //!   buffer (zero-copy), looping and paused after a seek.
 //!
@@ -21,6 +24,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::damage::{self, DamageRuns, Plan};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_output;
@@ -48,13 +52,55 @@ const PLAY: &str = "play-vp8";
 /// Key frames at 0 and 15 of 30 frames: damage in the first half.
 const CORRUPTED_SOURCE: &str = "vp8_odd_size";
 
+/// How many damaged copies of the damage source go through the V4L2 path.
+const DAMAGED_COPIES: usize = 200;
+const DAMAGE_SEED: u64 = 0x5650_3800_0000;
+
+/// A second of 320x240 VP8 with a key frame every 6 frames, so that damage
+/// before each has one to recover at; made once with FFmpeg (libvpx),
+/// and its damaged copies (made on the host, where the guest sees them
+/// too).
+fn damaged() -> &'static DamageRuns {
+    static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
+    DAMAGED.get_or_init(|| {
+        let dir = support::target_dir().join("guest-vp8");
+        let source = damage::encoded_source(
+            &dir.join("damage-source.webm"),
+            &[
+                "-c:v",
+                "libvpx",
+                "-g",
+                "6",
+                "-keyint_min",
+                "6",
+                "-auto-alt-ref",
+                "0",
+                "-lag-in-frames",
+                "0",
+                "-deadline",
+                "realtime",
+                "-b:v",
+                "400k",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan {
+            copies: DAMAGED_COPIES,
+            seed: DAMAGE_SEED,
+            blank: damage::zero_fill,
+        };
+        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
 fn runs() -> &'static GuestResult {
     static RUNS: OnceLock<GuestResult> = OnceLock::new();
     RUNS.get_or_init(|| {
         let media = media::dir();
         let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
         let v4l2_framemd5 = ["--hwdec", "v4l2", "--output", "framemd5"];
-        let mut calls = Vec::new();
+        let mut calls = vec![damaged().guest_call()];
         for clip in vp8_clips() {
             let file = media.join(clip.file);
             let name = clip.name;
@@ -105,7 +151,9 @@ fn runs() -> &'static GuestResult {
         let count = calls.len();
         let result = Guest::run(
             &GuestCommand::scripts(calls)
-                .timeout(Duration::from_secs(120 + 60 * count as u64))
+                .timeout(Duration::from_secs(
+                    120 + 60 * count as u64 + damaged().guest_seconds(),
+                ))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-vp8"),
         )
@@ -380,4 +428,11 @@ fn playback_in_weston_is_zero_copy() {
         let errors = weston_log::protocol_errors(&weston);
         assert!(errors.is_empty(), "{play}: protocol errors: {errors:#?}");
     }
+}
+
+#[test]
+fn damaged_copies_recover_at_the_next_key_frame() {
+    let damaged = damaged();
+    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
+    damaged.assert_recovered(runs());
 }

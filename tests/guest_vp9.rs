@@ -13,6 +13,9 @@
 //!   the next key frame) decodes whole into the first CAPTURE buffers;
 //! - exact seek lands on the frame shown at the target;
 //! - a copy with a damaged frame header resumes at the next key frame;
+//! - 200 damaged copies of a clip (support::damage): no panic, no hang,
+//!   the exit status README documents, every frame from the first key
+//!   frame after the damage on output;
 //! - in weston 14 headless the show_existing_frame clip plays zero-copy:
 //!   every presented frame, shown-again ones included, is visl's own
 //!   CAPTURE buffer.
@@ -25,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::damage::{self, DamageRuns, Plan};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
@@ -82,13 +86,58 @@ fn corrupted_clip(media: &Path) -> PathBuf {
     path
 }
 
+/// How many damaged copies of the damage source go through the V4L2 path.
+const DAMAGED_COPIES: usize = 200;
+const DAMAGE_SEED: u64 = 0x5650_3900_0000;
+
+/// A second of 320x240 VP9 (profile 0) with a key frame every 6 frames, so
+/// that damage before each has one to recover at; made once with FFmpeg
+/// (libvpx-vp9),
+/// and its damaged copies (made on the host, where the guest sees them
+/// too).
+fn damaged() -> &'static DamageRuns {
+    static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
+    DAMAGED.get_or_init(|| {
+        let dir = support::target_dir().join("guest-vp9");
+        let source = damage::encoded_source(
+            &dir.join("damage-source.webm"),
+            &[
+                "-c:v",
+                "libvpx-vp9",
+                "-g",
+                "6",
+                "-keyint_min",
+                "6",
+                "-auto-alt-ref",
+                "0",
+                "-lag-in-frames",
+                "0",
+                "-deadline",
+                "realtime",
+                "-cpu-used",
+                "8",
+                "-b:v",
+                "400k",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan {
+            copies: DAMAGED_COPIES,
+            seed: DAMAGE_SEED,
+            blank: damage::zero_fill,
+        };
+        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
 fn runs() -> &'static GuestResult {
     static RUNS: OnceLock<GuestResult> = OnceLock::new();
     RUNS.get_or_init(|| {
         let media = media::dir();
         let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
         let v4l2_framemd5 = ["--hwdec", "v4l2", "--output", "framemd5"];
-        let mut calls = Vec::new();
+        let mut calls = vec![damaged().guest_call()];
         for clip in vp9_clips() {
             let file = media.join(clip.file);
             let name = clip.name;
@@ -144,7 +193,9 @@ fn runs() -> &'static GuestResult {
         let count = calls.len();
         let result = Guest::run(
             &GuestCommand::scripts(calls)
-                .timeout(Duration::from_secs(120 + 60 * count as u64))
+                .timeout(Duration::from_secs(
+                    120 + 60 * count as u64 + damaged().guest_seconds(),
+                ))
                 .env("RUST_BACKTRACE", "1")
                 .label(LABEL),
         )
@@ -362,4 +413,11 @@ fn playback_in_weston_is_zero_copy() {
             "{play}: no zero-copy negotiation in reel's log"
         );
     }
+}
+
+#[test]
+fn damaged_copies_recover_at_the_next_key_frame() {
+    let damaged = damaged();
+    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
+    damaged.assert_recovered(runs());
 }

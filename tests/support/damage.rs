@@ -15,11 +15,21 @@
 //! shown before it (leading pictures), must be output. The expectation is
 //! given as the pts FFmpeg's framemd5 prints for those pictures.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+
+use super::reel_runs;
+use super::vm::{GuestResult, ScriptCall};
+
+/// README: a file whose data ends more than 100 ms (or 3 frames) before
+/// the end its header declares is reported as truncated; with a frame of
+/// margin for the header's rounding.
+const REPORTED_TRUNCATION: Duration = Duration::from_millis(150);
+/// Seconds one damaged copy may take (an undamaged one: about one).
+pub const RUN_LIMIT_SECS: u32 = 30;
 
 /// One video packet of the source, in decode order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +76,179 @@ pub struct Plan {
     pub copies: usize,
     pub seed: u64,
     /// Overwrites a whole packet with data of the same size that the codec
-    /// skips (a dropped packet without rewriting the container).
+    /// skips (a dropped packet without rewriting the container) or, for a
+    /// codec with no filler (VP8, VP9), rejects as a whole.
     pub blank: fn(&mut [u8]),
+}
+
+/// A second of 320x240 `testsrc2` at 30 fps encoded with `video_args`
+/// (codec and its options, key frame interval included) into `path`, made
+/// once with FFmpeg; the container follows the extension.
+pub fn encoded_source(path: &Path, video_args: &[&str]) -> Result<PathBuf, String> {
+    if path.exists() {
+        return Ok(path.to_path_buf());
+    }
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("mkv");
+    let partial = path.with_extension(format!("partial.{extension}"));
+    run(Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=320x240:rate=30:duration=1")
+        .args(video_args)
+        .args(["-pix_fmt", "yuv420p"])
+        .arg(&partial))?;
+    std::fs::rename(&partial, path).map_err(io)?;
+    Ok(path.to_path_buf())
+}
+
+/// A codec's damaged copies and their runs through reel's V4L2 path in a
+/// guest suite's boot: no panic, no hang, the exit status README
+/// documents, every picture from the first key frame after the damage on
+/// output.
+pub struct DamageRuns {
+    pub source: Source,
+    pub copies: Vec<DamagedCopy>,
+    /// Where the runs' files go in the guest's results.
+    results: String,
+}
+
+impl DamageRuns {
+    /// Damages `source` by `plan` into `dir`; `results` names the runs'
+    /// directory in the guest's results.
+    pub fn new(source: &Path, plan: &Plan, dir: &Path, results: &str) -> Result<Self, String> {
+        let source = Source::open(source)?;
+        let copies = source.damaged_copies(plan, dir)?;
+        Ok(Self {
+            source,
+            copies,
+            results: results.to_string(),
+        })
+    }
+
+    /// The guest call decoding every copy with `--hwdec v4l2 --output
+    /// framemd5 -v`, each under [`RUN_LIMIT_SECS`].
+    pub fn guest_call(&self) -> ScriptCall {
+        let dir = self
+            .copies
+            .first()
+            .and_then(|c| c.path.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        ScriptCall::new("damage-runs.sh")
+            .arg(&self.results)
+            .arg(dir)
+            .arg(RUN_LIMIT_SECS.to_string())
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .args(["--hwdec", "v4l2", "--output", "framemd5", "-v"])
+    }
+
+    /// Seconds the guest may need for these runs.
+    pub fn guest_seconds(&self) -> u64 {
+        5 * self.copies.len() as u64
+    }
+
+    /// Checks every copy's run; panics with the first failures, else
+    /// prints how many were recoverable and how many reported an error.
+    pub fn assert_recovered(&self, result: &GuestResult) {
+        let failures: Vec<String> = self
+            .copies
+            .iter()
+            .filter_map(|copy| self.failure(copy, result))
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "{} of {} damaged copies failed:\n{}",
+            failures.len(),
+            self.copies.len(),
+            failures[..failures.len().min(10)].join("\n")
+        );
+        let reported = self
+            .copies
+            .iter()
+            .filter(|c| {
+                self.read(result, c, "rc")
+                    .is_some_and(|rc| rc.trim() == "1")
+            })
+            .count();
+        let recoverable = self
+            .copies
+            .iter()
+            .filter(|c| self.source.recovered_output(c).is_some())
+            .count();
+        eprintln!(
+            "{} damaged copies of {}: {recoverable} with a key frame after the damage, all recovered; {reported} exited 1",
+            self.copies.len(),
+            self.source.path.display()
+        );
+    }
+
+    fn read(&self, result: &GuestResult, copy: &DamagedCopy, ext: &str) -> Option<String> {
+        let file = copy.path.file_name()?.to_string_lossy();
+        result
+            .read_result(&format!("{}/{file}.{ext}", self.results))
+            .ok()
+    }
+
+    /// What one copy's run did wrong, if anything.
+    fn failure(&self, copy: &DamagedCopy, result: &GuestResult) -> Option<String> {
+        let file = copy.path.file_name()?.to_string_lossy().into_owned();
+        let what = format!("{file} ({}, seed {:#x})", copy.description, copy.seed);
+        let Some(rc) = self
+            .read(result, copy, "rc")
+            .and_then(|rc| rc.trim().parse::<i32>().ok())
+        else {
+            return Some(format!("{what}: no exit status\n{}", result.report()));
+        };
+        let log = self.read(result, copy, "log").unwrap_or_default();
+        let out = self.read(result, copy, "out").unwrap_or_default();
+        if rc == 124 {
+            return Some(format!("{what}: still running after {RUN_LIMIT_SECS} s"));
+        }
+        if log.contains("panicked") {
+            return Some(format!("{what}: panicked:\n{log}"));
+        }
+        if !log.contains("decoder: V4L2 stateless") {
+            return Some(format!("{what}: not decoded through V4L2:\n{log}"));
+        }
+        // README: 0 when every file played whole, 1 (with one error line
+        // naming the file) when it had errors.
+        let errors: Vec<&str> = log
+            .lines()
+            .filter(|l| l.starts_with("reel: error: "))
+            .collect();
+        let status_ok = match rc {
+            0 => errors.is_empty(),
+            1 => errors.len() == 1 && errors[0].contains(&file),
+            _ => false,
+        };
+        if !status_ok {
+            return Some(format!(
+                "{what}: exit status {rc}, error lines {errors:?}:\n{log}"
+            ));
+        }
+        if let Some(lost) = self.source.time_cut_off(copy) {
+            if lost > REPORTED_TRUNCATION && rc != 1 {
+                return Some(format!("{what}: {lost:?} cut off, not reported:\n{log}"));
+            }
+        }
+        let shown: BTreeSet<i64> = reel_runs::framemd5_lines(&out)
+            .iter()
+            .map(|l| l.0)
+            .collect();
+        let expected = self.source.recovered_output(copy)?;
+        let missing: Vec<i64> = expected
+            .into_iter()
+            .filter(|p| !shown.contains(p))
+            .collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "{what}: not recovered at the next key frame: pts {missing:?} missing from\n{out}\n{log}"
+            )
+        })
+    }
 }
 
 /// A clip to damage: its packets and FFmpeg's output pts of each picture.
@@ -262,6 +443,15 @@ pub fn hevc_filler(packet: &mut [u8]) {
     }
 }
 
+/// A packet of zeros: for MPEG-2 zero bytes before a start code are
+/// stuffing, so the packet is skipped; VP8 and VP9 have no filler, and a
+/// frame of zeros is rejected whole (VP9: frame_marker is not 2; VP8: a
+/// key frame without its start code), which is the nearest to a dropped
+/// packet without rewriting the container.
+pub fn zero_fill(packet: &mut [u8]) {
+    packet.fill(0);
+}
+
 /// The source's video packets with their bytes found in the file: FFmpeg
 /// lists each packet's position and size, `-f data` gives its bytes, which
 /// must appear whole at or shortly after that position.
@@ -333,6 +523,7 @@ fn time_base(path: &Path) -> Result<(u64, u64), String> {
     let text = String::from_utf8_lossy(&out);
     text.lines()
         .next()
+        .and_then(|l| l.split(',').next())
         .and_then(|l| l.trim().split_once('/'))
         .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
         .filter(|&(_, d)| d > 0)

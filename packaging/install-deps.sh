@@ -52,10 +52,12 @@ runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
-tests=(ffmpeg v4l-utils strace
+tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav)
+# sway: the compositor for what weston lacks (idle inhibit, decorations, a
+# virtual pointer), tests/kiosk_sway.rs.
 # From bookworm-backports: the compositor the tests run against, its Mesa, and
 # a QEMU that matches the qemu-utils these machines ship.
 tests_bpo=(qemu-system-x86 weston libegl-mesa0 libgl1-mesa-dri mesa-libgallium libgbm1 wayland-utils)

@@ -97,6 +97,8 @@ struct Player {
     signal: LoopSignal,
     /// The deadline of the armed frame timer.
     timer: Option<Instant>,
+    /// A wake-up to hide a still cursor is armed.
+    cursor_timer: bool,
     /// Bumped at each seek or file change; older frames are dropped.
     epoch: u64,
     clock: MediaClock,
@@ -191,6 +193,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         handle,
         signal: event_loop.get_signal(),
         timer: None,
+        cursor_timer: false,
         epoch: 0,
         clock: MediaClock::new(Duration::ZERO, now),
         preroll: true,
@@ -329,6 +332,7 @@ impl Player {
         if self.quitting {
             return;
         }
+        self.update_screen();
         loop {
             if self.next.is_none() && !self.fetch() {
                 break;
@@ -687,6 +691,32 @@ impl Player {
         match inserted {
             Ok(_) => self.timer = Some(deadline),
             Err(e) => self.fail(format!("cannot arm the frame timer: {e}")),
+        }
+    }
+
+    /// The screen besides the frames: kept awake while playing (not when
+    /// paused or with nothing to play), and a wake-up armed to hide a
+    /// still cursor (one at a time; it re-arms while the pointer moves).
+    fn update_screen(&mut self) {
+        let playing = !self.paused && self.source.is_some();
+        self.display.set_idle_inhibited(playing);
+        let Some(deadline) = self.display.cursor_deadline() else {
+            return;
+        };
+        if self.cursor_timer {
+            return;
+        }
+        let inserted = self
+            .handle
+            .insert_source(Timer::from_deadline(deadline), |_, _, player| {
+                player.cursor_timer = false;
+                player.display.update_cursor();
+                player.update_screen();
+                TimeoutAction::Drop
+            });
+        match inserted {
+            Ok(_) => self.cursor_timer = true,
+            Err(e) => warn!("cannot arm the cursor timer: {e}"),
         }
     }
 

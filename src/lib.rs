@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod codec;
+pub mod config;
 pub mod display;
 pub mod dmabuf_sync;
 pub mod exit;

@@ -1,16 +1,21 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use reel::cli::{Cli, Command, Hwdec, LogArgs, Output, PlayArgs};
+use reel::cli::{Command, Hwdec, LogArgs, Output, PlayArgs};
 use reel::exit::{Exit, Fatal, Outcome};
 use reel::player::decoder_choice::DecoderChoice;
 use reel::player::{self, headless, PlayerOptions};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match reel::config::command_line() {
+        Ok(cli) => cli,
+        Err(error) => {
+            eprintln!("reel: error: {error}");
+            return Exit::Usage.code();
+        }
+    };
     let log = match &cli.command {
         Some(Command::Probe(args)) => &args.log,
         None => &cli.play.log,

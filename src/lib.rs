@@ -10,6 +10,7 @@ pub mod exit;
 pub mod fourcc;
 pub mod frame;
 pub mod media;
+pub mod message;
 pub mod negotiation;
 pub mod player;
 pub mod probe;

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
             outcome.exit.code()
         }
         Err(error) => {
-            eprintln!("reel: error: {error:#}");
+            eprintln!("reel: error: {}", reel::message::causes(&error));
             Exit::of(&error).code()
         }
     }
@@ -114,9 +114,10 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
                             outcome.fail(Exit::Failed, player::about_file(file, &summary));
                         }
                     }
-                    Err(e) => {
-                        outcome.fail(Exit::of(&e), player::about_file(file, &format!("{e:#}")))
-                    }
+                    Err(e) => outcome.fail(
+                        Exit::of(&e),
+                        player::about_file(file, &reel::message::causes(&e)),
+                    ),
                 }
             }
             out.flush()?;

@@ -57,9 +57,9 @@ impl Display {
     /// Connects to the compositor named by `WAYLAND_DISPLAY` and opens the
     /// window (unmapped until the first frame).
     pub fn connect(opts: &WindowOptions) -> Result<Display, DisplayError> {
-        let conn = Connection::connect_to_env().map_err(|source| DisplayError::Connect {
+        let conn = Connection::connect_to_env().map_err(|error| DisplayError::Connect {
             display: std::env::var("WAYLAND_DISPLAY").ok(),
-            source,
+            error,
         })?;
         Self::with_connection(conn, opts)
     }
@@ -71,9 +71,9 @@ impl Display {
             path: socket.to_owned(),
             source,
         })?;
-        let conn = Connection::from_socket(stream).map_err(|source| DisplayError::Connect {
+        let conn = Connection::from_socket(stream).map_err(|error| DisplayError::Connect {
             display: Some(socket.display().to_string()),
-            source,
+            error,
         })?;
         Self::with_connection(conn, opts)
     }

@@ -27,6 +27,7 @@ use tracing::{debug, error, info, warn};
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
+use crate::message::causes;
 use frame_decoder::DamageCounters;
 
 use clock::MediaClock;
@@ -291,7 +292,7 @@ impl Player {
                     return;
                 }
                 Err(e) => {
-                    let message = about_file(&path, &format!("{e:#}"));
+                    let message = about_file(&path, &causes(&e));
                     error!("{message}");
                     self.outcome.fail(Exit::Failed, message);
                     self.failed_in_a_row += 1;

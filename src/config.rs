@@ -195,6 +195,9 @@ mod tests {
         assert_eq!(cli.play.hwdec, Hwdec::V4l2);
         assert_eq!(cli.play.start, Some(std::time::Duration::from_secs(5)));
         assert!(cli.play.fullscreen, "what the command line leaves stays");
+        // Later options override earlier ones, but files between options add up.
+        let cli = parse(&[], &["reel", "a.mp4", "--loop", "b.mkv"]).expect("parses");
+        assert_eq!(cli.play.files.len(), 2);
     }
 
     #[test]

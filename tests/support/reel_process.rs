@@ -32,6 +32,8 @@ impl Reel {
         let child = Command::new(env!("CARGO_BIN_EXE_reel"))
             .envs(env.iter().cloned())
             .env("RUST_LOG", "reel=debug")
+            // A configuration file on the machine must not change the test.
+            .arg("--no-config")
             .arg("--control")
             .arg(&control)
             .args(args)

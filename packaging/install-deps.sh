@@ -17,15 +17,7 @@ export DEBIAN_FRONTEND=noninteractive
 # and other >= 6.5 definitions), weston 14 and a Mesa whose llvmpipe imports
 # dmabufs. The mirror is read from the machine's own apt configuration.
 mirror_uri() {
-    local uri=""
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
-    fi
-    if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
-        uri=$(awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' /etc/apt/sources.list)
-    fi
-    [ -n "$uri" ] || { echo "install-deps: cannot find the Debian mirror in apt's configuration" >&2; exit 1; }
-    echo "$uri"
+    "$(dirname "$0")/debian-mirror.sh"
 }
 
 backports=/etc/apt/sources.list.d/reel-bookworm-backports.sources
@@ -52,10 +44,15 @@ runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
-tests=(ffmpeg v4l-utils strace
+tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-       gstreamer1.0-plugins-bad gstreamer1.0-libav)
+       gstreamer1.0-plugins-bad gstreamer1.0-libav
+       debhelper lintian desktop-file-utils man-db systemd)
+# debhelper ... systemd: the Debian package's build and checks
+# (tests/package_deb.rs: lintian, desktop-file-validate, man, systemd-analyze).
+# sway: the compositor for what weston lacks (idle inhibit, decorations, a
+# virtual pointer), tests/kiosk_sway.rs.
 # From bookworm-backports: the compositor the tests run against, its Mesa, and
 # a QEMU that matches the qemu-utils these machines ship.
 tests_bpo=(qemu-system-x86 weston libegl-mesa0 libgl1-mesa-dri mesa-libgallium libgbm1 wayland-utils)

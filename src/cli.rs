@@ -11,7 +11,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     version,
     about = "A Wayland video player: V4L2 stateless decoding, zero-copy dmabuf presentation",
     args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    subcommand_negates_reqs = true,
+    // The configuration file's options come first: the command line's win.
+    args_override_self = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -89,6 +91,10 @@ pub struct PlayArgs {
     /// Listen for commands on this Unix socket (see README: Remote control).
     #[arg(long, value_name = "PATH")]
     pub control: Option<PathBuf>,
+
+    /// Read no configuration file (see README: Configuration file).
+    #[arg(long)]
+    pub no_config: bool,
 
     /// Print presentation statistics at exit.
     #[arg(long)]

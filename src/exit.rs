@@ -25,6 +25,30 @@ pub enum Exit {
 }
 
 impl Exit {
+    pub const ALL: [Exit; 6] = [
+        Self::Success,
+        Self::Failed,
+        Self::Usage,
+        Self::NoCompositor,
+        Self::CompositorLost,
+        Self::DeviceFailure,
+    ];
+
+    /// What the status tells a supervisor, in one line (the man page's
+    /// EXIT STATUS; README's table says more).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::Success => "every file played through without an error",
+            Self::Failed => "a file could not be played, or its data was damaged",
+            Self::Usage => "a bad command line or configuration file",
+            Self::NoCompositor => "no Wayland compositor to connect to",
+            Self::CompositorLost => "the compositor went away during playback",
+            Self::DeviceFailure => {
+                "the V4L2 decoder failed and --hwdec v4l2 forbids the software fallback"
+            }
+        }
+    }
+
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)
     }
@@ -110,5 +134,7 @@ mod tests {
         assert_eq!(Exit::of(&damaged), Exit::Failed);
         assert!(Exit::DeviceFailure > Exit::Failed);
         assert_eq!(Exit::NoCompositor as u8, 3);
+        let codes: Vec<u8> = Exit::ALL.iter().map(|&e| e as u8).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
     }
 }

@@ -3,12 +3,14 @@
 
 pub mod cli;
 pub mod codec;
+pub mod config;
 pub mod display;
 pub mod dmabuf_sync;
 pub mod exit;
 pub mod fourcc;
 pub mod frame;
 pub mod media;
+pub mod message;
 pub mod negotiation;
 pub mod player;
 pub mod probe;

@@ -1,16 +1,21 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use reel::cli::{Cli, Command, Hwdec, LogArgs, Output, PlayArgs};
+use reel::cli::{Command, Hwdec, LogArgs, Output, PlayArgs};
 use reel::exit::{Exit, Fatal, Outcome};
 use reel::player::decoder_choice::DecoderChoice;
 use reel::player::{self, headless, PlayerOptions};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match reel::config::command_line() {
+        Ok(cli) => cli,
+        Err(error) => {
+            eprintln!("reel: error: {error}");
+            return Exit::Usage.code();
+        }
+    };
     let log = match &cli.command {
         Some(Command::Probe(args)) => &args.log,
         None => &cli.play.log,
@@ -30,7 +35,7 @@ fn main() -> ExitCode {
             outcome.exit.code()
         }
         Err(error) => {
-            eprintln!("reel: error: {error:#}");
+            eprintln!("reel: error: {}", reel::message::causes(&error));
             Exit::of(&error).code()
         }
     }
@@ -109,9 +114,10 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
                             outcome.fail(Exit::Failed, player::about_file(file, &summary));
                         }
                     }
-                    Err(e) => {
-                        outcome.fail(Exit::of(&e), player::about_file(file, &format!("{e:#}")))
-                    }
+                    Err(e) => outcome.fail(
+                        Exit::of(&e),
+                        player::about_file(file, &reel::message::causes(&e)),
+                    ),
                 }
             }
             out.flush()?;

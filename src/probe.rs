@@ -139,7 +139,10 @@ fn v4l2_presentation(path: &Path, display: &Display) -> String {
     match (first, negotiator.current()) {
         (Ok(Some(_)), Some(outcome)) => outcome.to_string(),
         (Ok(_), _) => "unknown: the V4L2 decoder gave no frame".to_string(),
-        (Err(e), _) => format!("unknown: V4L2 decoding failed: {e:#}"),
+        (Err(e), _) => format!(
+            "unknown: V4L2 decoding failed: {}",
+            crate::message::causes(&e)
+        ),
     }
 }
 

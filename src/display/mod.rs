@@ -15,9 +15,12 @@
 mod aspect;
 mod compositor_formats;
 mod copy;
+mod cursor;
+mod decorations;
 pub mod feedback;
 pub mod formats;
 pub mod framemd5;
+mod idle_inhibit;
 mod imported;
 mod keys;
 mod layout;
@@ -35,6 +38,7 @@ pub(crate) mod testutil;
 pub use aspect::{display_size, fit, surface_size};
 pub use compositor_formats::{CompositorFormats, CompositorTranche};
 pub use copy::CopyError;
+pub use cursor::CURSOR_IDLE;
 pub use keys::Key;
 pub use layout::{BufferLayout, PlaneLayout};
 pub use shm_convert::{frame_to_xrgb, yuv_to_rgb};
@@ -124,11 +128,11 @@ pub struct Presented {
 /// Why the display failed.
 #[derive(Debug, thiserror::Error)]
 pub enum DisplayError {
-    #[error("cannot connect to a Wayland compositor (WAYLAND_DISPLAY={display:?}): {source}")]
+    #[error("cannot connect to a Wayland compositor: {}", connect_reason(display.as_deref(), error))]
     Connect {
         display: Option<String>,
-        #[source]
-        source: wayland_client::ConnectError,
+        /// Not a `source`: the message says it, in words that say where.
+        error: wayland_client::ConnectError,
     },
     #[error("cannot connect to the Wayland socket {path}: {source}")]
     ConnectSocket {
@@ -160,4 +164,33 @@ pub enum DisplayError {
     Timeout(std::time::Duration),
     #[error("polling the Wayland socket failed: {0}")]
     Poll(#[source] std::io::Error),
+}
+
+/// Why connecting failed, in words that say where reel looked.
+fn connect_reason(display: Option<&str>, error: &wayland_client::ConnectError) -> String {
+    match (error, display) {
+        (wayland_client::ConnectError::NoCompositor, Some(display)) => {
+            format!("none listens on WAYLAND_DISPLAY={display}")
+        }
+        (wayland_client::ConnectError::NoCompositor, None) => "WAYLAND_DISPLAY is not set".into(),
+        (other, _) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_compositor_is_said_once_with_where_reel_looked() {
+        let error = DisplayError::Connect {
+            display: Some("wayland-9".into()),
+            error: wayland_client::ConnectError::NoCompositor,
+        };
+        let said = crate::message::causes(&anyhow::Error::new(error));
+        assert_eq!(
+            said,
+            "cannot connect to a Wayland compositor: none listens on WAYLAND_DISPLAY=wayland-9"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 //! our wl_buffers, viewporter).
 
 use std::fs::File;
+use std::time::Instant;
 
 use smithay_client_toolkit::compositor::CompositorHandler;
 use smithay_client_toolkit::dispatch2::Dispatch2;
@@ -10,6 +11,9 @@ use smithay_client_toolkit::output::{OutputHandler, OutputState};
 use smithay_client_toolkit::registry::{ProvidesRegistryState, RegistryState};
 use smithay_client_toolkit::seat::keyboard::{
     KeyEvent, KeyboardHandler, Keysym, Modifiers, RawModifiers,
+};
+use smithay_client_toolkit::seat::pointer::{
+    PointerEvent, PointerEventKind, PointerHandler, ThemeSpec,
 };
 use smithay_client_toolkit::seat::{Capability, SeatHandler, SeatState};
 use smithay_client_toolkit::shell::xdg::window::{Window, WindowConfigure, WindowHandler};
@@ -20,12 +24,16 @@ use wayland_client::protocol::{
     wl_buffer::{self, WlBuffer},
     wl_keyboard::WlKeyboard,
     wl_output::{Transform, WlOutput},
+    wl_pointer::WlPointer,
     wl_seat::WlSeat,
     wl_shm::WlShm,
     wl_shm_pool::WlShmPool,
     wl_surface::WlSurface,
 };
 use wayland_client::{Connection, Proxy, QueueHandle, WEnum};
+use wayland_protocols::wp::idle_inhibit::zv1::client::{
+    zwp_idle_inhibit_manager_v1::ZwpIdleInhibitManagerV1, zwp_idle_inhibitor_v1::ZwpIdleInhibitorV1,
+};
 use wayland_protocols::wp::linux_dmabuf::zv1::client::{
     zwp_linux_buffer_params_v1::{self, ZwpLinuxBufferParamsV1},
     zwp_linux_dmabuf_feedback_v1::{self, TrancheFlags, ZwpLinuxDmabufFeedbackV1},
@@ -68,7 +76,14 @@ macro_rules! ignore_events {
     )*};
 }
 
-ignore_events!(WlShm, WlShmPool, WpViewporter, WpViewport);
+ignore_events!(
+    WlShm,
+    WlShmPool,
+    WpViewporter,
+    WpViewport,
+    ZwpIdleInhibitManagerV1,
+    ZwpIdleInhibitorV1,
+);
 
 impl Dispatch2<WpPresentation, State> for NoEvents {
     fn event(
@@ -260,8 +275,11 @@ impl CompositorHandler for State {
     ) {
     }
 
-    fn frame(&mut self, _: &Connection, _: &QueueHandle<Self>, _: &WlSurface, _: u32) {
-        self.frame_pending = false;
+    fn frame(&mut self, _: &Connection, _: &QueueHandle<Self>, surface: &WlSurface, _: u32) {
+        // The cursor's surface is sctk's too; only the video's callbacks pace frames.
+        if surface == self.window.wl_surface() {
+            self.frame_pending = false;
+        }
     }
 
     fn surface_enter(
@@ -299,14 +317,16 @@ impl WindowHandler for State {
 
     fn configure(
         &mut self,
-        _: &Connection,
+        conn: &Connection,
         _: &QueueHandle<Self>,
         window: &Window,
         configure: WindowConfigure,
         _: u32,
     ) {
         self.configured = true;
-        self.fullscreen = configure.is_fullscreen();
+        if configure.is_fullscreen() != self.fullscreen {
+            self.fullscreen_changed(conn, configure.is_fullscreen());
+        }
         let size = match configure.new_size {
             (Some(w), Some(h)) => Some((w.get(), h.get())),
             _ => None,
@@ -346,6 +366,19 @@ impl SeatHandler for State {
                 Err(e) => warn!("no keyboard input: {e}"),
             }
         }
+        if capability == Capability::Pointer && self.pointer.is_none() {
+            let cursor_surface = self.compositor.create_surface(qh);
+            match self.seat.get_pointer_with_theme::<_, ()>(
+                qh,
+                &seat,
+                &self.shm,
+                cursor_surface,
+                ThemeSpec::System,
+            ) {
+                Ok(pointer) => self.pointer = Some(pointer),
+                Err(e) => warn!("no pointer: the cursor cannot be hidden: {e}"),
+            }
+        }
     }
 
     fn remove_capability(
@@ -359,6 +392,11 @@ impl SeatHandler for State {
             if let Some(keyboard) = self.keyboard.take() {
                 keyboard.release();
             }
+        }
+        if capability == Capability::Pointer {
+            // Dropping it releases the wl_pointer and its cursor surface.
+            self.pointer = None;
+            self.cursor.left();
         }
     }
 
@@ -431,6 +469,29 @@ impl KeyboardHandler for State {
         _: RawModifiers,
         _: u32,
     ) {
+    }
+}
+
+impl PointerHandler for State {
+    fn pointer_frame(
+        &mut self,
+        conn: &Connection,
+        _: &QueueHandle<Self>,
+        _: &WlPointer,
+        events: &[PointerEvent],
+    ) {
+        let now = Instant::now();
+        for event in events {
+            if &event.surface != self.window.wl_surface() {
+                continue;
+            }
+            match event.kind {
+                PointerEventKind::Enter { .. } => self.cursor.entered(now),
+                PointerEventKind::Leave { .. } => self.cursor.left(),
+                _ => self.cursor.moved(now),
+            }
+        }
+        self.apply_cursor(conn, now);
     }
 }
 

@@ -4,14 +4,15 @@
 use smithay_client_toolkit::compositor::CompositorState;
 use smithay_client_toolkit::output::OutputState;
 use smithay_client_toolkit::registry::RegistryState;
+use smithay_client_toolkit::seat::pointer::{CursorIcon, ThemedPointer};
 use smithay_client_toolkit::seat::SeatState;
-use smithay_client_toolkit::shell::xdg::window::{Window, WindowDecorations};
+use smithay_client_toolkit::shell::xdg::window::{DecorationMode, Window, WindowDecorations};
 use smithay_client_toolkit::shell::xdg::XdgShell;
 use smithay_client_toolkit::shell::WaylandSurface;
 use tracing::{debug, info};
 use wayland_client::globals::GlobalList;
 use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
-use wayland_client::{Proxy, QueueHandle};
+use wayland_client::{Connection, Proxy, QueueHandle};
 use wayland_protocols::wp::linux_dmabuf::zv1::client::{
     zwp_linux_dmabuf_feedback_v1::ZwpLinuxDmabufFeedbackV1, zwp_linux_dmabuf_v1::ZwpLinuxDmabufV1,
 };
@@ -21,8 +22,11 @@ use wayland_protocols::wp::viewporter::client::{
 };
 
 use super::aspect::{clamp_i32, surface_size};
+use super::cursor::{CursorPolicy, CursorRequest};
+use super::decorations;
 use super::feedback::{FeedbackKind, FeedbackTracker, FeedbackUpdate};
 use super::formats::{device_name, AdvertisedFormats};
+use super::idle_inhibit::IdleInhibit;
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
@@ -109,7 +113,7 @@ pub(super) struct State {
     pub(super) registry: RegistryState,
     pub(super) seat: SeatState,
     pub(super) outputs: OutputState,
-    pub(super) _compositor: CompositorState,
+    pub(super) compositor: CompositorState,
     pub(super) _xdg: XdgShell,
     pub(super) window: Window,
     pub(super) viewport: Option<WpViewport>,
@@ -128,6 +132,12 @@ pub(super) struct State {
     pub(super) _feedback_objects: Vec<ZwpLinuxDmabufFeedbackV1>,
     pub(super) feedback: FeedbackTracker,
     pub(super) keyboard: Option<WlKeyboard>,
+    /// The pointer, with the cursor surface it shows over the window.
+    pub(super) pointer: Option<ThemedPointer>,
+    pub(super) cursor: CursorPolicy,
+    pub(super) idle_inhibit: IdleInhibit,
+    /// The decoration mode last asked for.
+    pub(super) decoration: Option<DecorationMode>,
     pub(super) events: Vec<DisplayEvent>,
     pub(super) configured: bool,
     pub(super) configured_size: Option<(u32, u32)>,
@@ -196,13 +206,17 @@ impl State {
         if opts.fullscreen {
             window.set_fullscreen(None);
         }
+        let mut decoration = None;
+        decorations::request(&window, &mut decoration, opts.fullscreen);
+        let mut cursor = CursorPolicy::default();
+        cursor.set_fullscreen(opts.fullscreen);
         // The initial commit without a buffer asks for the first configure.
         window.commit();
         Ok(State {
             registry: RegistryState::new(globals),
             seat: SeatState::new(globals, qh),
             outputs: OutputState::new(globals, qh),
-            _compositor: compositor,
+            compositor,
             _xdg: xdg,
             window,
             viewport,
@@ -217,6 +231,10 @@ impl State {
             _feedback_objects: feedback_objects,
             feedback: FeedbackTracker::default(),
             keyboard: None,
+            pointer: None,
+            cursor,
+            idle_inhibit: IdleInhibit::bind(globals, qh),
+            decoration,
             events: Vec::new(),
             configured: false,
             configured_size: None,
@@ -251,6 +269,31 @@ impl State {
         }
         debug!(width = size.0, height = size.1, "surface size");
         self.applied_size = Some(size);
+    }
+
+    /// The compositor's configure said `fullscreen`: decorations and the
+    /// cursor follow.
+    pub(super) fn fullscreen_changed(&mut self, conn: &Connection, fullscreen: bool) {
+        self.fullscreen = fullscreen;
+        decorations::request(&self.window, &mut self.decoration, fullscreen);
+        self.cursor.set_fullscreen(fullscreen);
+        self.apply_cursor(conn, std::time::Instant::now());
+    }
+
+    /// Shows or hides the cursor over the window as [`CursorPolicy`] says.
+    pub(super) fn apply_cursor(&mut self, conn: &Connection, now: std::time::Instant) {
+        let Some(pointer) = &self.pointer else { return };
+        let Some(request) = self.cursor.update(now) else {
+            return;
+        };
+        let sent = match request {
+            CursorRequest::Hide => pointer.hide_cursor(),
+            CursorRequest::Show => pointer.set_cursor(conn, CursorIcon::Default),
+        };
+        match sent {
+            Ok(()) => debug!(?request, "cursor"),
+            Err(e) => debug!(?request, "cursor not set: {e}"),
+        }
     }
 
     /// A complete feedback batch was taken in: imports follow the feedback

@@ -57,9 +57,9 @@ impl Display {
     /// Connects to the compositor named by `WAYLAND_DISPLAY` and opens the
     /// window (unmapped until the first frame).
     pub fn connect(opts: &WindowOptions) -> Result<Display, DisplayError> {
-        let conn = Connection::connect_to_env().map_err(|source| DisplayError::Connect {
+        let conn = Connection::connect_to_env().map_err(|error| DisplayError::Connect {
             display: std::env::var("WAYLAND_DISPLAY").ok(),
-            source,
+            error,
         })?;
         Self::with_connection(conn, opts)
     }
@@ -71,9 +71,9 @@ impl Display {
             path: socket.to_owned(),
             source,
         })?;
-        let conn = Connection::from_socket(stream).map_err(|source| DisplayError::Connect {
+        let conn = Connection::from_socket(stream).map_err(|error| DisplayError::Connect {
             display: Some(socket.display().to_string()),
-            source,
+            error,
         })?;
         Self::with_connection(conn, opts)
     }
@@ -106,6 +106,7 @@ impl Display {
             dmabuf_version = s.dmabuf.as_ref().map(|d| d.version()),
             dmabuf_pairs = s.advertised.len(),
             viewporter = s.viewport.is_some(),
+            idle_inhibit = s.idle_inhibit.available(),
             "connected to the Wayland compositor"
         );
         if s.viewport.is_none() {
@@ -195,6 +196,24 @@ impl Display {
         } else {
             self.state.window.unset_fullscreen();
         }
+    }
+
+    /// Keeps the screen from blanking (an idle inhibitor on the video
+    /// surface) while `inhibit` holds; the player says so while it plays.
+    pub fn set_idle_inhibited(&mut self, inhibit: bool) {
+        let surface = self.state.window.wl_surface().clone();
+        self.state.idle_inhibit.set(inhibit, &surface, &self.qh);
+    }
+
+    /// When the cursor over the window is due to hide: call
+    /// [`Display::update_cursor`] then (nothing comes from the compositor).
+    pub fn cursor_deadline(&self) -> Option<Instant> {
+        self.state.cursor.hide_deadline()
+    }
+
+    /// Hides the cursor if it has been still long enough.
+    pub fn update_cursor(&mut self) {
+        self.state.apply_cursor(&self.conn, Instant::now());
     }
 
     /// Whether the compositor's last configure said fullscreen.

@@ -27,6 +27,7 @@ use tracing::{debug, error, info, warn};
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
+use crate::message::causes;
 use frame_decoder::DamageCounters;
 
 use clock::MediaClock;
@@ -97,6 +98,8 @@ struct Player {
     signal: LoopSignal,
     /// The deadline of the armed frame timer.
     timer: Option<Instant>,
+    /// A wake-up to hide a still cursor is armed.
+    cursor_timer: bool,
     /// Bumped at each seek or file change; older frames are dropped.
     epoch: u64,
     clock: MediaClock,
@@ -191,6 +194,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         handle,
         signal: event_loop.get_signal(),
         timer: None,
+        cursor_timer: false,
         epoch: 0,
         clock: MediaClock::new(Duration::ZERO, now),
         preroll: true,
@@ -288,7 +292,7 @@ impl Player {
                     return;
                 }
                 Err(e) => {
-                    let message = about_file(&path, &format!("{e:#}"));
+                    let message = about_file(&path, &causes(&e));
                     error!("{message}");
                     self.outcome.fail(Exit::Failed, message);
                     self.failed_in_a_row += 1;
@@ -329,6 +333,7 @@ impl Player {
         if self.quitting {
             return;
         }
+        self.update_screen();
         loop {
             if self.next.is_none() && !self.fetch() {
                 break;
@@ -687,6 +692,32 @@ impl Player {
         match inserted {
             Ok(_) => self.timer = Some(deadline),
             Err(e) => self.fail(format!("cannot arm the frame timer: {e}")),
+        }
+    }
+
+    /// The screen besides the frames: kept awake while playing (not when
+    /// paused or with nothing to play), and a wake-up armed to hide a
+    /// still cursor (one at a time; it re-arms while the pointer moves).
+    fn update_screen(&mut self) {
+        let playing = !self.paused && self.source.is_some();
+        self.display.set_idle_inhibited(playing);
+        let Some(deadline) = self.display.cursor_deadline() else {
+            return;
+        };
+        if self.cursor_timer {
+            return;
+        }
+        let inserted = self
+            .handle
+            .insert_source(Timer::from_deadline(deadline), |_, _, player| {
+                player.cursor_timer = false;
+                player.display.update_cursor();
+                player.update_screen();
+                TimeoutAction::Drop
+            });
+        match inserted {
+            Ok(_) => self.cursor_timer = true,
+            Err(e) => warn!("cannot arm the cursor timer: {e}"),
         }
     }
 

@@ -11,6 +11,7 @@ use tracing::{debug, info, warn};
 
 use crate::frame::{DecoderKind, Frame};
 use crate::media::{Demuxer, Packet, VideoStreamInfo};
+use crate::message::{causes, Causes};
 use crate::sw::SwOptions;
 
 use super::decoder_choice::{self, DecoderChoice, Hwdec};
@@ -198,8 +199,8 @@ impl Pipeline {
                 }
                 Ok(None) => self.end_of_input()?,
                 Err(error) => {
-                    warn!("read error, ending the stream here: {error:#}");
-                    self.record(format!("{error:#}"));
+                    warn!("read error, ending the stream here: {}", Causes(&error));
+                    self.record(Causes(&error).to_string());
                     self.end_of_input()?;
                 }
             }
@@ -241,16 +242,19 @@ impl Pipeline {
             && self.decoder_options.0.hwdec == Hwdec::Auto
         {
             warn!(
-                "{:#}: the V4L2 decoder failed; software decoding from the next frame",
-                fault.error
+                "{}: the V4L2 decoder failed; software decoding from the next frame",
+                causes(&fault.error)
             );
             return self.fall_back_to_software();
         }
         if !fault.recoverable {
             return Err(fault.error);
         }
-        warn!("{:#} (decoding resumes at the next keyframe)", fault.error);
-        self.record(format!("{:#}", fault.error));
+        warn!(
+            "{} (decoding resumes at the next keyframe)",
+            causes(&fault.error)
+        );
+        self.record(causes(&fault.error));
         Ok(())
     }
 

@@ -11,6 +11,7 @@ use calloop::ping::Ping;
 use tracing::{debug, error};
 
 use crate::frame::Frame;
+use crate::message::causes;
 
 use super::pipeline::Pipeline;
 use crate::exit::Exit;
@@ -152,7 +153,7 @@ fn decode_loop(
                     pipeline.seek(position, epoch)
                 };
                 if let Err(error) = done {
-                    let message = format!("seek to {position:?} failed: {error:#}");
+                    let message = format!("seek to {position:?} failed: {}", causes(&error));
                     let exit = Exit::of(&error);
                     if !send(SourceEvent::Failed {
                         epoch,
@@ -185,7 +186,7 @@ fn decode_loop(
             }
             Err(error) => {
                 ended = true;
-                let message = format!("{error:#}");
+                let message = causes(&error);
                 let exit = Exit::of(&error);
                 if !send(SourceEvent::Failed {
                     epoch,

@@ -248,7 +248,7 @@ impl Weston {
 /// True if a compositor on `socket` answers a `wl_display.sync`. The socket
 /// exists before weston has loaded its shell (and weston may still exit if
 /// that fails); an answer means its event loop runs with everything loaded.
-fn answers_sync(socket: &Path) -> bool {
+pub fn answers_sync(socket: &Path) -> bool {
     use std::io::{Read, Write};
     let Ok(mut stream) = std::os::unix::net::UnixStream::connect(socket) else {
         return false;

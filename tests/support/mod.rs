@@ -10,7 +10,10 @@
 //!   compared by;
 //! - `damage`: deterministic damaged copies of a clip, and what decoding
 //!   each must still give;
+//! - `sway`: sway headless, for the protocols weston lacks (idle inhibit,
+//!   decorations, a virtual pointer);
 //! - `reel_output`: reel's `--stats` line and control `status` reply;
+//! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
 
 // Every test binary compiles this whole tree but uses a different subset of
@@ -23,7 +26,9 @@ pub mod h264;
 pub mod media;
 pub mod oracle;
 pub mod reel_output;
+pub mod reel_process;
 pub mod reel_runs;
+pub mod sway;
 pub mod visl_bitstream;
 pub mod visl_trace;
 pub mod vm;

@@ -2,7 +2,8 @@
 
 use serde_json::{json, Value};
 
-/// Why a file stopped playing (mpv's `end-file` reasons).
+/// Why a file stopped playing (mpv's `end-file` reasons; mpv's `redirect`
+/// is for playlist files, which reel does not expand).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndReason {
     Eof,
@@ -10,7 +11,6 @@ pub enum EndReason {
     Stop,
     Quit,
     Error,
-    Redirect,
 }
 
 impl EndReason {
@@ -20,7 +20,6 @@ impl EndReason {
             Self::Stop => "stop",
             Self::Quit => "quit",
             Self::Error => "error",
-            Self::Redirect => "redirect",
         }
     }
 }

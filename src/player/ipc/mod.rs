@@ -30,6 +30,8 @@ use properties::{Property, Snapshot};
 
 /// Longest request line; a client sending more is disconnected.
 const MAX_LINE: usize = 64 * 1024;
+/// Reads of a client's socket per wake-up of the event loop.
+const READS_PER_WAKE: usize = 16;
 /// Output a client may leave unread before it is disconnected.
 const MAX_UNREAD: usize = 1024 * 1024;
 
@@ -137,7 +139,9 @@ fn read_requests<T: IpcTarget>(
 ) -> PostAction {
     let mut chunk = [0u8; 4096];
     let mut closed = false;
-    loop {
+    // A bounded read per wake-up: a client that floods requests waits its
+    // turn (the source is level-triggered) rather than stalling playback.
+    for _ in 0..READS_PER_WAKE {
         match (&*stream).read(&mut chunk) {
             Ok(0) => {
                 closed = true;

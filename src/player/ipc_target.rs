@@ -218,7 +218,7 @@ impl IpcTarget for Player {
                 self.seek_ipc(to)
                     .map_err(|_| IpcError::PropertyUnavailable)?;
             }
-            _ => return Err(IpcError::PropertyUnavailable),
+            _ => return Err(IpcError::PropertyError),
         }
         Ok(())
     }

@@ -12,6 +12,8 @@ pub enum IpcError {
     PropertyNotFound,
     PropertyUnavailable,
     UnsupportedFormat,
+    /// Setting a read-only property.
+    PropertyError,
     CommandFailed,
 }
 
@@ -22,6 +24,7 @@ impl IpcError {
             Self::PropertyNotFound => "property not found",
             Self::PropertyUnavailable => "property unavailable",
             Self::UnsupportedFormat => "unsupported format for accessing property",
+            Self::PropertyError => "error accessing property",
             Self::CommandFailed => "error running command",
         }
     }

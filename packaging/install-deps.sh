@@ -80,9 +80,10 @@ esac
 if [ "$mode" != "--runtime" ]; then
     project=$(cd "$(dirname "$0")/.." && pwd)
     venv=${REEL_IPC_VENV:-$project/target/mpv-ipc-venv}
-    if ! "$venv/bin/python" -c 'import python_mpv_jsonipc' 2>/dev/null; then
-        /usr/bin/python3 -m venv "$venv"
-        "$venv/bin/pip" install -q 'python-mpv-jsonipc==1.2.1'
+    pin='python-mpv-jsonipc==1.5.0'
+    if ! "$venv/bin/pip" freeze 2>/dev/null | grep -qx "$pin"; then
+        [ -x "$venv/bin/pip" ] || /usr/bin/python3 -m venv "$venv"
+        "$venv/bin/pip" install -q "$pin"
     fi
     if [ -n "${SUDO_UID:-}" ]; then
         chown -R "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$venv"

@@ -54,8 +54,12 @@ const MPV_ONLY_VIDEO_PARAMS: [&str; 9] = [
     "rotate",
 ];
 
+/// A directory for one player's socket and log: short, as socket paths
+/// must be (108 bytes), and apart from other runs.
 fn scratch(name: &str) -> PathBuf {
-    let dir = support::target_dir().join("ipc-tests").join(name);
+    let dir = std::env::temp_dir()
+        .join(format!("reel-ipc-{}", std::process::id()))
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir

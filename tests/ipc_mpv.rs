@@ -194,7 +194,14 @@ fn session(player: &mut Player, first: &Path, second: &Path) -> Transcript {
         json!(["playlist-next"]),
     );
     client.wait_named("playback-restart");
-    for name in ["filename", "playlist-pos", "time-pos", "pause"] {
+    for name in [
+        "filename",
+        "playlist-pos",
+        "time-pos",
+        "pause",
+        "duration",
+        "video-params",
+    ] {
         ask(
             &mut client,
             &mut replies,

@@ -255,6 +255,15 @@ fn session(player: &mut Player, first: &Path, second: &Path) -> Transcript {
         "time-pos after set",
         json!(["get_property", "time-pos"]),
     );
+    // An input.conf-style line: run, no reply.
+    client.send_raw(b"seek 0.1 absolute+exact\n");
+    client.wait_named("playback-restart");
+    ask(
+        &mut client,
+        &mut replies,
+        "time-pos after a text seek",
+        json!(["get_property", "time-pos"]),
+    );
     ask(
         &mut client,
         &mut replies,

@@ -1,5 +1,5 @@
 //! mpv JSON IPC requests as a client could send them: each line framed,
-//! parsed and turned into a command; every reply must be one line of JSON
+//! parsed (JSON or input.conf-style text) and turned into a command; every reply must be one line of JSON
 //! carrying the request's id. Errors are fine, panics are not.
 #![no_main]
 
@@ -11,7 +11,11 @@ fuzz_target!(|data: &[u8]| {
     for line in data.split(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
         let reply = match codec::parse_line(&text) {
-            Line::Blank | Line::Text => continue,
+            Line::Blank => continue,
+            Line::Text(command) => {
+                let _ = commands::parse(&command);
+                continue;
+            }
             Line::Invalid(error) => codec::invalid_reply(error),
             Line::Request(request) => {
                 let outcome = commands::parse(&request.command).map(|_| None);

@@ -44,9 +44,9 @@ pub enum Line {
     Request(Request),
     /// JSON that is not a request: answered with this error.
     Invalid(IpcError),
-    /// Not JSON at all (mpv reads it as an input.conf command, which reel
-    /// does not speak): no reply, as mpv gives none to such lines either.
-    Text,
+    /// An input.conf-style command (`seek 10 absolute`), as mpv also
+    /// takes on its socket: run, with no reply, as mpv gives none.
+    Text(Vec<Value>),
     Blank,
 }
 
@@ -56,7 +56,7 @@ pub fn parse_line(line: &str) -> Line {
         return Line::Blank;
     }
     if !line.starts_with('{') {
-        return Line::Text;
+        return Line::Text(words(line).into_iter().map(Value::String).collect());
     }
     let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(line) else {
         return Line::Invalid(IpcError::InvalidParameter);
@@ -69,6 +69,42 @@ pub fn parse_line(line: &str) -> Line {
         }),
         _ => Line::Invalid(IpcError::InvalidParameter),
     }
+}
+
+/// A text command's words: split at blanks, `"double quoted"` words kept
+/// whole (for paths with spaces), a `#` starting a comment.
+fn words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '#' {
+            break;
+        } else if c == '"' {
+            chars.next();
+            let mut word = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => word.extend(chars.next()),
+                    c => word.push(c),
+                }
+            }
+            words.push(word);
+        } else {
+            let mut word = String::new();
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                word.push(c);
+                chars.next();
+            }
+            words.push(word);
+        }
+    }
+    words
 }
 
 /// How a command went: `Ok(Some(data))` replies with `data`, `Ok(None)`
@@ -132,7 +168,18 @@ mod tests {
                 "{bad}"
             );
         }
-        assert_eq!(parse_line("cycle pause"), Line::Text);
+        assert_eq!(
+            parse_line("cycle pause"),
+            Line::Text(vec![json!("cycle"), json!("pause")])
+        );
+        assert_eq!(
+            parse_line(r#"loadfile "/m/a b.mp4" append # later"#),
+            Line::Text(vec![
+                json!("loadfile"),
+                json!("/m/a b.mp4"),
+                json!("append")
+            ])
+        );
         assert_eq!(parse_line("  \r"), Line::Blank);
     }
 

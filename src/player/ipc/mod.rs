@@ -185,8 +185,13 @@ fn read_requests<T: IpcTarget>(
 fn answer<T: IpcTarget>(client: u64, line: &str, target: &mut T) {
     let reply = match codec::parse_line(line) {
         Line::Blank => return,
-        Line::Text => {
-            warn!("IPC: ignoring a line that is not JSON");
+        Line::Text(command) => {
+            if command.is_empty() {
+                return;
+            }
+            if let Err(e) = execute(client, &command, target) {
+                debug!(?command, "IPC text command: {}", e.as_str());
+            }
             return;
         }
         Line::Invalid(error) => codec::invalid_reply(error),

@@ -533,16 +533,20 @@ fn reel_in_weston_answers_the_session_as_mpv_does() {
     assert_agree(mpv_transcript(), &transcript, "reel in weston");
 }
 
-/// reel headless playing `clip` in a loop, serving the IPC.
+/// reel headless playing `clip` in a loop, serving the IPC and the line
+/// protocol (`control.sock` beside the IPC socket).
 fn looping_reel(name: &str, clip: &Path) -> Player {
-    let clip = clip.to_str().expect("clip path");
-    Player::spawn(
-        name,
-        REEL,
-        &["--output", "null", "--loop", clip],
-        &[],
-        &scratch(name),
-    )
+    let dir = scratch(name);
+    let control = dir.join("control.sock");
+    let args = [
+        "--output",
+        "null",
+        "--loop",
+        "--control",
+        control.to_str().expect("socket path"),
+        clip.to_str().expect("clip path"),
+    ];
+    Player::spawn(name, REEL, &args, &[], &dir)
 }
 
 fn time_pos(client: &mut IpcClient) -> f64 {
@@ -590,11 +594,19 @@ fn hostile_clients_are_answered_or_dropped_and_playback_goes_on() {
     let clip = media::clip("h264_baseline.mp4");
     let mut reel = looping_reel("hostile", &clip);
     let mut client = reel.connect();
-    let mode = std::fs::metadata(&reel.socket)
-        .expect("socket")
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o600, "the IPC socket is not owner-only");
+    let control = reel.socket.with_file_name("control.sock");
+    for socket in [&reel.socket, &control] {
+        let mode = std::fs::metadata(socket)
+            .expect("socket")
+            .permissions()
+            .mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "{} is not owner-only",
+            socket.display()
+        );
+    }
 
     // Malformed and unknown requests are answered with mpv's errors.
     for (line, error) in [

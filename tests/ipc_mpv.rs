@@ -628,6 +628,30 @@ fn hostile_clients_are_answered_or_dropped_and_playback_goes_on() {
         assert_eq!(reply["error"], error, "{}", String::from_utf8_lossy(line));
     }
 
+    // A client that sends its request and closes its sending side, as
+    // `echo ... | socat - UNIX-CONNECT:...` does, still gets the reply.
+    let mut half = UnixStream::connect(&reel.socket).expect("connect");
+    half.write_all(b"{\"command\": [\"get_property\", \"filename\"]}\n")
+        .expect("send");
+    half.shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    let mut answer = String::new();
+    half.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+    half.read_to_string(&mut answer).expect("read the reply");
+    assert!(
+        answer.contains("\"data\":\"h264_baseline.mp4\""),
+        "{answer:?}"
+    );
+    // The same on the line protocol.
+    let mut half = UnixStream::connect(&control).expect("connect");
+    half.write_all(b"pause\nresume\n").expect("send");
+    half.shutdown(std::net::Shutdown::Write)
+        .expect("half-close");
+    let mut answer = String::new();
+    half.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+    half.read_to_string(&mut answer).expect("read the reply");
+    assert_eq!(answer, "ok\nok\n");
+
     // A line longer than any request: disconnected.
     let mut huge = UnixStream::connect(&reel.socket).expect("connect");
     let chunk = vec![b'x'; 1 << 20];

@@ -62,9 +62,15 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
         Generic::new(stream, Interest::READ, Mode::Level),
         move |_, stream, target| {
             let mut chunk = [0u8; 1024];
+            // A client that closed its sending side (`echo ... | socat`)
+            // is still answered what it sent.
+            let mut closed = false;
             loop {
                 match (&**stream).read(&mut chunk) {
-                    Ok(0) => return Ok(PostAction::Remove),
+                    Ok(0) => {
+                        closed = true;
+                        break;
+                    }
                     Ok(n) => pending.extend_from_slice(&chunk[..n]),
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -86,7 +92,11 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
                 let _ = write_reply(stream, "error: line too long");
                 return Ok(PostAction::Remove);
             }
-            Ok(PostAction::Continue)
+            Ok(if closed {
+                PostAction::Remove
+            } else {
+                PostAction::Continue
+            })
         },
     );
     if let Err(e) = inserted {

@@ -175,6 +175,9 @@ fn read_requests<T: IpcTarget>(
     if closed || !connected || pending.len() > MAX_LINE {
         debug!(client = id, "IPC client gone");
         if let Some(server) = target.ipc_server() {
+            // A client that only closed its sending side (`echo ... |
+            // socat`) still reads the replies to what it sent.
+            server.flush();
             server.disconnect(id);
         }
         return PostAction::Remove;

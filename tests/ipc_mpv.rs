@@ -886,3 +886,67 @@ mpv.terminate()
     );
     assert!(reel.wait().success(), "{}", reel.log());
 }
+
+/// Peak signal-to-noise ratio of two RGB pictures of the same size, in dB.
+fn psnr(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len(), "pictures of different sizes");
+    let sum: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2))
+        .sum();
+    let mse = sum / a.len() as f64;
+    if mse == 0.0 {
+        99.0
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    }
+}
+
+/// `screenshot-to-file` writes the picture on screen: ffmpeg's decode of
+/// that frame, matched better than its neighbours.
+#[test]
+fn screenshot_is_the_picture_on_screen() {
+    let clip = media::clip("h264_baseline.mp4");
+    let dir = scratch("screenshot");
+    let mut reel = Player::spawn(
+        "screenshot",
+        REEL,
+        &["--idle", "--paused", "--output", "null"],
+        &[],
+        &dir,
+    );
+    let mut client = reel.connect();
+    client.request(json!(["loadfile", clip]));
+    client.wait_named("playback-restart");
+    // 0.4 s is frame 12 of the 30 fps clip.
+    client.request(json!(["seek", 0.4, "absolute+exact"]));
+    client.wait_named("playback-restart");
+    let shot = dir.join("shot.png");
+    let reply = client.request(json!(["screenshot-to-file", shot]));
+    assert_eq!(reply["error"], "success", "{reply}\n{}", reel.log());
+    let picture = support::compositor::decode_png(&shot);
+    assert_eq!((picture.width, picture.height), (320, 240));
+    let score = |index| {
+        psnr(
+            &picture.rgb,
+            &media::ffmpeg_frame_rgb(&clip, index, 320, 240),
+        )
+    };
+    let wanted = score(12);
+    assert!(
+        wanted > 25.0,
+        "the screenshot is not frame 12: PSNR {wanted:.1} dB"
+    );
+    for other in [11, 13] {
+        let theirs = score(other);
+        assert!(
+            wanted > theirs + 0.5,
+            "the screenshot matches frame {other} ({theirs:.2} dB) as well as frame 12 ({wanted:.2} dB)"
+        );
+    }
+    let refused = client.request(json!(["screenshot-to-file", dir.join("shot.jpg")]));
+    assert_eq!(refused["error"], "error running command");
+    assert_eq!(client.request(json!(["quit"]))["error"], "success");
+    assert!(reel.wait().success(), "{}", reel.log());
+}

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tracing::warn;
 
 use super::commands::{Command, SeekTarget};
 use super::ipc::codec::{IpcError, Outcome};
@@ -11,7 +12,7 @@ use super::ipc::commands::{number, IpcCommand, LoadMode, SeekTo};
 use super::ipc::events::EndReason;
 use super::ipc::properties::{Loaded, Picture, Property, Snapshot};
 use super::ipc::{IpcTarget, Server};
-use super::Player;
+use super::{screenshot, Player};
 use crate::frame::{DecoderKind, PixelFormat};
 
 /// libavcodec's name of a layout and its bits per pixel, as mpv reports
@@ -173,9 +174,19 @@ impl IpcTarget for Player {
                 self.execute(command);
                 Ok(Some(Value::Null))
             }
-            // Not offered: the frame on screen is not kept in a form that
-            // can be encoded (mpv with --vo=null refuses it the same way).
-            IpcCommand::ScreenshotToFile(_) => Err(IpcError::CommandFailed),
+            IpcCommand::ScreenshotToFile(out) => {
+                if self.loaded.is_none() {
+                    return Err(IpcError::CommandFailed);
+                }
+                let media = &self.options.files[self.file_index];
+                match screenshot::write_png(media, self.position(), self.options.threads, &out) {
+                    Ok(()) => Ok(Some(Value::Null)),
+                    Err(e) => {
+                        warn!("screenshot: {e:#}");
+                        Err(IpcError::CommandFailed)
+                    }
+                }
+            }
             IpcCommand::Quit => {
                 self.execute(Command::Quit);
                 Ok(Some(Value::Null))

@@ -13,6 +13,7 @@ mod ipc_target;
 pub mod negotiation;
 pub mod pipeline;
 pub mod screen;
+pub mod screenshot;
 pub mod socket_file;
 pub mod source;
 

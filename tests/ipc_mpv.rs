@@ -76,9 +76,9 @@ struct Transcript {
 /// The session: started idle with an empty playlist; observe pause and
 /// time-pos; pause; load; seek exactly; step; read the properties; step
 /// back; append and move in the playlist; malformed and refused requests;
-/// quit. Each step waits for what it causes, so that nothing depends on
-/// timing.
-fn session(player: &mut Player, first: &Path, second: &Path) -> Transcript {
+/// a missing file; quit (ending with `exit_code`). Each step waits for
+/// what it causes, so that nothing depends on timing.
+fn session(player: &mut Player, first: &Path, second: &Path, exit_code: i32) -> Transcript {
     let mut client = player.connect();
     let mut replies = Vec::new();
     for name in ["idle-active", "playlist-count", "time-pos", "pause"] {
@@ -325,11 +325,33 @@ fn session(player: &mut Player, first: &Path, second: &Path) -> Transcript {
         json!(["cycle", "pause"]),
     );
     client.wait_change(1, Some(json!(true)));
+    // A file that cannot be played: end-file with an error, then idle.
+    ask(
+        &mut client,
+        &mut replies,
+        "loadfile missing",
+        json!(["loadfile", "/nonexistent/missing.mp4"]),
+    );
+    let failed = client.wait_event("end-file error", |e| e["reason"] == "error");
+    assert_eq!(failed["file_error"], "loading failed", "{failed}");
+    ask(
+        &mut client,
+        &mut replies,
+        "idle after error",
+        json!(["get_property", "idle-active"]),
+    );
+    ask(
+        &mut client,
+        &mut replies,
+        "count after error",
+        json!(["get_property", "playlist-count"]),
+    );
     ask(&mut client, &mut replies, "quit", json!(["quit"]));
     client.read_to_close();
     let status = player.wait();
-    assert!(
-        status.success(),
+    assert_eq!(
+        status.code(),
+        Some(exit_code),
         "{} quit with {status}:\n{}",
         player.name,
         player.log()
@@ -500,7 +522,8 @@ fn mpv_transcript() -> &'static Transcript {
             &[],
             &scratch("mpv"),
         );
-        session(&mut mpv, &first, &second)
+        // mpv's `quit` ends it with 0 whatever failed.
+        session(&mut mpv, &first, &second, 0)
     })
 }
 
@@ -514,7 +537,8 @@ fn reel_headless_answers_the_session_as_mpv_does() {
         &[],
         &scratch("null"),
     );
-    let transcript = session(&mut reel, &first, &second);
+    // reel's exit status says a file could not be played (README).
+    let transcript = session(&mut reel, &first, &second, 1);
     assert_agree(mpv_transcript(), &transcript, "reel --output null");
 }
 
@@ -529,7 +553,8 @@ fn reel_in_weston_answers_the_session_as_mpv_does() {
         &weston.client_env(),
         &scratch("weston"),
     );
-    let transcript = session(&mut reel, &first, &second);
+    // reel's exit status says a file could not be played (README).
+    let transcript = session(&mut reel, &first, &second, 1);
     assert_agree(mpv_transcript(), &transcript, "reel in weston");
 }
 

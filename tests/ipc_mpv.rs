@@ -747,6 +747,7 @@ fn refuses_to_replace_a_file(option: &str) {
         std::fs::read_to_string(&path).expect("the file survived"),
         "data that must survive\n"
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -105,6 +105,16 @@ impl Drop for Player {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Its directory (socket, log, screenshots) is kept when a test fails.
+        if !std::thread::panicking() {
+            if let Some(dir) = self.log.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+                // The run's directory, once its last player is gone.
+                if let Some(run) = dir.parent() {
+                    let _ = std::fs::remove_dir(run);
+                }
+            }
+        }
     }
 }
 

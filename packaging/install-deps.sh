@@ -44,7 +44,7 @@ runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
-tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme
+tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme mpv python3-venv
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav
@@ -70,6 +70,22 @@ case "$mode" in
         exit 2
         ;;
 esac
+
+# A third-party mpv IPC client the JSON IPC tests drive reel with, pinned,
+# in a venv inside the checkout's target/ (bookworm's pip refuses system
+# installs); tests/ipc_mpv.rs finds it there.
+if [ "$mode" != "--runtime" ]; then
+    project=$(cd "$(dirname "$0")/.." && pwd)
+    venv=${REEL_IPC_VENV:-$project/target/mpv-ipc-venv}
+    pin='python-mpv-jsonipc==1.5.0'
+    if ! "$venv/bin/pip" freeze 2>/dev/null | grep -qx "$pin"; then
+        [ -x "$venv/bin/pip" ] || /usr/bin/python3 -m venv "$venv"
+        "$venv/bin/pip" install -q "$pin"
+    fi
+    if [ -n "${SUDO_UID:-}" ]; then
+        chown -R "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$venv"
+    fi
+fi
 
 # The Rust toolchain: the one on PATH, or rustup's stable if there is none.
 if [ "$mode" != "--runtime" ] && ! command -v cargo >/dev/null 2>&1; then

@@ -47,7 +47,7 @@ pub struct LogArgs {
 #[derive(Args, Debug, Clone)]
 pub struct PlayArgs {
     /// Files to play, in order (a playlist).
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "idle", value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
     /// Where decoded frames go.
@@ -96,6 +96,14 @@ pub struct PlayArgs {
     #[arg(long)]
     pub no_config: bool,
 
+    /// Serve mpv's JSON IPC on this Unix socket (see README: JSON IPC).
+    #[arg(long, value_name = "PATH")]
+    pub input_ipc_server: Option<PathBuf>,
+
+    /// With nothing (left) to play, stay open and wait for `loadfile`.
+    #[arg(long)]
+    pub idle: bool,
+
     /// Print presentation statistics at exit.
     #[arg(long)]
     pub stats: bool,
@@ -114,7 +122,9 @@ pub enum Output {
     Wayland,
     /// Per-frame MD5s in the format of `ffmpeg -f framemd5`, on stdout.
     Framemd5,
-    /// Decode as fast as possible and discard (benchmarks).
+    /// Decode as fast as possible and discard (benchmarks); under remote
+    /// control (`--input-ipc-server`, `--control`, `--idle`) play in real
+    /// time and discard, as mpv's `--vo=null` does.
     Null,
 }
 
@@ -145,5 +155,8 @@ mod tests {
         assert_eq!(cli.play.files.len(), 2);
         assert!(cli.play.looping);
         assert!(Cli::try_parse_from(["reel"]).is_err());
+        let cli = Cli::try_parse_from(["reel", "--idle", "--input-ipc-server", "/tmp/s"])
+            .expect("--idle needs no file");
+        assert!(cli.play.files.is_empty());
     }
 }

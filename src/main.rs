@@ -72,20 +72,15 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
         )
         .into());
     }
+    let remote = args.input_ipc_server.is_some() || args.control.is_some() || args.idle;
     match args.output {
-        Output::Wayland => player::run(PlayerOptions {
-            files: args.files,
-            fullscreen: args.fullscreen,
-            looping: args.looping,
-            start: args.start,
-            paused: args.paused,
-            force_shm: args.shm,
-            force_copy: args.copy,
-            control: args.control,
-            stats: args.stats,
-            threads: args.threads,
-            decoder,
-        }),
+        Output::Wayland => player::run(player_options(args, decoder, false)),
+        Output::Null if remote => player::run(player_options(args, decoder, true)),
+        Output::Framemd5 if remote => Err(Fatal::new(
+            Exit::Usage,
+            "--input-ipc-server, --control and --idle need --output wayland or null",
+        )
+        .into()),
         Output::Framemd5 | Output::Null => {
             let sink = if args.output == Output::Framemd5 {
                 headless::Sink::Framemd5
@@ -123,5 +118,25 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
             out.flush()?;
             Ok(outcome)
         }
+    }
+}
+
+/// Interactive playback: in a window, or paced but shown nowhere (`headless`).
+fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> PlayerOptions {
+    PlayerOptions {
+        files: args.files,
+        fullscreen: args.fullscreen,
+        looping: args.looping,
+        start: args.start,
+        paused: args.paused,
+        force_shm: args.shm,
+        force_copy: args.copy,
+        control: args.control,
+        ipc: args.input_ipc_server,
+        idle: args.idle,
+        headless,
+        stats: args.stats,
+        threads: args.threads,
+        decoder,
     }
 }

@@ -3,13 +3,15 @@
 //! remote control and for driving reel from test scripts.
 
 use std::io::{ErrorKind, Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use calloop::generic::Generic;
 use calloop::{Interest, LoopHandle, Mode, PostAction};
 use tracing::{debug, warn};
+
+use super::socket_file::bind_private;
 
 /// Longest command line accepted; a client sending more is disconnected.
 const MAX_LINE: usize = 4096;
@@ -20,36 +22,13 @@ pub trait CommandTarget {
     fn control(&mut self, line: &str) -> String;
 }
 
-/// The listening socket; the file is removed when this is dropped.
-pub struct ControlSocket {
-    path: PathBuf,
-}
-
-impl Drop for ControlSocket {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
+pub use super::socket_file::SocketFile as ControlSocket;
 
 pub fn listen<T: CommandTarget + 'static>(
     path: &Path,
     handle: &LoopHandle<'static, T>,
 ) -> Result<ControlSocket> {
-    // A stale socket from a previous run would make bind fail; a live one
-    // belongs to another reel, which we must not steal from.
-    if path.exists() {
-        if UnixStream::connect(path).is_ok() {
-            anyhow::bail!(
-                "control socket {} is in use by another process",
-                path.display()
-            );
-        }
-        std::fs::remove_file(path)
-            .with_context(|| format!("cannot remove stale {}", path.display()))?;
-    }
-    let listener = UnixListener::bind(path)
-        .with_context(|| format!("cannot listen on control socket {}", path.display()))?;
-    listener.set_nonblocking(true)?;
+    let (listener, file) = bind_private(path).context("control socket")?;
     let client_handle = handle.clone();
     handle
         .insert_source(
@@ -69,9 +48,7 @@ pub fn listen<T: CommandTarget + 'static>(
             },
         )
         .map_err(|e| anyhow::anyhow!("cannot watch the control socket: {e}"))?;
-    Ok(ControlSocket {
-        path: path.to_path_buf(),
-    })
+    Ok(file)
 }
 
 fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHandle<'static, T>) {
@@ -85,9 +62,15 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
         Generic::new(stream, Interest::READ, Mode::Level),
         move |_, stream, target| {
             let mut chunk = [0u8; 1024];
+            // A client that closed its sending side (`echo ... | socat`)
+            // is still answered what it sent.
+            let mut closed = false;
             loop {
                 match (&**stream).read(&mut chunk) {
-                    Ok(0) => return Ok(PostAction::Remove),
+                    Ok(0) => {
+                        closed = true;
+                        break;
+                    }
                     Ok(n) => pending.extend_from_slice(&chunk[..n]),
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -109,7 +92,11 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
                 let _ = write_reply(stream, "error: line too long");
                 return Ok(PostAction::Remove);
             }
-            Ok(PostAction::Continue)
+            Ok(if closed {
+                PostAction::Remove
+            } else {
+                PostAction::Continue
+            })
         },
     );
     if let Err(e) = inserted {

@@ -8,8 +8,13 @@ pub mod control;
 pub mod decoder_choice;
 pub mod frame_decoder;
 pub mod headless;
+pub mod ipc;
+mod ipc_target;
 pub mod negotiation;
 pub mod pipeline;
+pub mod screen;
+pub mod screenshot;
+pub mod socket_file;
 pub mod source;
 
 use std::path::PathBuf;
@@ -29,6 +34,9 @@ use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
 use crate::message::causes;
 use frame_decoder::DamageCounters;
+use ipc::events::{EndReason, PlayerEvent};
+use ipc::IpcTarget;
+use screen::{NullScreen, Screen};
 
 use clock::MediaClock;
 use commands::{parse_command, Command, SeekTarget};
@@ -58,6 +66,12 @@ pub struct PlayerOptions {
     /// Copy decoded frames even when their dmabuf could be presented as is.
     pub force_copy: bool,
     pub control: Option<PathBuf>,
+    /// mpv's JSON IPC socket.
+    pub ipc: Option<PathBuf>,
+    /// With nothing (left) to play, wait for `loadfile` rather than exit.
+    pub idle: bool,
+    /// No window: frames go nowhere, in real time (`--output null`).
+    pub headless: bool,
     pub stats: bool,
     pub threads: usize,
     pub decoder: decoder_choice::DecoderChoice,
@@ -72,6 +86,7 @@ struct Shown {
     height: u32,
     format: PixelFormat,
     decoder: DecoderKind,
+    sample_aspect: (u32, u32),
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -87,7 +102,18 @@ struct Player {
     failed_in_a_row: usize,
     /// Errors to print at the end, and the exit status.
     outcome: Outcome,
-    display: Display,
+    display: Box<dyn Screen>,
+    /// The playlist entry ids the IPC names files by, one per file.
+    entry_ids: Vec<u64>,
+    next_entry_id: u64,
+    /// The id of the file loaded (None: idle).
+    loaded: Option<u64>,
+    /// A `playback-restart` is due when the next preroll ends.
+    announce_restart: bool,
+    ipc: Option<ipc::Server>,
+    /// The loaded file's duration and frame rate, as its container says.
+    file_duration: Option<Duration>,
+    file_frame_rate: Option<f64>,
     /// The compositor side of the V4L2 CAPTURE format negotiation (None
     /// when frames are always copied: `--copy`, `--shm`).
     negotiator: Option<Negotiator>,
@@ -125,24 +151,31 @@ struct Player {
 /// fatal error. Returns the per-file errors that did not stop playback and
 /// the exit status.
 pub fn run(options: PlayerOptions) -> Result<Outcome> {
-    let first = options
+    if options.files.is_empty() && !options.idle {
+        return Err(anyhow!("no file to play"));
+    }
+    let title = options
         .files
         .first()
-        .ok_or_else(|| anyhow!("no file to play"))?;
-    let title = window_title(first);
-    let display = Display::connect(&WindowOptions {
-        title,
-        app_id: "reel".into(),
-        fullscreen: options.fullscreen,
-        force_shm: options.force_shm,
-        force_copy: options.force_copy,
-    })
-    .map_err(|e| Fatal::new(Exit::NoCompositor, e.to_string()))?;
-    let mut options = options;
-    let negotiator = if options.force_copy || options.force_shm {
+        .map_or_else(|| "reel".to_string(), |first| window_title(first));
+    let display: Option<Display> = if options.headless {
         None
     } else {
-        negotiator(&display)
+        Some(
+            Display::connect(&WindowOptions {
+                title,
+                app_id: "reel".into(),
+                fullscreen: options.fullscreen,
+                force_shm: options.force_shm,
+                force_copy: options.force_copy,
+            })
+            .map_err(|e| Fatal::new(Exit::NoCompositor, e.to_string()))?,
+        )
+    };
+    let mut options = options;
+    let negotiator = match &display {
+        Some(display) if !options.force_copy && !options.force_shm => negotiator(display),
+        _ => None,
     };
     options.decoder.capture_chooser = negotiator.as_ref().map(Negotiator::chooser);
 
@@ -153,19 +186,25 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     handle
         .insert_source(wake_source, |_, _, player| player.pump())
         .map_err(|e| anyhow!("cannot watch the decode thread: {e}"))?;
-    let wayland_fd = display
-        .as_fd()
-        .try_clone_to_owned()
-        .context("cannot duplicate the Wayland connection fd")?;
-    handle
-        .insert_source(
-            Generic::new(wayland_fd, Interest::READ, Mode::Level),
-            |_, _, player| {
-                player.on_wayland_readable();
-                Ok(PostAction::Continue)
-            },
-        )
-        .map_err(|e| anyhow!("cannot watch the Wayland connection: {e}"))?;
+    let display: Box<dyn Screen> = match display {
+        Some(display) => {
+            let wayland_fd = display
+                .as_fd()
+                .try_clone_to_owned()
+                .context("cannot duplicate the Wayland connection fd")?;
+            handle
+                .insert_source(
+                    Generic::new(wayland_fd, Interest::READ, Mode::Level),
+                    |_, _, player| {
+                        player.on_wayland_readable();
+                        Ok(PostAction::Continue)
+                    },
+                )
+                .map_err(|e| anyhow!("cannot watch the Wayland connection: {e}"))?;
+            Box::new(display)
+        }
+        None => Box::new(NullScreen::default()),
+    };
     let signals =
         Signals::new(&[Signal::SIGINT, Signal::SIGTERM]).context("cannot watch signals")?;
     handle
@@ -178,6 +217,13 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         Some(path) => Some(control::listen(path, &handle)?),
         None => None,
     };
+    let ipc = match &options.ipc {
+        Some(path) => Some(ipc::listen(path, &handle)?),
+        None => None,
+    };
+    // IPC observers see time pass while nothing else wakes the loop.
+    let tick = ipc.as_ref().map(|_| Duration::from_millis(50));
+    let file_count = options.files.len() as u64;
 
     let now = Instant::now();
     let mut player = Player {
@@ -187,6 +233,13 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         failed_in_a_row: 0,
         outcome: Outcome::default(),
         display,
+        entry_ids: (1..=file_count).collect(),
+        next_entry_id: file_count + 1,
+        loaded: None,
+        announce_restart: false,
+        ipc,
+        file_duration: None,
+        file_frame_rate: None,
         negotiator,
         source: None,
         start_time: Duration::ZERO,
@@ -209,17 +262,24 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         quitting: false,
     };
     let start = player.options.start;
-    player.open_file(0, start);
+    if player.options.files.is_empty() {
+        player.go_idle();
+    } else {
+        player.open_file(0, start, EndReason::Stop);
+    }
 
     event_loop
-        .run(None, &mut player, |player| {
+        .run(tick, &mut player, |player| {
             player.pump();
             if let Err(e) = player.display.flush() {
                 player.compositor_lost(&e);
             }
+            player.flush_ipc();
         })
         .context("event loop failed")?;
 
+    player.close_file(EndReason::Quit);
+    player.flush_ipc();
     player.source = None;
     if player.options.stats {
         player.print_stats();
@@ -259,14 +319,17 @@ fn window_title(path: &std::path::Path) -> String {
 impl Player {
     /// Opens playlist entry `index` and starts decoding it; a file that
     /// cannot be opened is reported and skipped.
-    fn open_file(&mut self, index: usize, start: Option<Duration>) {
-        self.source = None;
+    /// The file playing before ends with `reason` (IPC `end-file`).
+    fn open_file(&mut self, index: usize, start: Option<Duration>, reason: EndReason) {
+        self.close_file(reason);
         let count = self.options.files.len();
         let mut index = index;
         loop {
             let path = self.options.files[index].clone();
+            let entry = self.entry_ids[index];
+            self.emit(PlayerEvent::StartFile { entry });
             let options = PipelineOptions {
-                for_display: true,
+                for_display: !self.options.headless,
                 threads: self.options.threads,
                 decoder: self.options.decoder.clone(),
             };
@@ -275,7 +338,13 @@ impl Player {
                     pipeline.count_damage_in(self.damage.clone());
                     self.failed_in_a_row = 0;
                     self.file_index = index;
-                    self.start_time = pipeline.stream().start_time;
+                    let stream = pipeline.stream();
+                    self.start_time = stream.start_time;
+                    self.file_duration = stream.duration;
+                    self.file_frame_rate = stream
+                        .frame_rate
+                        .filter(|&(_, den)| den != 0)
+                        .map(|(num, den)| f64::from(num) / f64::from(den));
                     self.epoch += 1;
                     self.next = None;
                     self.ended = false;
@@ -289,16 +358,24 @@ impl Player {
                         self.epoch,
                         self.wake.clone(),
                     ));
+                    self.loaded = Some(entry);
+                    self.announce_restart = true;
+                    self.emit(PlayerEvent::FileLoaded);
                     return;
                 }
                 Err(e) => {
                     let message = about_file(&path, &causes(&e));
                     error!("{message}");
                     self.outcome.fail(Exit::Failed, message);
+                    self.emit(PlayerEvent::EndFile {
+                        entry,
+                        reason: EndReason::Error,
+                    });
                     self.failed_in_a_row += 1;
                     let next = index + 1;
                     if self.failed_in_a_row >= count || (next >= count && !self.options.looping) {
-                        self.quit();
+                        self.failed_in_a_row = 0;
+                        self.end_of_playlist();
                         return;
                     }
                     index = next % count;
@@ -381,6 +458,7 @@ impl Player {
         let Some(source) = self.source.as_ref() else {
             return false;
         };
+        let mut restart_without_frame = false;
         while let Some(event) = source.try_event() {
             match event {
                 SourceEvent::Frame(frame) if frame.epoch == self.epoch => {
@@ -398,6 +476,7 @@ impl Player {
                     }
                     // A seek that found nothing to show ends its preroll here.
                     self.preroll = false;
+                    restart_without_frame = std::mem::take(&mut self.announce_restart);
                     self.pending_steps = 0;
                     self.seek_target = None;
                 }
@@ -415,6 +494,9 @@ impl Player {
                 }
                 _ => {} // from before a seek
             }
+        }
+        if restart_without_frame {
+            self.emit(PlayerEvent::PlaybackRestart);
         }
         false
     }
@@ -459,7 +541,11 @@ impl Player {
             height: frame.height,
             format: frame.format,
             decoder: frame.decoder,
+            sample_aspect: frame.sample_aspect,
         });
+        if !self.preroll && std::mem::take(&mut self.announce_restart) {
+            self.emit(PlayerEvent::PlaybackRestart);
+        }
     }
 
     /// At the end of the current file, once the last frame has had its time
@@ -478,17 +564,76 @@ impl Player {
         let count = self.options.files.len();
         let next = self.file_index + 1;
         if next < count {
-            self.open_file(next, None);
+            self.open_file(next, None, EndReason::Eof);
         } else if self.options.looping {
             if count == 1 {
                 info!("looping");
                 self.seek_to(Duration::ZERO);
             } else {
-                self.open_file(0, None);
+                self.open_file(0, None, EndReason::Eof);
             }
+        } else {
+            self.close_file(EndReason::Eof);
+            self.end_of_playlist();
+        }
+    }
+
+    /// Nothing left to play: wait for `loadfile` with `--idle`, else end.
+    fn end_of_playlist(&mut self) {
+        if self.options.idle {
+            self.go_idle();
         } else {
             info!("end of playlist");
             self.quit();
+        }
+    }
+
+    fn go_idle(&mut self) {
+        info!("idle: waiting for a file to play");
+        self.close_file(EndReason::Stop);
+        self.emit(PlayerEvent::Idle);
+    }
+
+    /// Stops the file loaded, if any, announcing why.
+    fn close_file(&mut self, reason: EndReason) {
+        self.source = None;
+        self.epoch += 1;
+        self.next = None;
+        self.shown = None;
+        self.ended = false;
+        self.preroll = false;
+        self.seek_target = None;
+        self.pending_steps = 0;
+        self.announce_restart = false;
+        self.cancel_timer();
+        if let Some(entry) = self.loaded.take() {
+            self.emit(PlayerEvent::EndFile { entry, reason });
+        }
+    }
+
+    /// Queues `event` for the IPC clients. mpv reports a property's change
+    /// before the event it leads to, except that a file's end and the next
+    /// one's start come first.
+    fn emit(&mut self, event: PlayerEvent) {
+        let changes_first = !matches!(
+            event,
+            PlayerEvent::EndFile { .. } | PlayerEvent::StartFile { .. }
+        );
+        if self.ipc.is_some() {
+            let snapshot = changes_first.then(|| self.snapshot());
+            if let Some(ipc) = self.ipc.as_mut() {
+                ipc.broadcast(snapshot.as_ref(), &event);
+            }
+        }
+    }
+
+    fn flush_ipc(&mut self) {
+        if self.ipc.is_some() {
+            let snapshot = self.snapshot();
+            if let Some(ipc) = self.ipc.as_mut() {
+                ipc.publish_changes(&snapshot);
+                ipc.flush();
+            }
         }
     }
 
@@ -523,8 +668,9 @@ impl Player {
             return;
         };
         let formats = match self.display.compositor_formats() {
-            Ok(formats) => formats,
-            Err(e) => {
+            None => return,
+            Some(Ok(formats)) => formats,
+            Some(Err(e)) => {
                 warn!("new dmabuf feedback unusable, keeping the negotiation: {e}");
                 return;
             }
@@ -587,6 +733,7 @@ impl Player {
                 // From a seek in flight, relative seeks count from its target.
                 let from = self.seek_target.unwrap_or_else(|| self.position());
                 self.seek_to(target.resolve(from));
+                self.announce_seek();
             }
             Command::StepForward => {
                 self.set_paused(true);
@@ -605,6 +752,7 @@ impl Player {
                         shown.duration
                     };
                     self.seek_to(SeekTarget::Backward(step).resolve(shown.position));
+                    self.announce_seek();
                 }
             }
             Command::ToggleFullscreen => {
@@ -612,13 +760,14 @@ impl Player {
                 self.display.set_fullscreen(on);
             }
             Command::SetFullscreen(on) => self.display.set_fullscreen(on),
+            Command::NextFile | Command::PreviousFile if self.options.files.is_empty() => {}
             Command::NextFile => {
                 let next = (self.file_index + 1) % self.options.files.len();
-                self.open_file(next, None);
+                self.open_file(next, None, EndReason::Stop);
             }
             Command::PreviousFile => {
                 let count = self.options.files.len();
-                self.open_file((self.file_index + count - 1) % count, None);
+                self.open_file((self.file_index + count - 1) % count, None, EndReason::Stop);
             }
             Command::Status => {}
             Command::Quit => self.quit(),
@@ -626,9 +775,19 @@ impl Player {
         self.pump();
     }
 
+    /// A seek was asked for: `seek` now, `playback-restart` when it lands.
+    fn announce_seek(&mut self) {
+        if self.source.is_some() {
+            self.announce_restart = true;
+            self.emit(PlayerEvent::Seek);
+        }
+    }
+
     fn status(&self) -> String {
         let state = if self.quitting {
             "quitting"
+        } else if self.loaded.is_none() {
+            "idle"
         } else if self.seek_target.is_some() {
             "seeking"
         } else if self.ended && self.next.is_none() {
@@ -640,11 +799,14 @@ impl Player {
         };
         let stats = self.display.stats();
         let damage = self.damage.get();
+        let file = match self.loaded {
+            Some(_) => window_title(&self.options.files[self.file_index]),
+            None => "none".to_string(),
+        };
         let mut reply = format!(
-            "state={state} position={:.6} file={} index={}/{} epoch={} presented={} dropped={} \
+            "state={state} position={:.6} file={file} index={}/{} epoch={} presented={} dropped={} \
              decode_errors={} frames_skipped={}",
             self.position().as_secs_f64(),
-            window_title(&self.options.files[self.file_index]),
             self.file_index + 1,
             self.options.files.len(),
             self.epoch,

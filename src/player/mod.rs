@@ -656,7 +656,7 @@ impl Player {
         }
         reply.push_str(&format!(
             " zero_copy_frames={} copy_frames={} dmabuf_frames={} shm_frames={} \
-             zero_copy_buffers={} copy_buffers={} wl_buffers={} fullscreen={}",
+             zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={}",
             stats.frames_zero_copy,
             stats.frames_dmabuf + stats.frames_shm,
             stats.frames_dmabuf,
@@ -664,6 +664,7 @@ impl Player {
             stats.buffers_zero_copy,
             stats.buffers_allocated,
             stats.live_now,
+            stats.held_now,
             self.display.is_fullscreen()
         ));
         reply

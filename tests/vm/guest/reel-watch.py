@@ -5,11 +5,12 @@ through its control socket.
     reel-watch.py snapshot PID OUT
     reel-watch.py storm SOCKET SECONDS RATE SEED OUT TARGET...
     reel-watch.py soak SOCKET PID SECONDS OUT
+    reel-watch.py summary SAMPLES
 
 - snapshot: one `key=value` line per figure of PID into OUT: rss_kb,
   fds, dmabufs (fds whose fdinfo has `exp_name:`), memfds, video_maps
   (mappings of a /dev/video node: mmapped V4L2 buffers), dmabuf_maps, and
-  fd_targets (every fd's link, inode numbers dropped, sorted).
+  fd_targets (every fd's link, inode numbers dropped, sorted), dmabuf_sizes.
 - storm: SECONDS x RATE `seek` commands over one connection, one every
   1/RATE s: absolute TARGETs (seconds) and relative steps, forward and
   back, drawn with SEED; the last one is the last TARGET. OUT gets one
@@ -17,7 +18,11 @@ through its control socket.
 - soak: polls `status` every 0.1 s for SECONDS; once per loop over the
   playlist (a second into its first file) appends one tab-separated sample
   to OUT (each count the least of five looks 0.1 s apart): loop, seconds, rss_kb, fds, dmabufs, memfds, video_maps,
-  dmabuf_maps, wl_buffers, presented, decode_errors.
+  dmabuf_maps, wl_buffers, presented, decode_errors, dmabuf_sizes (COUNTxBYTES
+  of each size), wl_buffers_held (those the compositor has not released).
+- summary (also on the host): what a soak's samples say after a warm-up
+  (the first quarter of the loops): RSS mean of the first and last quarters of the loops, and each
+  count's range in those quarters.
 Exit status 1 when reel stops answering.
 """
 import os
@@ -33,6 +38,7 @@ def figures(pid):
     with open(f"{base}/status") as f:
         rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
     targets, dmabufs, memfds = [], 0, 0
+    dmabuf_sizes = {}
     for fd in os.listdir(f"{base}/fd"):
         try:
             target = os.readlink(f"{base}/fd/{fd}")
@@ -42,6 +48,9 @@ def figures(pid):
             continue  # closed meanwhile
         if "exp_name:" in info:
             dmabufs += 1
+            size = re.search(r"^size:\s*(\d+)", info, re.M)
+            size = size.group(1) if size else "?"
+            dmabuf_sizes[size] = dmabuf_sizes.get(size, 0) + 1
         if target.startswith("/memfd:"):
             memfds += 1
         targets.append(re.sub(r"\[\d+\]$", "", target))
@@ -60,6 +69,7 @@ def figures(pid):
         "video_maps": video_maps,
         "dmabuf_maps": dmabuf_maps,
         "fd_targets": ",".join(sorted(targets)),
+        "dmabuf_sizes": ",".join(f"{n}x{size}" for size, n in sorted(dmabuf_sizes.items())),
     }
 
 
@@ -137,18 +147,44 @@ def soak(path, pid, seconds, out):
                 for _ in range(5):
                     looks.append(figures(pid))
                     time.sleep(0.1)
-                s = {k: min(l[k] for l in looks) for k in looks[0] if k != "fd_targets"}
+                s = {k: min(l[k] for l in looks) for k in ("fds", "dmabufs", "memfds", "video_maps", "dmabuf_maps")}
                 s["rss_kb"] = looks[-1]["rss_kb"]
+                # Which buffers: bytes per dmabuf tell the files apart.
+                sizes = min(looks, key=lambda l: l["dmabufs"])["dmabuf_sizes"]
                 f.write(
                     f"{loop}\t{time.monotonic() - start:.1f}\t{s['rss_kb']}\t{s['fds']}\t"
                     f"{s['dmabufs']}\t{s['memfds']}\t{s['video_maps']}\t{s['dmabuf_maps']}\t"
                     f"{status.get('wl_buffers')}\t{status.get('presented')}\t"
-                    f"{status.get('decode_errors')}\n"
+                    f"{status.get('decode_errors')}\t{sizes}\t{status.get('wl_buffers_held')}\n"
                 )
                 f.flush()
             if not first_file:
                 sampled = False
             time.sleep(0.1)
+    return 0
+
+
+def summary(path):
+    columns = ["rss_kb", "fds", "dmabufs", "memfds", "video_maps", "dmabuf_maps", "wl_buffers"]
+    with open(path) as f:
+        rows = [l.split("\t") for l in f if l.strip()]
+    steady = rows[(len(rows) + 3) // 4:]
+    if len(steady) < 4:
+        print(f"{len(rows)} loops: too few for quarters")
+        return 1
+    quarter = (len(steady) + 3) // 4
+    first, last = steady[:quarter], steady[-quarter:]
+    print(f"loops {len(rows)} over {rows[-1][1]} s, frames presented {rows[-1][9]}, "
+          f"decode errors {rows[-1][10].strip()}")
+    for i, name in enumerate(columns, start=2):
+        a = [float(r[i]) for r in first]
+        b = [float(r[i]) for r in last]
+        if name == "rss_kb":
+            change = (sum(b) / len(b)) / (sum(a) / len(a)) - 1
+            print(f"rss_kb: first quarter mean {sum(a) / len(a):.0f}, last quarter mean "
+                  f"{sum(b) / len(b):.0f} ({change * 100:+.2f} %)")
+        else:
+            print(f"{name}: first quarter {min(a):.0f}..{max(a):.0f}, last quarter {min(b):.0f}..{max(b):.0f}")
     return 0
 
 
@@ -162,6 +198,8 @@ def main():
                 args[1], float(args[2]), float(args[3]), int(args[4]), args[5],
                 [float(t) for t in args[6:]],
             )
+        if args[:1] == ["summary"] and len(args) == 2:
+            return summary(args[1])
         if args[:1] == ["soak"] and len(args) == 5:
             return soak(args[1], args[2], float(args[3]), args[4])
     except OSError as e:

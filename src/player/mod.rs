@@ -216,7 +216,11 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         })
         .context("event loop failed")?;
 
-    player.source = None;
+    match player.source.take() {
+        // Ending within a second matters more than a tidy decoder.
+        Some(source) if player.outcome.exit == Exit::CompositorLost => source.abandon(),
+        source => drop(source),
+    }
     if player.options.stats {
         player.print_stats();
     }
@@ -710,6 +714,7 @@ impl Player {
     /// said once, whichever call noticed first, and reel ends.
     fn compositor_lost(&mut self, error: &DisplayError) {
         if self.outcome.exit != Exit::CompositorLost {
+            info!("the compositor went away: quitting");
             // Printed once at exit, which is now.
             self.outcome.fail(
                 Exit::CompositorLost,

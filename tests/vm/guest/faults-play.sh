@@ -13,7 +13,8 @@
 #   sampled once per loop for SECONDS (NAME.samples, reel-watch.py soak).
 # kill-weston NAME REEL FILE: weston is killed (SIGKILL) once reel has
 #   presented frames; NAME.exit-ms is the time from the kill until reel
-#   ended (reel is killed after 10 s: a hang).
+#   ended (reel is killed after 10 s: a hang), NAME.killed-at the kill's
+#   time of day (UTC, as reel's log stamps its lines).
 # busy NAME REEL FILE: `sleep` holds /dev/video0 open (its pid in
 #   NAME.holder) while reel, told that the node is busy
 #   (REEL_FAULT_OPEN_BUSY, debug builds), decodes FILE with --hwdec v4l2
@@ -83,6 +84,7 @@ kill-weston)
     session "$XDG_RUNTIME_DIR/$name.sock" "until:presented>10" >"$R/$name.session" 2>&1
     kill -KILL "$WESTON"
     killed=$(date +%s%N)
+    date -u +%H:%M:%S.%N >"$R/$name.killed-at"
     while kill -0 "$pid" 2>/dev/null; do
         if [ $(($(date +%s%N) - killed)) -gt 10000000000 ]; then
             kill -KILL "$pid"

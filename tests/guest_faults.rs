@@ -11,8 +11,8 @@
 //!   two minutes, sampled once per loop. After a warm-up (the first
 //!   quarter of the loops), of the loops left: the floor of fds, dmabufs
 //!   and V4L2 mappings no higher in the last quarter than in the first (a
-//!   leak stays; a sample may see one more dmabuf now and then, gone by
-//!   the next loop), never more than twice as many wl_buffers as decoder
+//!   leak stays; a sample may see one buffer of the file before still
+//!   alive, gone by the next loop), never more than twice as many wl_buffers as decoder
 //!   dmabufs, and RSS without an upward trend (the last quarter's mean
 //!   within 2 % of the first quarter's);
 //! - weston killed mid-play: reel ends with exit status 4 within a second;
@@ -451,8 +451,9 @@ fn a_looping_playlist_keeps_memory_fds_and_buffers_flat() {
     let quarter = steady.len().div_ceil(4);
     // A leak holds its fd or buffer in every later sample: the floor of
     // each count must not rise from the first quarter to the last. A
-    // sample may see one more dmabuf with its mapping now and then, gone
-    // by the next loop.
+    // sample may see one more dmabuf with its mapping now and then: by its
+    // size (samples' last columns) a buffer of the file before (VP9's)
+    // still alive a second into the next file, gone by the next loop.
     for (i, name) in COUNT_NAMES.iter().enumerate().take(5) {
         let values: Vec<u64> = steady.iter().map(|s| s.counts[i]).collect();
         let floor = |v: &[u64]| v.iter().copied().min().unwrap_or(0);

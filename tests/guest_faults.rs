@@ -12,10 +12,11 @@
 //!   quarter of the loops), of the loops left: the floor of fds, dmabufs
 //!   and V4L2 mappings no higher in the last quarter than in the first (a
 //!   leak stays; a sample may see one buffer of the file before still
-//!   alive, gone by the next loop), never more than twice as many wl_buffers as decoder
-//!   dmabufs, and RSS without an upward trend (the last quarter's mean
-//!   within 2 % of the first quarter's);
-//! - weston killed mid-play: reel ends with exit status 4 within a second;
+//!   alive, gone by the next loop), never more than twice as many
+//!   wl_buffers as decoder dmabufs, and RSS without an upward trend (the
+//!   last quarter's mean within 2 % of the first quarter's);
+//! - weston killed mid-play: reel ends with exit status 4 within a second,
+//!   and nothing holds visl afterwards (its module reference count);
 //! - EBUSY at open: the error names the device and the process holding it.
 //!   visl lets any number of processes open it (each gets its own m2m
 //!   context), so it never answers EBUSY: the open is made to fail with
@@ -513,6 +514,13 @@ fn weston_killed_mid_play_ends_reel_with_status_4_within_a_second() {
             .count(),
         1,
         "one line says why:\n{log}"
+    );
+    // Nothing holds visl's nodes once reel is gone: its V4L2 buffers were
+    // released with it.
+    assert_eq!(
+        read("kill-weston.visl-refcnt").trim(),
+        "0",
+        "visl still held after reel ended"
     );
 }
 

@@ -14,7 +14,8 @@
 # kill-weston NAME REEL FILE: weston is killed (SIGKILL) once reel has
 #   presented frames; NAME.exit-ms is the time from the kill until reel
 #   ended (reel is killed after 10 s: a hang), NAME.killed-at the kill's
-#   time of day (UTC, as reel's log stamps its lines).
+#   time of day (UTC, as reel's log stamps its lines), NAME.visl-refcnt
+#   visl's module reference count once reel has ended.
 # busy NAME REEL FILE: `sleep` holds /dev/video0 open (its pid in
 #   NAME.holder) while reel, told that the node is busy
 #   (REEL_FAULT_OPEN_BUSY, debug builds), decodes FILE with --hwdec v4l2
@@ -97,6 +98,9 @@ kill-weston)
     rc=0
     wait "$pid" || rc=$?
     echo "$rc" >"$R/$name.rc"
+    # Every open file of visl's nodes holds the module: none left once
+    # reel is gone means its buffers went with it.
+    cat /sys/module/visl/refcnt >"$R/$name.visl-refcnt"
     wait "$WESTON" 2>/dev/null || true
     ;;
 busy)

@@ -21,7 +21,7 @@ through its control socket.
   dmabuf_maps, wl_buffers, presented, decode_errors, dmabuf_sizes (COUNTxBYTES
   of each size), wl_buffers_held (those the compositor has not released).
 - summary (also on the host): what a soak's samples say after a warm-up
-  (the first quarter of the loops): RSS mean of the first and last quarters of the loops, and each
+  (the first half of the loops): RSS mean of the first and last quarters of the loops, and each
   count's range in those quarters.
 Exit status 1 when reel stops answering.
 """
@@ -168,7 +168,7 @@ def summary(path):
     columns = ["rss_kb", "fds", "dmabufs", "memfds", "video_maps", "dmabuf_maps", "wl_buffers"]
     with open(path) as f:
         rows = [l.split("\t") for l in f if l.strip()]
-    steady = rows[(len(rows) + 3) // 4:]
+    steady = rows[len(rows) // 2:]
     if len(steady) < 4:
         print(f"{len(rows)} loops: too few for quarters")
         return 1

@@ -425,6 +425,11 @@ impl Player {
                 warn!("frame at {:?} not shown: {e}", frame.pts);
                 return;
             }
+            // The compositor gone: said once, as when dispatch notices it.
+            if matches!(e, DisplayError::Wayland(_) | DisplayError::Dispatch(_)) {
+                self.compositor_lost(&e);
+                return;
+            }
             self.fail(format!("cannot present a frame: {e}"));
             return;
         }

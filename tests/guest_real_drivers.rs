@@ -45,24 +45,13 @@ use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 fn large_clips() -> &'static [PathBuf; 2] {
     static CLIPS: OnceLock<[PathBuf; 2]> = OnceLock::new();
     CLIPS.get_or_init(|| {
-        let dir = support::target_dir().join("real-driver-media");
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let encode = |name: &str, codec: &[&str]| {
-            let path = dir.join(name);
-            if !path.exists() {
-                let partial = dir.join(format!("partial-{name}"));
-                let status = Command::new("ffmpeg")
-                    .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
-                    .arg("testsrc2=size=1920x1080:rate=25:duration=0.12,noise=alls=60:allf=t+u")
-                    .args(codec)
-                    .args(["-pix_fmt", "yuv420p"])
-                    .arg(&partial)
-                    .status()
-                    .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
-                assert!(status.success(), "ffmpeg could not make {name}");
-                std::fs::rename(&partial, &path).unwrap_or_else(|e| panic!("{name}: {e}"));
-            }
-            path
+            media::encoded(
+                "real-driver-media",
+                name,
+                "testsrc2=size=1920x1080:rate=25:duration=0.12,noise=alls=60:allf=t+u",
+                codec,
+            )
         };
         [
             encode(

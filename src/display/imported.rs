@@ -124,6 +124,11 @@ impl<B: Clone + PartialEq> ImportedBuffers<B> {
         self.entries.values().filter(|e| e.held.is_some()).count()
     }
 
+    /// Buffers imported and not destroyed yet.
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Every buffer, for destruction at shutdown.
     pub(super) fn drain_all(&mut self) -> Vec<B> {
         self.entries.drain().map(|(_, e)| e.buffer).collect()

@@ -104,6 +104,9 @@ pub struct PresentStats {
     pub pool_peak: usize,
     /// Buffers the compositor holds right now (attached and not released).
     pub held_now: usize,
+    /// wl_buffers alive right now (copy pool and imported decoder buffers):
+    /// flat over a long run, or buffers leak.
+    pub live_now: usize,
     /// Commits the compositor reports as shown on screen (wp_presentation).
     pub frames_shown: u64,
     /// Commits the compositor reports as never shown (replaced first).

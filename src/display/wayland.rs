@@ -224,6 +224,7 @@ impl Display {
     pub fn stats(&self) -> PresentStats {
         let mut stats = self.state.stats;
         stats.held_now = self.state.pool.held() + self.state.imported.held();
+        stats.live_now = self.state.pool.len() + self.state.imported.len();
         stats.frames_dropped = stats.dropped_no_buffer + stats.dropped_not_ready;
         stats
     }

@@ -278,9 +278,14 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         })
         .context("event loop failed")?;
 
+    // Ending within a second matters more than a tidy decoder.
+    if player.outcome.exit == Exit::CompositorLost {
+        if let Some(source) = player.source.take() {
+            source.abandon();
+        }
+    }
     player.close_file(EndReason::Quit);
     player.flush_ipc();
-    player.source = None;
     if player.options.stats {
         player.print_stats();
     }
@@ -506,6 +511,11 @@ impl Player {
             // A malformed frame costs that frame; a broken connection ends playback.
             if matches!(e, DisplayError::BadFrame { .. } | DisplayError::Copy(_)) {
                 warn!("frame at {:?} not shown: {e}", frame.pts);
+                return;
+            }
+            // The compositor gone: said once, as when dispatch notices it.
+            if matches!(e, DisplayError::Wayland(_) | DisplayError::Dispatch(_)) {
+                self.compositor_lost(&e);
                 return;
             }
             self.fail(format!("cannot present a frame: {e}"));
@@ -823,13 +833,15 @@ impl Player {
         }
         reply.push_str(&format!(
             " zero_copy_frames={} copy_frames={} dmabuf_frames={} shm_frames={} \
-             zero_copy_buffers={} copy_buffers={} fullscreen={}",
+             zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={}",
             stats.frames_zero_copy,
             stats.frames_dmabuf + stats.frames_shm,
             stats.frames_dmabuf,
             stats.frames_shm,
             stats.buffers_zero_copy,
             stats.buffers_allocated,
+            stats.live_now,
+            stats.held_now,
             self.display.is_fullscreen()
         ));
         reply
@@ -901,6 +913,7 @@ impl Player {
     /// said once, whichever call noticed first, and reel ends.
     fn compositor_lost(&mut self, error: &DisplayError) {
         if self.outcome.exit != Exit::CompositorLost {
+            info!("the compositor went away: quitting");
             // Printed once at exit, which is now.
             self.outcome.fail(
                 Exit::CompositorLost,

@@ -82,6 +82,15 @@ impl Source {
         }
     }
 
+    /// Asks the thread to stop without waiting for it, for an exit that
+    /// must not wait for the picture being decoded (the compositor gone):
+    /// the thread ends with the process, and the kernel releases the
+    /// decoder's buffers then.
+    pub fn abandon(mut self) {
+        let _ = self.requests.send(Request::Stop);
+        self.thread = None;
+    }
+
     pub fn request(&self, request: Request) {
         // A closed channel means the thread ended; `try_event` reports why.
         let _ = self.requests.send(request);

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use tracing::{debug, warn};
@@ -16,6 +16,7 @@ use v4l2r::memory::MemoryType;
 use v4l2r::nix::errno::Errno;
 use v4l2r::{Format, QueueType};
 
+use super::node;
 use super::topology::{self, read_topology};
 use crate::fourcc::fourcc_text;
 
@@ -27,8 +28,8 @@ pub enum DiscoveryError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: device busy (held by another process)")]
-    Busy { path: PathBuf },
+    #[error("{path}: device busy, {holders}")]
+    Busy { path: PathBuf, holders: String },
     #[error("{path}: {ioctl} failed: {errno}")]
     Ioctl {
         path: PathBuf,
@@ -347,21 +348,21 @@ pub fn probe_device(video: &Path) -> Result<DecoderInfo, DiscoveryError> {
     probe_video_node(video, media, entity)
 }
 
+fn busy(path: &Path) -> DiscoveryError {
+    DiscoveryError::Busy {
+        path: path.to_path_buf(),
+        holders: node::busy_reason(path),
+    }
+}
+
 fn open_video(path: &Path) -> Result<File, DiscoveryError> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(v4l2r::nix::libc::O_NONBLOCK | v4l2r::nix::libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|source| match source.raw_os_error() {
-            Some(code) if code == Errno::EBUSY as i32 => DiscoveryError::Busy {
-                path: path.to_path_buf(),
-            },
-            _ => DiscoveryError::Open {
-                path: path.to_path_buf(),
-                source,
-            },
-        })
+    node::open_node(path).map_err(|source| match source.raw_os_error() {
+        Some(code) if code == Errno::EBUSY as i32 => busy(path),
+        _ => DiscoveryError::Open {
+            path: path.to_path_buf(),
+            source,
+        },
+    })
 }
 
 /// The OUTPUT and CAPTURE queue types of an m2m node.
@@ -381,9 +382,7 @@ pub fn probe_video_node(
 ) -> Result<DecoderInfo, DiscoveryError> {
     let mut file = open_video(path)?;
     let ioctl_err = |ioctl, errno| match errno {
-        Errno::EBUSY => DiscoveryError::Busy {
-            path: path.to_path_buf(),
-        },
+        Errno::EBUSY => busy(path),
         errno => DiscoveryError::Ioctl {
             path: path.to_path_buf(),
             ioctl,
@@ -743,6 +742,7 @@ mod tests {
             decoders: vec![small, visl_like()],
             problems: vec![DiscoveryError::Busy {
                 path: "/dev/video2".into(),
+                holders: "held by sleep (pid 812)".into(),
             }],
         };
         let chosen = discovery.choose(&needs(640, 480)).unwrap();
@@ -751,7 +751,11 @@ mod tests {
             .choose(&needs(8192, 8192))
             .unwrap_err()
             .to_string();
-        for dev in ["/dev/video0", "/dev/video1", "/dev/video2: device busy"] {
+        for dev in [
+            "/dev/video0",
+            "/dev/video1",
+            "/dev/video2: device busy, held by sleep (pid 812)",
+        ] {
             assert!(err.contains(dev), "{err}");
         }
     }

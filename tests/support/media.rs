@@ -40,6 +40,31 @@ pub fn dir() -> &'static Path {
     })
 }
 
+/// A clip encoded by the ffmpeg CLI on first use into `target/DIR/NAME`:
+/// `source` is a lavfi graph, `codec` the encoder options (yuv420p).
+/// For tests whose clips are too large or too long to live with the
+/// generated test media.
+pub fn encoded(dir: &str, name: &str, source: &str, codec: &[&str]) -> PathBuf {
+    let dir = super::target_dir().join(dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let path = dir.join(name);
+    if !path.exists() {
+        // Renamed into place when complete: an interrupted run leaves no
+        // half clip behind.
+        let partial = dir.join(format!("partial-{name}"));
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", source])
+            .args(codec)
+            .args(["-pix_fmt", "yuv420p"])
+            .arg(&partial)
+            .status()
+            .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+        assert!(status.success(), "ffmpeg could not make {name}");
+        std::fs::rename(&partial, &path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    path
+}
+
 pub fn clip(name: &str) -> PathBuf {
     let path = dir().join(name);
     assert!(path.exists(), "test clip {} is missing", path.display());

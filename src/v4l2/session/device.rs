@@ -2,9 +2,8 @@
 //! node, S_EXT_CTRLS with the refused control named, and the timestamps a
 //! V4L2 buffer carries.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use v4l2r::bindings::{self, v4l2_ext_control};
@@ -13,23 +12,19 @@ use v4l2r::nix::errno::Errno;
 
 use super::error::SessionError;
 use crate::v4l2::controls::ExtControl;
+use crate::v4l2::node;
 
 pub(super) fn open_node(path: &Path) -> Result<File, SessionError> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(v4l2r::nix::libc::O_NONBLOCK | v4l2r::nix::libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|source| {
-            if source.raw_os_error() == Some(Errno::EBUSY as i32) {
-                SessionError::Busy(path.to_path_buf())
-            } else {
-                SessionError::Open {
-                    path: path.to_path_buf(),
-                    source,
-                }
+    node::open_node(path).map_err(|source| {
+        if source.raw_os_error() == Some(Errno::EBUSY as i32) {
+            SessionError::busy(path)
+        } else {
+            SessionError::Open {
+                path: path.to_path_buf(),
+                source,
             }
-        })
+        }
+    })
 }
 
 pub(super) fn errno_of(e: impl ioctl::IntoErrno) -> Errno {

@@ -15,8 +15,8 @@ pub enum SessionError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("device busy: {0}")]
-    Busy(PathBuf),
+    #[error("{path}: device busy, {holders}")]
+    Busy { path: PathBuf, holders: String },
     #[error("{ioctl} failed: {errno}")]
     Ioctl { ioctl: &'static str, errno: Errno },
     #[error("{queue:?} buffers: {reason}")]
@@ -57,6 +57,14 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// EBUSY from `path`, naming the processes that hold it.
+    pub(crate) fn busy(path: &std::path::Path) -> Self {
+        Self::Busy {
+            path: path.to_path_buf(),
+            holders: crate::v4l2::node::busy_reason(path),
+        }
+    }
+
     pub(crate) fn ioctl(ioctl: &'static str, errno: Errno) -> Self {
         Self::Ioctl { ioctl, errno }
     }

@@ -36,7 +36,7 @@ pub(super) fn configure(
         }],
     };
     let got: Format = ioctl::s_fmt(video, (output_queue, &wanted)).map_err(|e| match e {
-        ioctl::SFmtError::DeviceBusy => SessionError::Busy(config.video_node.clone()),
+        ioctl::SFmtError::DeviceBusy => SessionError::busy(&config.video_node),
         e => SessionError::ioctl("VIDIOC_S_FMT(OUTPUT)", e.into()),
     })?;
     if u32::from(got.pixelformat) != config.coded_format {

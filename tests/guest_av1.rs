@@ -1,19 +1,43 @@
-//! reel's AV1 parser against GStreamer 1.26's v4l2slav1dec on visl (the
-//! trixie root, support::oracle): for every frame of the oracle's AV1 clip,
-//! in decoding order, the control fields GStreamer sent that follow from
-//! the headers and the reference slots (order hints, skip mode frames,
-//! references, refresh, primary reference, loop filter levels and deltas,
-//! quantizer, CDEF, sizes, tiles and each tile's size) equal what reel's
-//! parser derives. The capture is GStreamer's: one guest run when it is
-//! missing or stale, none otherwise.
+//! AV1 against GStreamer 1.26's `v4l2slav1dec` on visl (the trixie root,
+//! support::oracle), in two parts:
+//! - reel's parser: for every frame of the oracle's `av1` clip, in decoding
+//!   order, the control fields GStreamer sent that follow from the headers
+//!   and the reference slots (order hints, skip mode frames, references,
+//!   refresh, primary reference, loop filter levels and deltas, quantizer,
+//!   CDEF, sizes, tiles and each tile's size) equal what reel's parser
+//!   derives (no guest run when GStreamer's capture is fresh);
+//! - reel's V4L2 path, in one guest boot with visl:
+//!   - the normalised visl traces (sequence, frame, tile group entries,
+//!     film grain) equal GStreamer's frame by frame for every AV1 clip it
+//!     decodes: 8 and 10 bits, 2x2 tiles, film grain, hidden altref frames
+//!     shown again, segmentation, superres;
+//!   - the OUTPUT buffers hold the same bytes as GStreamer's;
+//!   - `--output framemd5`: libdav1d's frame count (FFmpeg's AV1 decoder
+//!     here), increasing pts, the same output twice, also across the
+//!     resolution change GStreamer cannot follow on visl;
+//!   - exact seek lands on FFmpeg's pts;
+//!   - 200 damaged copies of a clip with a key frame every 6 frames: no
+//!     panic, no hang, every frame from the next key frame on output;
+//!   - in weston 14 headless the altref clip plays zero-copy, its frames
+//!     shown again (show_existing_frame) included.
 
 mod support;
 
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
 use reel::codec::av1::decoder::{Av1Decoder, Event, Frame};
 use reel::media::Demuxer;
+use support::damage::{self, DamagedCopy, Plan, Source};
 use support::media;
-use support::oracle;
-use support::visl_trace::FrameRecord;
+use support::oracle::{self, OracleClip};
+use support::reel_runs::{self, traced_decode};
+use support::visl_bitstream;
+use support::visl_trace::{self, FrameRecord};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
 /// `{0x1,0xff}`: how the visl trace prints arrays (signed bytes as u8).
 fn hex<T: Into<i64>>(values: impl IntoIterator<Item = T>, bits: u32) -> String {
@@ -131,5 +155,369 @@ fn parsed_headers_equal_gstreamers_controls() {
     eprintln!(
         "{compared} control fields over {} frames equal GStreamer's",
         frames.len()
+    );
+}
+
+const LABEL: &str = "guest-av1";
+
+/// AV1 clips with no GStreamer oracle (tests/support/oracle.rs says why)
+/// that reel must still decode whole, in order.
+const FRAMEMD5_ONLY: [&str; 1] = ["av1_resolution_change"];
+
+/// Where the seek test starts av1.mkv (30 fps, 30 frames, one key frame).
+const SEEK_CLIP: &str = "av1.mkv";
+const SEEK_SECONDS: f64 = 0.5;
+
+/// The clip played in weston (hidden altref frames shown again later),
+/// and its runs' name.
+const WESTON_CLIP: &str = "av1_altref.mkv";
+const WESTON_NAME: &str = "weston-av1";
+
+const DAMAGED_COPIES: usize = 200;
+const DAMAGE_SEED: u64 = 0x4156_3100_0000;
+/// README: a file whose data ends more than 100 ms (or 3 frames) before
+/// the end its header declares is reported as truncated; with a frame of
+/// margin for the header's rounding.
+const REPORTED_TRUNCATION: Duration = Duration::from_millis(150);
+/// Seconds one damaged copy may take (an undamaged one: about one).
+const DAMAGE_RUN_LIMIT_SECS: u32 = 30;
+
+/// The AV1 clips GStreamer's oracle covers.
+fn av1_clips() -> Vec<&'static OracleClip> {
+    oracle::CLIPS
+        .iter()
+        .filter(|c| c.element == "v4l2slav1dec")
+        .collect()
+}
+
+/// Every clip of the framemd5 checks, as (name, file).
+fn framemd5_clips() -> Vec<(String, PathBuf)> {
+    let media = media::dir();
+    av1_clips()
+        .iter()
+        .map(|c| (c.name.to_string(), media.join(c.file)))
+        .chain(
+            FRAMEMD5_ONLY
+                .iter()
+                .map(|n| (n.to_string(), media.join(format!("{n}.mkv")))),
+        )
+        .collect()
+}
+
+/// A second of 320x240 AV1 with a key frame every 6 frames, so that damage
+/// before each has one to recover at. Made once with FFmpeg's libaom.
+fn damage_source() -> PathBuf {
+    let path = support::target_dir().join(LABEL).join("damage-source.mkv");
+    if path.exists() {
+        return path;
+    }
+    std::fs::create_dir_all(path.parent().expect("has a parent")).unwrap_or_else(|e| panic!("{e}"));
+    let partial = path.with_extension("partial.mkv");
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=320x240:rate=30:duration=1")
+        .args(["-c:v", "libaom-av1", "-cpu-used", "8", "-usage", "realtime"])
+        .args(["-b:v", "300k", "-g", "6", "-keyint_min", "6"])
+        .arg(&partial)
+        .status()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(
+        status.success(),
+        "ffmpeg could not make {}",
+        partial.display()
+    );
+    std::fs::rename(&partial, &path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+/// The damage source and its damaged copies (made on the host, where the
+/// guest sees them too).
+fn damaged() -> &'static (Source, Vec<DamagedCopy>) {
+    static DAMAGED: OnceLock<(Source, Vec<DamagedCopy>)> = OnceLock::new();
+    DAMAGED.get_or_init(|| {
+        let source = Source::open(&damage_source()).unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan {
+            copies: DAMAGED_COPIES,
+            seed: DAMAGE_SEED,
+            blank: damage::av1_padding,
+        };
+        let dir = support::target_dir().join(LABEL).join("damaged");
+        let copies = source
+            .damaged_copies(&plan, &dir)
+            .unwrap_or_else(|e| panic!("{e}"));
+        (source, copies)
+    })
+}
+
+fn runs() -> &'static GuestResult {
+    static RUNS: OnceLock<GuestResult> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let media = media::dir();
+        let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
+        let (_, copies) = damaged();
+        let damaged_dir = copies[0].path.parent().expect("copies are in a directory");
+        let mut calls = vec![ScriptCall::new("damage-runs.sh")
+            .arg("damage")
+            .arg(damaged_dir)
+            .arg(DAMAGE_RUN_LIMIT_SECS.to_string())
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .args(["--hwdec", "v4l2", "--output", "framemd5"])
+            .arg("-v")];
+        for clip in av1_clips() {
+            let name = clip.name;
+            // visl keeps the OUTPUT buffers of the traced run.
+            calls.push(
+                ScriptCall::new("visl-bitstream.sh")
+                    .arg(format!("bits-{name}"))
+                    .wrapping(traced_decode(
+                        &format!("trace-{name}"),
+                        &v4l2_null,
+                        &media.join(clip.file),
+                    )),
+            );
+        }
+        for (name, file) in framemd5_clips() {
+            calls.extend(reel_runs::framemd5_twice(&name, &file));
+        }
+        let seek = SEEK_SECONDS.to_string();
+        calls.push(traced_decode(
+            "seek",
+            &["--hwdec", "v4l2", "--start", &seek, "--output", "framemd5"],
+            &media.join(SEEK_CLIP),
+        ));
+        // Playback in weston (the generic playback script: framemd5 runs,
+        // then `--loop` and `--paused` playbacks, each until a frame is
+        // presented).
+        calls.push(
+            ScriptCall::new("fwht-play.sh")
+                .arg(env!("CARGO_BIN_EXE_reel"))
+                .arg(WESTON_NAME)
+                .arg(media.join(WESTON_CLIP))
+                .arg("320x240")
+                .arg("0.2")
+                .arg("play"),
+        );
+        let count = calls.len();
+        let result = Guest::run(
+            &GuestCommand::scripts(calls)
+                .timeout(Duration::from_secs(
+                    120 + 60 * count as u64 + 5 * DAMAGED_COPIES as u64,
+                ))
+                .env("RUST_BACKTRACE", "1")
+                .label(LABEL),
+        )
+        .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
+        result.assert_success();
+        result
+    })
+}
+
+#[test]
+fn traces_match_gstreamer() {
+    let mut failures = Vec::new();
+    for clip in av1_clips() {
+        let oracle = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
+        let reel = reel_runs::reel_frames(runs(), &format!("trace-{}", clip.name), LABEL);
+        assert_eq!(reel.len(), oracle.len(), "{}: frames traced", clip.name);
+        // Every frame a stateless decoder is given, hidden ones included.
+        let given = oracle::ffmpeg_frame_count(clip, media::dir()).expect("ffmpeg");
+        assert_eq!(reel.len(), given, "{}: requests", clip.name);
+        let diff = visl_trace::diff(&oracle, &reel);
+        failures.extend(reel_runs::diff_report(clip.name, &diff));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn output_buffer_bytes_equal_gstreamers() {
+    let mut failures = Vec::new();
+    for clip in av1_clips() {
+        let theirs = oracle::oracle_output_buffers(clip).unwrap_or_else(|e| panic!("{e}"));
+        let name = format!("bits-{}", clip.name);
+        let result = runs();
+        let rc = result
+            .read_result(&format!("{name}.rc"))
+            .unwrap_or_default();
+        assert_eq!(rc.trim(), "0", "{name}: exit status\n{}", result.report());
+        let ours = visl_bitstream::read_dump(&result.result_dir.join(format!("{name}.bitstream")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ours.is_empty(), "{name}: no OUTPUT buffer dumped");
+        failures.extend(visl_bitstream::differences(clip.name, &ours, &theirs));
+        eprintln!("{}: {} OUTPUT buffers compared", clip.name, ours.len());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn framemd5_has_every_shown_frame_in_order_and_is_deterministic() {
+    for (name, file) in framemd5_clips() {
+        reel_runs::assert_framemd5_in_order_and_deterministic(runs(), &name, &file);
+    }
+}
+
+/// FFmpeg's framemd5 pts of `clip`.
+fn ffmpeg_pts(clip: &Path) -> (Vec<i64>, (i64, i64)) {
+    let output = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(clip)
+        .args(["-map", "0:v:0", "-f", "framemd5", "-"])
+        .output()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(
+        output.status.success(),
+        "ffmpeg failed on {}",
+        clip.display()
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let pts = reel_runs::framemd5_lines(&text)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    (pts, reel_runs::framemd5_time_base(&text))
+}
+
+#[test]
+fn seeking_lands_on_ffmpegs_pts() {
+    let (log, seek) = reel_runs::successful(runs(), "seek");
+    let (all, (num, den)) = ffmpeg_pts(&media::dir().join(SEEK_CLIP));
+    assert_eq!(reel_runs::framemd5_time_base(&seek), (num, den), "{log}");
+    let first = *all.first().expect("frames");
+    let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;
+    let expected: Vec<i64> = all.into_iter().filter(|&p| p >= target).collect();
+    let got: Vec<i64> = reel_runs::framemd5_lines(&seek)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected, "{log}");
+}
+
+/// What one damaged copy's run did wrong, if anything.
+fn damage_run_failure(source: &Source, copy: &DamagedCopy) -> Option<String> {
+    let file = copy
+        .path
+        .file_name()
+        .expect("copies are files")
+        .to_string_lossy()
+        .into_owned();
+    let result = runs();
+    let read = |ext: &str| result.read_result(&format!("damage/{file}.{ext}"));
+    let what = format!("{file} ({}, seed {:#x})", copy.description, copy.seed);
+    let Some(rc) = read("rc").ok().and_then(|rc| rc.trim().parse::<i32>().ok()) else {
+        return Some(format!("{what}: no exit status\n{}", result.report()));
+    };
+    let log = read("log").unwrap_or_default();
+    let out = read("out").unwrap_or_default();
+    if rc == 124 {
+        return Some(format!(
+            "{what}: still running after {DAMAGE_RUN_LIMIT_SECS} s"
+        ));
+    }
+    if log.contains("panicked") {
+        return Some(format!("{what}: panicked:\n{log}"));
+    }
+    if !log.contains("decoder: V4L2 stateless") {
+        return Some(format!("{what}: not decoded through V4L2:\n{log}"));
+    }
+    // README: 0 when every file played whole, 1 (with one error line naming
+    // the file) when it had errors.
+    let errors: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("reel: error: "))
+        .collect();
+    let status_ok = match rc {
+        0 => errors.is_empty(),
+        1 => errors.len() == 1 && errors[0].contains(&file),
+        _ => false,
+    };
+    if !status_ok {
+        return Some(format!(
+            "{what}: exit status {rc}, error lines {errors:?}:\n{log}"
+        ));
+    }
+    if let Some(lost) = source.time_cut_off(copy) {
+        if lost > REPORTED_TRUNCATION && rc != 1 {
+            return Some(format!("{what}: {lost:?} cut off, not reported:\n{log}"));
+        }
+    }
+    let shown: BTreeSet<i64> = reel_runs::framemd5_lines(&out)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    let expected = source.recovered_output(copy)?;
+    let missing: Vec<i64> = expected
+        .into_iter()
+        .filter(|p| !shown.contains(p))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "{what}: not recovered at the next key frame: pts {missing:?} missing from\n{out}\n{log}"
+        )
+    })
+}
+
+#[test]
+fn damaged_copies_recover_at_the_next_key_frame() {
+    let (source, copies) = damaged();
+    assert_eq!(copies.len(), DAMAGED_COPIES);
+    let failures: Vec<String> = copies
+        .iter()
+        .filter_map(|copy| damage_run_failure(source, copy))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} damaged copies failed:\n{}",
+        failures.len(),
+        copies.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+    let recoverable = copies
+        .iter()
+        .filter(|c| source.recovered_output(c).is_some())
+        .count();
+    eprintln!(
+        "{} damaged copies: {recoverable} with a key frame after the damage, all recovered",
+        copies.len()
+    );
+}
+
+#[test]
+fn playback_in_weston_is_zero_copy_with_frames_shown_again() {
+    for play in ["loop", "paused"].map(|p| format!("{WESTON_NAME}-{p}")) {
+        let log = runs()
+            .read_result(&format!("{play}.log"))
+            .unwrap_or_default();
+        let rc = runs()
+            .read_result(&format!("{play}.rc"))
+            .unwrap_or_default();
+        assert_eq!(rc.trim(), "0", "{play}: reel failed:\n{log}");
+        assert!(!log.contains("panicked"), "{play}:\n{log}");
+        let s = support::reel_output::stats(&log)
+            .unwrap_or_else(|| panic!("{play}: no stats line:\n{log}"));
+        let presented = support::reel_output::number(&s, "presented");
+        assert!(presented > 0, "{play}: nothing presented: {s:?}");
+        assert_eq!(
+            support::reel_output::number(&s, "zero_copy_frames"),
+            presented,
+            "{play}: {s:?}"
+        );
+        assert_eq!(
+            support::reel_output::number(&s, "copy_frames"),
+            0,
+            "{play}: {s:?}"
+        );
+        assert!(
+            log.contains("dmabuf negotiation: zero-copy: V4L2"),
+            "{play}: no zero-copy negotiation in reel's log"
+        );
+    }
+    // The looping playback went through the altref frames: hidden ones
+    // decoded, then shown again from their CAPTURE buffers.
+    let log = runs()
+        .read_result(&format!("{WESTON_NAME}-loop.log"))
+        .unwrap_or_default();
+    assert!(
+        log.contains("AV1 show_existing_frame"),
+        "no frame shown again in weston:\n{log}"
     );
 }

@@ -174,7 +174,13 @@ fn tile_info(t: &TileInfo) -> b::v4l2_av1_tile_info {
         mi_row_starts: padded(&t.mi_row_starts),
         width_in_sbs_minus_1: padded(&t.width_in_sbs_minus_1),
         height_in_sbs_minus_1: padded(&t.height_in_sbs_minus_1),
-        tile_size_bytes: t.tile_size_bytes,
+        // Only coded (and used) with more than one tile: 0 says no tile
+        // carries a size field.
+        tile_size_bytes: if t.tile_cols * t.tile_rows > 1 {
+            t.tile_size_bytes
+        } else {
+            0
+        },
         reserved: [0; 3],
     }
 }

@@ -19,7 +19,8 @@
 //!   - 200 damaged copies of a clip with a key frame every 6 frames: no
 //!     panic, no hang, every frame from the next key frame on output;
 //!   - in weston 14 headless the altref clip plays zero-copy, its frames
-//!     shown again (show_existing_frame) included.
+//!     shown again (show_existing_frame) included;
+//!   - `reel probe` lists visl's AV1 decoder and what reel makes of it.
 
 mod support;
 
@@ -279,6 +280,7 @@ fn runs() -> &'static GuestResult {
         for (name, file) in framemd5_clips() {
             calls.extend(reel_runs::framemd5_twice(&name, &file));
         }
+        calls.push(traced_decode("probe", &["probe"], &media.join(WESTON_CLIP)));
         let seek = SEEK_SECONDS.to_string();
         calls.push(traced_decode(
             "seek",
@@ -520,4 +522,17 @@ fn playback_in_weston_is_zero_copy_with_frames_shown_again() {
         log.contains("AV1 show_existing_frame"),
         "no frame shown again in weston:\n{log}"
     );
+}
+
+#[test]
+fn probe_lists_the_av1_decoder() {
+    let (rc, log, out) = reel_runs::outcome(runs(), "probe");
+    assert_eq!(rc, 0, "{log}\n{out}");
+    for expected in [
+        "AV1F",
+        "reel decodes av1 here (AV1F)",
+        "(visl; AV1, one request per frame, film grain applied by the decoder)",
+    ] {
+        assert!(out.contains(expected), "probe lacks {expected:?}:\n{out}");
+    }
 }

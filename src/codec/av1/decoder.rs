@@ -265,13 +265,21 @@ pub(crate) mod tests {
     /// A 16x16 8-bit 4:2:0 sequence with 7-bit order hints and no optional
     /// tools.
     pub(crate) fn sequence_header() -> Vec<u8> {
+        sequence_header_at_level(0)
+    }
+
+    /// The same sequence with `seq_level_idx` `level`.
+    pub(crate) fn sequence_header_at_level(level: u32) -> Vec<u8> {
         let mut w = BitWriter::new();
         w.u(3, 0); // seq_profile
         w.u(2, 0); // still_picture, reduced_still_picture_header
         w.u(2, 0); // timing_info_present_flag, initial_display_delay_present_flag
         w.u(5, 0); // operating_points_cnt_minus_1
         w.u(12, 0); // operating_point_idc
-        w.u(5, 0); // seq_level_idx
+        w.u(5, level); // seq_level_idx
+        if level > 7 {
+            w.u(1, 0); // seq_tier
+        }
         w.u(4, 3); // frame_width_bits_minus_1
         w.u(4, 3); // frame_height_bits_minus_1
         w.u(4, 15); // max_frame_width_minus_1

@@ -85,8 +85,13 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
         film_grain,
         "AV1 through V4L2"
     );
+    // The level menu's values are seq_level_idx (2.0 = 0 ... 7.3 = 23).
+    let max_level = info
+        .menu(b::V4L2_CID_MPEG_VIDEO_AV1_LEVEL)
+        .and_then(|menu| menu.items.iter().map(|(value, _)| *value).max());
+    let codec = Av1Codec::new((stream.width, stream.height), film_grain).with_max_level(max_level);
     Ok(CodecSetup {
-        codec: Box::new(Av1Codec::new((stream.width, stream.height), film_grain)),
+        codec: Box::new(codec),
         initial_controls: Vec::new(),
         dpb_pictures: DPB_PICTURES,
         output_buffers: OUTPUT_BUFFERS,
@@ -107,6 +112,10 @@ pub struct Av1Codec {
     film_grain: bool,
     /// Whether "grain not applied" was logged.
     grain_warned: bool,
+    /// The highest level the driver's level menu offers, if it has one.
+    max_level: Option<u32>,
+    /// Whether a level beyond it was logged.
+    level_warned: bool,
     /// The shown size of every decoded picture still referenced or due.
     sizes: HashMap<u64, (u32, u32)>,
     /// Pictures due for output, in order: AV1 shows frames in decoding
@@ -125,8 +134,42 @@ impl Av1Codec {
             started: false,
             film_grain,
             grain_warned: false,
+            max_level: None,
+            level_warned: false,
             sizes: HashMap::new(),
             due: Vec::new(),
+        }
+    }
+
+    /// `max_level`: the highest `V4L2_CID_MPEG_VIDEO_AV1_LEVEL` value the
+    /// driver offers (a stream above it is tried, with a warning).
+    pub fn with_max_level(mut self, max_level: Option<u32>) -> Self {
+        self.max_level = max_level;
+        self
+    }
+
+    /// Warns once when the sequence's level (operating point 0) is above
+    /// the driver's highest; 31 means no level constraints.
+    fn check_level(&mut self, frame: &Frame<u64>) {
+        let Some(level) = frame
+            .sequence
+            .operating_points
+            .first()
+            .map(|op| op.seq_level_idx)
+        else {
+            return;
+        };
+        let level = u32::from(level);
+        let name = |l: u32| format!("{}.{}", 2 + l / 4, l % 4);
+        if let Some(max) = self.max_level.filter(|&max| level <= 23 && level > max) {
+            if !self.level_warned {
+                warn!(
+                    "AV1 stream of level {} above the driver's highest, {}: it may fail to decode",
+                    name(level),
+                    name(max)
+                );
+                self.level_warned = true;
+            }
         }
     }
 
@@ -191,6 +234,7 @@ impl Av1Codec {
 
     fn request(&mut self, frame: &Frame<u64>) -> Result<Request, CodecError> {
         Self::check(frame)?;
+        self.check_level(frame);
         let sequence = self.sequence_change(frame)?;
         let h = &frame.header;
         let grain = &h.film_grain;

@@ -1,5 +1,7 @@
 use super::*;
-use crate::codec::av1::decoder::tests::{hidden_key_frame, sequence_header, show_existing};
+use crate::codec::av1::decoder::tests::{
+    hidden_key_frame, sequence_header, sequence_header_at_level, show_existing,
+};
 use crate::codec::av1::decoder::TileGroupData;
 use crate::codec::av1::tile_group::{TileEntry, TileGroup};
 
@@ -142,4 +144,19 @@ fn damage_is_a_bitstream_error_and_decoding_waits_for_a_key_frame() {
         .unwrap()
         .is_empty());
     assert!(codec.take_output(false).is_empty());
+}
+
+#[test]
+fn a_level_above_the_drivers_is_warned_once_and_tried() {
+    // seq_level_idx 9 is level 4.1; 8 is 4.0.
+    for (max, warned) in [(Some(9), false), (Some(8), true), (None, false)] {
+        let mut codec = Av1Codec::new((16, 16), true).with_max_level(max);
+        let mut timestamps = Timestamps::new();
+        timestamps.start_packet();
+        let mut tu = sequence_header_at_level(9);
+        tu.extend(hidden_key_frame());
+        let requests = codec.decode(&tu, &mut timestamps).map(|r| r.len());
+        assert_eq!(requests.ok(), Some(1), "{max:?}");
+        assert_eq!(codec.level_warned, warned, "{max:?}");
+    }
 }

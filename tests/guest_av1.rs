@@ -1,19 +1,43 @@
-//! reel's AV1 parser against GStreamer 1.26's v4l2slav1dec on visl (the
-//! trixie root, support::oracle): for every frame of the oracle's AV1 clip,
-//! in decoding order, the control fields GStreamer sent that follow from
-//! the headers and the reference slots (order hints, skip mode frames,
-//! references, refresh, primary reference, loop filter levels and deltas,
-//! quantizer, CDEF, sizes, tiles and each tile's size) equal what reel's
-//! parser derives. The capture is GStreamer's: one guest run when it is
-//! missing or stale, none otherwise.
+//! AV1 against GStreamer 1.26's `v4l2slav1dec` on visl (the trixie root,
+//! support::oracle), in two parts:
+//! - reel's parser: for every frame of the oracle's `av1` clip, in decoding
+//!   order, the control fields GStreamer sent that follow from the headers
+//!   and the reference slots (order hints, skip mode frames, references,
+//!   refresh, primary reference, loop filter levels and deltas, quantizer,
+//!   CDEF, sizes, tiles and each tile's size) equal what reel's parser
+//!   derives (no guest run when GStreamer's capture is fresh);
+//! - reel's V4L2 path, in one guest boot with visl:
+//!   - the normalised visl traces (sequence, frame, tile group entries,
+//!     film grain) equal GStreamer's frame by frame for every AV1 clip it
+//!     decodes: 8 and 10 bits, 2x2 tiles, film grain, hidden altref frames
+//!     shown again, segmentation, superres;
+//!   - the OUTPUT buffers hold the same bytes as GStreamer's;
+//!   - `--output framemd5`: libdav1d's frame count (FFmpeg's AV1 decoder
+//!     here), increasing pts, the same output twice, also across the
+//!     resolution change GStreamer cannot follow on visl;
+//!   - exact seek lands on FFmpeg's pts;
+//!   - 200 damaged copies of a clip with a key frame every 6 frames: no
+//!     panic, no hang, every frame from the next key frame on output;
+//!   - in weston 14 headless the altref clip plays zero-copy, its frames
+//!     shown again (show_existing_frame) included;
+//!   - `reel probe` lists visl's AV1 decoder and what reel makes of it.
 
 mod support;
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
 use reel::codec::av1::decoder::{Av1Decoder, Event, Frame};
 use reel::media::Demuxer;
+use support::damage::{self, DamageRuns, Plan};
 use support::media;
-use support::oracle;
-use support::visl_trace::FrameRecord;
+use support::oracle::{self, OracleClip};
+use support::reel_runs::{self, traced_decode};
+use support::visl_bitstream;
+use support::visl_trace::{self, FrameRecord};
+use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
 /// `{0x1,0xff}`: how the visl trace prints arrays (signed bytes as u8).
 fn hex<T: Into<i64>>(values: impl IntoIterator<Item = T>, bits: u32) -> String {
@@ -132,4 +156,275 @@ fn parsed_headers_equal_gstreamers_controls() {
         "{compared} control fields over {} frames equal GStreamer's",
         frames.len()
     );
+}
+
+const LABEL: &str = "guest-av1";
+
+/// AV1 clips with no GStreamer oracle (tests/support/oracle.rs says why)
+/// that reel must still decode whole, in order.
+const FRAMEMD5_ONLY: [&str; 1] = ["av1_resolution_change"];
+
+/// Where the seek test starts av1.mkv (30 fps, 30 frames, one key frame).
+const SEEK_CLIP: &str = "av1.mkv";
+const SEEK_SECONDS: f64 = 0.5;
+
+/// The clip played in weston (hidden altref frames shown again later),
+/// and its runs' name.
+const WESTON_CLIP: &str = "av1_altref.mkv";
+const WESTON_NAME: &str = "weston-av1";
+
+const DAMAGED_COPIES: usize = 200;
+const DAMAGE_SEED: u64 = 0x4156_3100_0000;
+/// The AV1 clips GStreamer's oracle covers.
+fn av1_clips() -> Vec<&'static OracleClip> {
+    oracle::CLIPS
+        .iter()
+        .filter(|c| c.element == "v4l2slav1dec")
+        .collect()
+}
+
+/// Every clip of the framemd5 checks, as (name, file).
+fn framemd5_clips() -> Vec<(String, PathBuf)> {
+    let media = media::dir();
+    av1_clips()
+        .iter()
+        .map(|c| (c.name.to_string(), media.join(c.file)))
+        .chain(
+            FRAMEMD5_ONLY
+                .iter()
+                .map(|n| (n.to_string(), media.join(format!("{n}.mkv")))),
+        )
+        .collect()
+}
+
+/// A second of 320x240 AV1 with a key frame every 6 frames, so that damage
+/// before each has one to recover at, made once with FFmpeg's libaom; and
+/// its damaged copies (made on the host, where the guest sees them too).
+fn damaged() -> &'static DamageRuns {
+    static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
+    DAMAGED.get_or_init(|| {
+        let dir = support::target_dir().join(LABEL);
+        let source = damage::encoded_source(
+            &dir.join("damage-source.mkv"),
+            &[
+                "-c:v",
+                "libaom-av1",
+                "-cpu-used",
+                "8",
+                "-usage",
+                "realtime",
+                "-b:v",
+                "300k",
+                "-g",
+                "6",
+                "-keyint_min",
+                "6",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let plan = Plan {
+            copies: DAMAGED_COPIES,
+            seed: DAMAGE_SEED,
+            blank: damage::av1_padding,
+        };
+        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+fn runs() -> &'static GuestResult {
+    static RUNS: OnceLock<GuestResult> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let media = media::dir();
+        let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
+        let mut calls = vec![damaged().guest_call()];
+        for clip in av1_clips() {
+            let name = clip.name;
+            // visl keeps the OUTPUT buffers of the traced run.
+            calls.push(
+                ScriptCall::new("visl-bitstream.sh")
+                    .arg(format!("bits-{name}"))
+                    .wrapping(traced_decode(
+                        &format!("trace-{name}"),
+                        &v4l2_null,
+                        &media.join(clip.file),
+                    )),
+            );
+        }
+        for (name, file) in framemd5_clips() {
+            calls.extend(reel_runs::framemd5_twice(&name, &file));
+        }
+        calls.push(traced_decode("probe", &["probe"], &media.join(WESTON_CLIP)));
+        let seek = SEEK_SECONDS.to_string();
+        calls.push(traced_decode(
+            "seek",
+            &["--hwdec", "v4l2", "--start", &seek, "--output", "framemd5"],
+            &media.join(SEEK_CLIP),
+        ));
+        // Playback in weston (the generic playback script: framemd5 runs,
+        // then `--loop` and `--paused` playbacks, each until a frame is
+        // presented).
+        calls.push(
+            ScriptCall::new("fwht-play.sh")
+                .arg(env!("CARGO_BIN_EXE_reel"))
+                .arg(WESTON_NAME)
+                .arg(media.join(WESTON_CLIP))
+                .arg("320x240")
+                .arg("0.2")
+                .arg("play"),
+        );
+        let count = calls.len();
+        let result = Guest::run(
+            &GuestCommand::scripts(calls)
+                .timeout(Duration::from_secs(
+                    120 + 60 * count as u64 + damaged().guest_seconds(),
+                ))
+                .env("RUST_BACKTRACE", "1")
+                .label(LABEL),
+        )
+        .unwrap_or_else(|e| panic!("the test guest did not run: {e}"));
+        result.assert_success();
+        result
+    })
+}
+
+#[test]
+fn traces_match_gstreamer() {
+    let mut failures = Vec::new();
+    for clip in av1_clips() {
+        let oracle = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
+        let reel = reel_runs::reel_frames(runs(), &format!("trace-{}", clip.name), LABEL);
+        assert_eq!(reel.len(), oracle.len(), "{}: frames traced", clip.name);
+        // Every frame a stateless decoder is given, hidden ones included.
+        let given = oracle::ffmpeg_frame_count(clip, media::dir()).expect("ffmpeg");
+        assert_eq!(reel.len(), given, "{}: requests", clip.name);
+        let diff = visl_trace::diff(&oracle, &reel);
+        failures.extend(reel_runs::diff_report(clip.name, &diff));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn output_buffer_bytes_equal_gstreamers() {
+    let mut failures = Vec::new();
+    for clip in av1_clips() {
+        let theirs = oracle::oracle_output_buffers(clip).unwrap_or_else(|e| panic!("{e}"));
+        let name = format!("bits-{}", clip.name);
+        let result = runs();
+        let rc = result
+            .read_result(&format!("{name}.rc"))
+            .unwrap_or_default();
+        assert_eq!(rc.trim(), "0", "{name}: exit status\n{}", result.report());
+        let ours = visl_bitstream::read_dump(&result.result_dir.join(format!("{name}.bitstream")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!ours.is_empty(), "{name}: no OUTPUT buffer dumped");
+        failures.extend(visl_bitstream::differences(clip.name, &ours, &theirs));
+        eprintln!("{}: {} OUTPUT buffers compared", clip.name, ours.len());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn framemd5_has_every_shown_frame_in_order_and_is_deterministic() {
+    for (name, file) in framemd5_clips() {
+        reel_runs::assert_framemd5_in_order_and_deterministic(runs(), &name, &file);
+    }
+}
+
+/// FFmpeg's framemd5 pts of `clip`.
+fn ffmpeg_pts(clip: &Path) -> (Vec<i64>, (i64, i64)) {
+    let output = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(clip)
+        .args(["-map", "0:v:0", "-f", "framemd5", "-"])
+        .output()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(
+        output.status.success(),
+        "ffmpeg failed on {}",
+        clip.display()
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let pts = reel_runs::framemd5_lines(&text)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    (pts, reel_runs::framemd5_time_base(&text))
+}
+
+#[test]
+fn seeking_lands_on_ffmpegs_pts() {
+    let (log, seek) = reel_runs::successful(runs(), "seek");
+    let (all, (num, den)) = ffmpeg_pts(&media::dir().join(SEEK_CLIP));
+    assert_eq!(reel_runs::framemd5_time_base(&seek), (num, den), "{log}");
+    let first = *all.first().expect("frames");
+    let target = first + (SEEK_SECONDS * den as f64 / num as f64).round() as i64;
+    let expected: Vec<i64> = all.into_iter().filter(|&p| p >= target).collect();
+    let got: Vec<i64> = reel_runs::framemd5_lines(&seek)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected, "{log}");
+}
+
+#[test]
+fn damaged_copies_recover_at_the_next_key_frame() {
+    let damaged = damaged();
+    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
+    damaged.assert_recovered(runs());
+}
+
+#[test]
+fn playback_in_weston_is_zero_copy_with_frames_shown_again() {
+    for play in ["loop", "paused"].map(|p| format!("{WESTON_NAME}-{p}")) {
+        let log = runs()
+            .read_result(&format!("{play}.log"))
+            .unwrap_or_default();
+        let rc = runs()
+            .read_result(&format!("{play}.rc"))
+            .unwrap_or_default();
+        assert_eq!(rc.trim(), "0", "{play}: reel failed:\n{log}");
+        assert!(!log.contains("panicked"), "{play}:\n{log}");
+        let s = support::reel_output::stats(&log)
+            .unwrap_or_else(|| panic!("{play}: no stats line:\n{log}"));
+        let presented = support::reel_output::number(&s, "presented");
+        assert!(presented > 0, "{play}: nothing presented: {s:?}");
+        assert_eq!(
+            support::reel_output::number(&s, "zero_copy_frames"),
+            presented,
+            "{play}: {s:?}"
+        );
+        assert_eq!(
+            support::reel_output::number(&s, "copy_frames"),
+            0,
+            "{play}: {s:?}"
+        );
+        assert!(
+            log.contains("dmabuf negotiation: zero-copy: V4L2"),
+            "{play}: no zero-copy negotiation in reel's log"
+        );
+    }
+    // The looping playback went through the altref frames: hidden ones
+    // decoded, then shown again from their CAPTURE buffers.
+    let log = runs()
+        .read_result(&format!("{WESTON_NAME}-loop.log"))
+        .unwrap_or_default();
+    assert!(
+        log.contains("AV1 show_existing_frame"),
+        "no frame shown again in weston:\n{log}"
+    );
+}
+
+#[test]
+fn probe_lists_the_av1_decoder() {
+    let (rc, log, out) = reel_runs::outcome(runs(), "probe");
+    assert_eq!(rc, 0, "{log}\n{out}");
+    for expected in [
+        "AV1F",
+        "reel decodes av1 here (AV1F)",
+        "(visl; AV1, one request per frame, film grain applied by the decoder)",
+    ] {
+        assert!(out.contains(expected), "probe lacks {expected:?}:\n{out}");
+    }
 }

@@ -391,3 +391,21 @@ fn av1_fields_without_a_space_after_the_colon_parse() {
         "{refs}"
     );
 }
+
+#[test]
+fn av1_loop_filter_flags_count_only_where_frames_are_deblocked() {
+    // av1_altref (GStreamer 1.26): frame 0 is an intra block copy key frame
+    // (no loop filter, its flags not coded), frame 1 is deblocked.
+    let frames = frames(&sample("av1_altref"));
+    let frame = "v4l2_ctrl_av1_frame";
+    assert!(field(&frames[0], frame, "flags").contains("ALLOW_INTRABC"));
+    assert_eq!(field(&frames[0], frame, "loop_filter.flags"), "unused");
+    assert_ne!(
+        field(&frames[1], frame, "loop_filter.level"),
+        "{0x0,0x0,0x0,0x0}"
+    );
+    assert_eq!(
+        field(&frames[1], frame, "loop_filter.flags"),
+        "DELTA_ENABLED"
+    );
+}

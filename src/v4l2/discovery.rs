@@ -355,6 +355,19 @@ fn busy(path: &Path) -> DiscoveryError {
     }
 }
 
+/// Whether the node has the control `id` (compound ones included, which
+/// the menu walk does not list); false when the node cannot be opened.
+pub fn has_control(video_node: &Path, id: u32) -> bool {
+    let Ok(file) = open_video(video_node) else {
+        return false;
+    };
+    let Ok(ctrl_id) = ioctl::CtrlId::new(id) else {
+        return false;
+    };
+    ioctl::query_ext_ctrl::<bindings::v4l2_query_ext_ctrl>(&file, ctrl_id, QueryCtrlFlags::empty())
+        .is_ok_and(|q| q.flags & bindings::V4L2_CTRL_FLAG_DISABLED == 0)
+}
+
 fn open_video(path: &Path) -> Result<File, DiscoveryError> {
     node::open_node(path).map_err(|source| match source.raw_os_error() {
         Some(code) if code == Errno::EBUSY as i32 => busy(path),

@@ -1,4 +1,5 @@
 //! V4L2 stateless decoders: discovery, queues, requests, buffers.
+pub mod av1;
 pub mod codec;
 pub mod controls;
 pub mod damage;

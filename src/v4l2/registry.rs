@@ -26,6 +26,7 @@ pub static CODECS: &[&CodecEntry] = &[
     &super::mpeg2::ENTRY,
     &super::vp8::ENTRY,
     &super::vp9::ENTRY,
+    &super::av1::ENTRY,
 ];
 
 /// The entry for `codec`, if it has a V4L2 stateless path.

@@ -452,6 +452,30 @@ pub fn zero_fill(packet: &mut [u8]) {
     packet.fill(0);
 }
 
+/// A dropped AV1 packet (a temporal unit of OBUs with size fields): one
+/// padding OBU (type 15) as long as the packet, which decoders skip.
+pub fn av1_padding(packet: &mut [u8]) {
+    const OBU_PADDING: u8 = 15;
+    // Header byte, then obu_size in as few LEB128 bytes as it takes.
+    let Some(mut payload) = packet.len().checked_sub(2) else {
+        packet.fill(0);
+        return;
+    };
+    let leb_len = |n: usize| (1..=8).find(|&k| n < 1 << (7 * k)).unwrap_or(8);
+    while 1 + leb_len(payload) + payload > packet.len() {
+        payload -= 1;
+    }
+    let size_len = packet.len() - 1 - payload;
+    packet[0] = (OBU_PADDING << 3) | 0b10;
+    for i in 0..size_len {
+        let more = if i + 1 < size_len { 0x80 } else { 0 };
+        // A LEB128 may carry more bytes than it needs (continuation bits on
+        // zero groups): the size field fills the room exactly.
+        packet[1 + i] = ((payload >> (7 * i)) & 0x7f) as u8 | more;
+    }
+    packet[1 + size_len..].fill(0);
+}
+
 /// The source's video packets with their bytes found in the file: FFmpeg
 /// lists each packet's position and size, `-f data` gives its bytes, which
 /// must appear whole at or shortly after that position.

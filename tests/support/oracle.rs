@@ -118,6 +118,17 @@ const fn mpeg2(name: &'static str, file: &'static str) -> OracleClip {
     }
 }
 
+const fn av1(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        name,
+        file,
+        element: "v4l2slav1dec",
+        root: Root::Trixie,
+        frame_split_bsf: Some("av1_frame_split"),
+        per_frame_controls: AV1,
+    }
+}
+
 /// Every codec clip of tests/media/generate.sh.
 pub const CLIPS: &[OracleClip] = &[
     h264("h264_baseline", "h264_baseline.mp4"),
@@ -156,14 +167,15 @@ pub const CLIPS: &[OracleClip] = &[
     // No hevc_resolution_change: GStreamer 1.26's v4l2slh265dec fails the
     // mid-stream S_FMT on visl (EBUSY: its buffers are still allocated).
     hevc("hevc_tall_wpp", "hevc_tall_wpp.mkv"),
-    OracleClip {
-        name: "av1",
-        file: "av1.mkv",
-        element: "v4l2slav1dec",
-        root: Root::Trixie,
-        frame_split_bsf: Some("av1_frame_split"),
-        per_frame_controls: AV1,
-    },
+    av1("av1", "av1.mkv"),
+    av1("av1_10bit", "av1_10bit.mkv"),
+    av1("av1_tiles", "av1_tiles.mkv"),
+    av1("av1_film_grain", "av1_film_grain.mkv"),
+    av1("av1_altref", "av1_altref.mkv"),
+    av1("av1_segmentation", "av1_segmentation.mkv"),
+    av1("av1_superres", "av1_superres.mkv"),
+    // No av1_resolution_change: GStreamer 1.26's v4l2slav1dec fails the
+    // mid-stream S_FMT on visl (EBUSY), as v4l2slh265dec does.
 ];
 
 pub fn clip(name: &str) -> Option<&'static OracleClip> {
@@ -179,7 +191,7 @@ pub fn oracle_dir() -> PathBuf {
 }
 
 /// The oracle trace (raw text) of a clip, captured if missing or stale.
-/// Captures every clip of the same root in one guest run.
+/// Captures every stale clip of the same root in one guest run.
 pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
     let dir = oracle_dir();
     std::fs::create_dir_all(&dir).map_err(|e| GuestError::Io(format!("{}: {e}", dir.display())))?;
@@ -190,7 +202,11 @@ pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
     let media = media::dir();
     let path = dir.join(format!("{}.trace", clip.name));
     if !is_fresh(&path, &media.join(clip.file)) {
-        capture(&clips_for(clip.root), clip.root, media, &dir)?;
+        let stale: Vec<&OracleClip> = clips_for(clip.root)
+            .into_iter()
+            .filter(|c| !is_fresh(&dir.join(format!("{}.trace", c.name)), &media.join(c.file)))
+            .collect();
+        capture(&stale, clip.root, media, &dir)?;
     }
     std::fs::read_to_string(&path).map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
 }
@@ -301,8 +317,8 @@ fn store_dump(from: &Path, dest: &Path) -> Result<(), GuestError> {
 }
 
 /// How many frames a stateless decoder is given for this clip, by FFmpeg:
-/// packets after the clip's frame-splitting bitstream filter, VP9's
-/// show_existing_frame headers aside.
+/// packets after the clip's frame-splitting bitstream filter, VP9's and
+/// AV1's show_existing_frame headers aside.
 pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, String> {
     let mut ffmpeg = Command::new("ffmpeg");
     ffmpeg
@@ -326,8 +342,14 @@ pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, Stri
     // A VP9 frame of one or two bytes is a show_existing_frame header
     // (frame marker, profile, the flag and a slot): shown again, never
     // decoded, so no request.
-    let show_existing =
-        |size: usize| clip.frame_split_bsf == Some("vp9_superframe_split") && size <= 2;
+    // An AV1 frame of three bytes is one too (an OBU header, its size, and
+    // the flag, the slot and trailing bits): a frame to decode carries
+    // tile data besides its header.
+    let show_existing = |size: usize| match clip.frame_split_bsf {
+        Some("vp9_superframe_split") => size <= 2,
+        Some("av1_frame_split") => size <= 3,
+        _ => false,
+    };
     Ok(String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())

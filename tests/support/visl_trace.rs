@@ -506,6 +506,7 @@ fn normalise_run(
             fields.insert(key.clone(), value);
         }
         blank_unused_references(&event.name, &mut fields);
+        blank_unused_av1_loop_filter_flags(&event.name, &mut fields);
         if event.name == "v4l2_ctrl_mpeg2_quantisation" && !mpeg2_chroma_matrices_used {
             for key in [
                 "chroma_intra_quantiser_matrix",
@@ -560,6 +561,21 @@ fn blank_unused_references(event: &str, fields: &mut BTreeMap<String, String>) {
             _ => {}
         },
         _ => {}
+    }
+}
+
+/// An AV1 frame with both luma loop filter levels 0 is not deblocked at all
+/// (7.14): how levels would be adjusted (the loop filter flags) means
+/// nothing, and is not even coded with `allow_intrabc` or coded lossless,
+/// where decoders leave it at any value.
+fn blank_unused_av1_loop_filter_flags(event: &str, fields: &mut BTreeMap<String, String>) {
+    let unfiltered = fields
+        .get("loop_filter.level")
+        .is_some_and(|levels| levels.starts_with("{0x0,0x0,"));
+    if event == "v4l2_ctrl_av1_frame" && unfiltered {
+        if let Some(v) = fields.get_mut("loop_filter.flags") {
+            *v = UNUSED.to_string();
+        }
     }
 }
 

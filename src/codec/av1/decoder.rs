@@ -28,6 +28,8 @@ pub struct TileGroupData {
     /// The whole OBU (header included) within the temporal unit; tile
     /// offsets in `group` are from its start.
     pub obu: Range<usize>,
+    /// Bytes of the OBU before its payload (header, extension, size field).
+    pub payload_offset: usize,
     pub group: TileGroup,
 }
 
@@ -129,16 +131,19 @@ impl<P: Copy + Eq + std::fmt::Debug> Av1Decoder<P> {
                 }
             };
             let range = offset..offset + obu.data.len();
+            let payload_offset = obu.payload_offset;
             offset = range.end;
             match parsed {
                 ParsedObu::SequenceHeader => self.sequence_header(),
                 ParsedObu::Frame { header, tile_group } => {
                     self.frame_header(header, &mut new_picture, &mut events)?;
                     if let Some(group) = tile_group {
-                        self.tile_group(range, group, &mut events)?;
+                        self.tile_group(range, payload_offset, group, &mut events)?;
                     }
                 }
-                ParsedObu::TileGroup(group) => self.tile_group(range, group, &mut events)?,
+                ParsedObu::TileGroup(group) => {
+                    self.tile_group(range, payload_offset, group, &mut events)?
+                }
                 ParsedObu::TemporalDelimiter | ParsedObu::Skipped => {}
             }
         }
@@ -203,6 +208,7 @@ impl<P: Copy + Eq + std::fmt::Debug> Av1Decoder<P> {
     fn tile_group(
         &mut self,
         obu: Range<usize>,
+        payload_offset: usize,
         group: TileGroup,
         events: &mut Vec<Event<P>>,
     ) -> Result<(), Av1Error> {
@@ -211,7 +217,11 @@ impl<P: Copy + Eq + std::fmt::Debug> Av1Decoder<P> {
             return Ok(());
         };
         let complete = group.ends_frame(&frame.header.tile_info);
-        frame.tile_groups.push(TileGroupData { obu, group });
+        frame.tile_groups.push(TileGroupData {
+            obu,
+            payload_offset,
+            group,
+        });
         if !complete {
             return Ok(());
         }
@@ -238,13 +248,14 @@ impl<P: Copy + Eq + std::fmt::Debug> Av1Decoder<P> {
     }
 }
 
+/// Hand-made temporal units (tests here and in the V4L2 glue).
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::codec::bitstream::reader::BitWriter;
 
     /// An OBU of `obu_type` with a size field around `payload`.
-    fn obu(obu_type: u32, payload: &[u8]) -> Vec<u8> {
+    pub(crate) fn obu(obu_type: u32, payload: &[u8]) -> Vec<u8> {
         assert!(payload.len() < 128);
         let mut out = vec![(obu_type << 3) as u8 | 0b10, payload.len() as u8];
         out.extend_from_slice(payload);
@@ -253,14 +264,22 @@ mod tests {
 
     /// A 16x16 8-bit 4:2:0 sequence with 7-bit order hints and no optional
     /// tools.
-    fn sequence_header() -> Vec<u8> {
+    pub(crate) fn sequence_header() -> Vec<u8> {
+        sequence_header_at_level(0)
+    }
+
+    /// The same sequence with `seq_level_idx` `level`.
+    pub(crate) fn sequence_header_at_level(level: u32) -> Vec<u8> {
         let mut w = BitWriter::new();
         w.u(3, 0); // seq_profile
         w.u(2, 0); // still_picture, reduced_still_picture_header
         w.u(2, 0); // timing_info_present_flag, initial_display_delay_present_flag
         w.u(5, 0); // operating_points_cnt_minus_1
         w.u(12, 0); // operating_point_idc
-        w.u(5, 0); // seq_level_idx
+        w.u(5, level); // seq_level_idx
+        if level > 7 {
+            w.u(1, 0); // seq_tier
+        }
         w.u(4, 3); // frame_width_bits_minus_1
         w.u(4, 3); // frame_height_bits_minus_1
         w.u(4, 15); // max_frame_width_minus_1
@@ -283,7 +302,7 @@ mod tests {
 
     /// A hidden key frame (showable) refreshing slot 0, as one OBU_FRAME
     /// with a one-byte tile.
-    fn hidden_key_frame() -> Vec<u8> {
+    pub(crate) fn hidden_key_frame() -> Vec<u8> {
         let mut w = BitWriter::new();
         w.u(1, 0); // show_existing_frame
         w.u(2, 0); // frame_type KEY_FRAME
@@ -314,7 +333,7 @@ mod tests {
         obu(6, &w.bytes)
     }
 
-    fn show_existing(slot: u32) -> Vec<u8> {
+    pub(crate) fn show_existing(slot: u32) -> Vec<u8> {
         let mut w = BitWriter::new();
         w.u(1, 1); // show_existing_frame
         w.u(3, slot); // frame_to_show_map_idx

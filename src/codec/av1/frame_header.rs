@@ -14,7 +14,9 @@ use super::params::{
 use super::refs::{self, RefFrameState, RefFrames};
 use super::sequence::{SequenceHeader, SELECT};
 use super::tile_info::TileInfo;
-use super::{Av1Error, ObuHeader, NUM_REF_FRAMES, PRIMARY_REF_NONE, REFS_PER_FRAME};
+use super::{
+    Av1Error, ObuHeader, MAX_OPERATING_POINTS, NUM_REF_FRAMES, PRIMARY_REF_NONE, REFS_PER_FRAME,
+};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FrameType {
@@ -126,6 +128,8 @@ pub struct FrameHeader {
     pub order_hint: u32,
     pub primary_ref_frame: u8,
     pub buffer_removal_time_present_flag: bool,
+    /// `buffer_removal_time` per operating point (0 where not coded).
+    pub buffer_removal_time: [u32; MAX_OPERATING_POINTS],
     pub refresh_frame_flags: u8,
     pub ref_order_hint: [u32; NUM_REF_FRAMES],
     pub allow_intrabc: bool,
@@ -280,7 +284,7 @@ impl FrameHeader {
             h.buffer_removal_time_present_flag = r.flag("buffer_removal_time_present_flag")?;
             if h.buffer_removal_time_present_flag {
                 let bits = u32::from(seq.decoder_model_info.buffer_removal_time_length_minus_1) + 1;
-                for op in &seq.operating_points {
+                for (i, op) in seq.operating_points.iter().enumerate() {
                     if !op.decoder_model_present_for_this_op {
                         continue;
                     }
@@ -288,7 +292,10 @@ impl FrameHeader {
                     let in_temporal = (idc >> obu.temporal_id) & 1 == 1;
                     let in_spatial = (idc >> (u16::from(obu.spatial_id) + 8)) & 1 == 1;
                     if idc == 0 || (in_temporal && in_spatial) {
-                        r.u(bits, "buffer_removal_time")?;
+                        let time = r.u(bits, "buffer_removal_time")?;
+                        if let Some(slot) = h.buffer_removal_time.get_mut(i) {
+                            *slot = time;
+                        }
                     }
                 }
             }

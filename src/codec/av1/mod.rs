@@ -52,6 +52,8 @@ pub const NUM_REF_FRAMES: usize = 8;
 pub const REFS_PER_FRAME: usize = 7;
 /// `TOTAL_REFS_PER_FRAME`: INTRA_FRAME and the seven references.
 pub const TOTAL_REFS_PER_FRAME: usize = 8;
+/// Operating points a sequence header can describe (5 bits of count).
+pub const MAX_OPERATING_POINTS: usize = 32;
 /// `PRIMARY_REF_NONE`.
 pub const PRIMARY_REF_NONE: u8 = 7;
 

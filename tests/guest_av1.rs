@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use reel::codec::av1::decoder::{Av1Decoder, Event, Frame};
 use reel::media::Demuxer;
-use support::damage::{self, DamageRuns, Plan};
+use support::damage::{self, DamageRuns};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
@@ -173,7 +173,6 @@ const SEEK_SECONDS: f64 = 0.5;
 const WESTON_CLIP: &str = "av1_altref.mkv";
 const WESTON_NAME: &str = "weston-av1";
 
-const DAMAGED_COPIES: usize = 200;
 const DAMAGE_SEED: u64 = 0x4156_3100_0000;
 /// The AV1 clips GStreamer's oracle covers.
 fn av1_clips() -> Vec<&'static OracleClip> {
@@ -203,9 +202,9 @@ fn framemd5_clips() -> Vec<(String, PathBuf)> {
 fn damaged() -> &'static DamageRuns {
     static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
     DAMAGED.get_or_init(|| {
-        let dir = support::target_dir().join(LABEL);
-        let source = damage::encoded_source(
-            &dir.join("damage-source.mkv"),
+        DamageRuns::for_suite(
+            LABEL,
+            "damage-source.mkv",
             &[
                 "-c:v",
                 "libaom-av1",
@@ -220,15 +219,9 @@ fn damaged() -> &'static DamageRuns {
                 "-keyint_min",
                 "6",
             ],
+            DAMAGE_SEED,
+            damage::av1_padding,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let plan = Plan {
-            copies: DAMAGED_COPIES,
-            seed: DAMAGE_SEED,
-            blank: damage::av1_padding,
-        };
-        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
-            .unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -370,9 +363,7 @@ fn seeking_lands_on_ffmpegs_pts() {
 
 #[test]
 fn damaged_copies_recover_at_the_next_key_frame() {
-    let damaged = damaged();
-    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
-    damaged.assert_recovered(runs());
+    damaged().assert_recovered(runs());
 }
 
 #[test]

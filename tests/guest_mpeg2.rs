@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::damage::{self, DamageRuns, Plan};
+use support::damage::{self, DamageRuns};
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
 use support::visl_trace::{self, FrameRecord};
@@ -104,8 +104,6 @@ fn corrupted_clip(media: &Path) -> PathBuf {
     path
 }
 
-/// How many damaged copies of the damage source go through the V4L2 path.
-const DAMAGED_COPIES: usize = 200;
 const DAMAGE_SEED: u64 = 0x4d50_4732_0000;
 
 /// A second of 320x240 MPEG-2 with an I picture every 6 and B pictures
@@ -118,19 +116,13 @@ const DAMAGE_SEED: u64 = 0x4d50_4732_0000;
 fn damaged() -> &'static DamageRuns {
     static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
     DAMAGED.get_or_init(|| {
-        let dir = support::target_dir().join("guest-mpeg2");
-        let source = damage::encoded_source(
-            &dir.join("damage-source.mkv"),
+        DamageRuns::for_suite(
+            SAVE_DIR,
+            "damage-source.mkv",
             &["-c:v", "mpeg2video", "-g", "6", "-bf", "2", "-b:v", "800k"],
+            DAMAGE_SEED,
+            damage::zero_fill,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let plan = Plan {
-            copies: DAMAGED_COPIES,
-            seed: DAMAGE_SEED,
-            blank: damage::zero_fill,
-        };
-        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
-            .unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -501,7 +493,5 @@ fn corrupted_copy_gives_recoverable_errors() {
 
 #[test]
 fn damaged_copies_recover_at_the_next_key_frame() {
-    let damaged = damaged();
-    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
-    damaged.assert_recovered(runs());
+    damaged().assert_recovered(runs());
 }

@@ -24,7 +24,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::damage::{self, DamageRuns, Plan};
+use support::damage::{self, DamageRuns};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_output;
@@ -52,8 +52,6 @@ const PLAY: &str = "play-vp8";
 /// Key frames at 0 and 15 of 30 frames: damage in the first half.
 const CORRUPTED_SOURCE: &str = "vp8_odd_size";
 
-/// How many damaged copies of the damage source go through the V4L2 path.
-const DAMAGED_COPIES: usize = 200;
 const DAMAGE_SEED: u64 = 0x5650_3800_0000;
 
 /// A second of 320x240 VP8 with a key frame every 6 frames, so that damage
@@ -63,9 +61,9 @@ const DAMAGE_SEED: u64 = 0x5650_3800_0000;
 fn damaged() -> &'static DamageRuns {
     static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
     DAMAGED.get_or_init(|| {
-        let dir = support::target_dir().join("guest-vp8");
-        let source = damage::encoded_source(
-            &dir.join("damage-source.webm"),
+        DamageRuns::for_suite(
+            "guest-vp8",
+            "damage-source.webm",
             &[
                 "-c:v",
                 "libvpx",
@@ -82,15 +80,9 @@ fn damaged() -> &'static DamageRuns {
                 "-b:v",
                 "400k",
             ],
+            DAMAGE_SEED,
+            damage::zero_fill,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let plan = Plan {
-            copies: DAMAGED_COPIES,
-            seed: DAMAGE_SEED,
-            blank: damage::zero_fill,
-        };
-        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
-            .unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -432,7 +424,5 @@ fn playback_in_weston_is_zero_copy() {
 
 #[test]
 fn damaged_copies_recover_at_the_next_key_frame() {
-    let damaged = damaged();
-    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
-    damaged.assert_recovered(runs());
+    damaged().assert_recovered(runs());
 }

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use support::damage::{self, DamageRuns, Plan};
+use support::damage::{self, DamageRuns};
 use support::media;
 use support::oracle::{self, OracleClip};
 use support::reel_runs::{self, traced_decode};
@@ -86,8 +86,6 @@ fn corrupted_clip(media: &Path) -> PathBuf {
     path
 }
 
-/// How many damaged copies of the damage source go through the V4L2 path.
-const DAMAGED_COPIES: usize = 200;
 const DAMAGE_SEED: u64 = 0x5650_3900_0000;
 
 /// A second of 320x240 VP9 (profile 0) with a key frame every 6 frames, so
@@ -98,9 +96,9 @@ const DAMAGE_SEED: u64 = 0x5650_3900_0000;
 fn damaged() -> &'static DamageRuns {
     static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
     DAMAGED.get_or_init(|| {
-        let dir = support::target_dir().join("guest-vp9");
-        let source = damage::encoded_source(
-            &dir.join("damage-source.webm"),
+        DamageRuns::for_suite(
+            LABEL,
+            "damage-source.webm",
             &[
                 "-c:v",
                 "libvpx-vp9",
@@ -119,15 +117,9 @@ fn damaged() -> &'static DamageRuns {
                 "-b:v",
                 "400k",
             ],
+            DAMAGE_SEED,
+            damage::zero_fill,
         )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let plan = Plan {
-            copies: DAMAGED_COPIES,
-            seed: DAMAGE_SEED,
-            blank: damage::zero_fill,
-        };
-        DamageRuns::new(&source, &plan, &dir.join("damaged"), "damage")
-            .unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -417,7 +409,5 @@ fn playback_in_weston_is_zero_copy() {
 
 #[test]
 fn damaged_copies_recover_at_the_next_key_frame() {
-    let damaged = damaged();
-    assert_eq!(damaged.copies.len(), DAMAGED_COPIES);
-    damaged.assert_recovered(runs());
+    damaged().assert_recovered(runs());
 }

@@ -6,12 +6,12 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use calloop::generic::Generic;
 use calloop::{Interest, LoopHandle, Mode, PostAction};
 use tracing::{debug, warn};
 
-use super::socket_file::bind_private;
+use super::socket_file::serve;
 
 /// Longest command line accepted; a client sending more is disconnected.
 const MAX_LINE: usize = 4096;
@@ -28,27 +28,10 @@ pub fn listen<T: CommandTarget + 'static>(
     path: &Path,
     handle: &LoopHandle<'static, T>,
 ) -> Result<ControlSocket> {
-    let (listener, file) = bind_private(path).context("control socket")?;
     let client_handle = handle.clone();
-    handle
-        .insert_source(
-            Generic::new(listener, Interest::READ, Mode::Level),
-            move |_, listener, _| {
-                loop {
-                    match listener.accept() {
-                        Ok((stream, _)) => accept_client(stream, &client_handle),
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                        Err(e) => {
-                            warn!("control socket accept failed: {e}");
-                            break;
-                        }
-                    }
-                }
-                Ok(PostAction::Continue)
-            },
-        )
-        .map_err(|e| anyhow::anyhow!("cannot watch the control socket: {e}"))?;
-    Ok(file)
+    serve(path, handle, "control socket", move |stream, _| {
+        accept_client(stream, &client_handle)
+    })
 }
 
 fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHandle<'static, T>) {

@@ -8,7 +8,10 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use calloop::generic::Generic;
+use calloop::{Interest, LoopHandle, PostAction};
 use nix::sys::stat::{umask, Mode};
+use tracing::warn;
 
 /// The socket file; removed when dropped.
 pub struct SocketFile {
@@ -53,6 +56,37 @@ pub fn bind_private(path: &Path) -> Result<(UnixListener, SocketFile)> {
         .with_context(|| format!("cannot restrict {} to its owner", path.display()))?;
     listener.set_nonblocking(true)?;
     Ok((listener, file))
+}
+
+/// Listens at `path` (as [`bind_private`]) and hands each client that
+/// connects to `on_client` from the event loop; `what` names the socket
+/// in messages.
+pub fn serve<T: 'static>(
+    path: &Path,
+    handle: &LoopHandle<'static, T>,
+    what: &'static str,
+    mut on_client: impl FnMut(UnixStream, &mut T) + 'static,
+) -> Result<SocketFile> {
+    let (listener, file) = bind_private(path).context(what)?;
+    handle
+        .insert_source(
+            Generic::new(listener, Interest::READ, calloop::Mode::Level),
+            move |_, listener, target| {
+                loop {
+                    match listener.accept() {
+                        Ok((stream, _)) => on_client(stream, target),
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                        Err(e) => {
+                            warn!("{what}: accept failed: {e}");
+                            break;
+                        }
+                    }
+                }
+                Ok(PostAction::Continue)
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot watch the {what}: {e}"))?;
+    Ok(file)
 }
 
 #[cfg(test)]

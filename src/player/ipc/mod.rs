@@ -15,13 +15,13 @@ use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use calloop::generic::Generic;
 use calloop::{Interest, LoopHandle, Mode, PostAction};
 use serde_json::Value;
 use tracing::{debug, warn};
 
-use super::socket_file::{bind_private, SocketFile};
+use super::socket_file::{serve, SocketFile};
 use codec::{IpcError, Line, Outcome};
 use commands::IpcCommand;
 use events::PlayerEvent;
@@ -63,26 +63,10 @@ pub fn listen<T: IpcTarget + 'static>(
     path: &Path,
     handle: &LoopHandle<'static, T>,
 ) -> Result<Server> {
-    let (listener, file) = bind_private(path).context("IPC socket")?;
     let client_handle = handle.clone();
-    handle
-        .insert_source(
-            Generic::new(listener, Interest::READ, Mode::Level),
-            move |_, listener, target| {
-                loop {
-                    match listener.accept() {
-                        Ok((stream, _)) => accept(stream, target, &client_handle),
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                        Err(e) => {
-                            warn!("IPC accept failed: {e}");
-                            break;
-                        }
-                    }
-                }
-                Ok(PostAction::Continue)
-            },
-        )
-        .map_err(|e| anyhow::anyhow!("cannot watch the IPC socket: {e}"))?;
+    let file = serve(path, handle, "IPC socket", move |stream, target| {
+        accept(stream, target, &client_handle)
+    })?;
     Ok(Server {
         clients: Vec::new(),
         next_client: 0,

@@ -448,9 +448,10 @@ fn a_looping_playlist_keeps_memory_fds_and_buffers_flat() {
     );
     assert!(samples.iter().all(|s| s.decode_errors == 0), "soak: errors");
     // The first half of the loops (about a minute) warms up: RSS rose in
-    // one or two steps of 2 to 8 MB within the first minute in every run
+    // one or two steps of 2 to 8 MB within the first minute in most runs
     // (loops 2 to 7), then stayed within 0.2 % (for 20 minutes in the
-    // long soak, BENCHMARKS.md).
+    // long soak, BENCHMARKS.md); on a faster, quieter machine, which drops
+    // fewer frames as late, a step came after the first half (CI: +1.5 MB).
     let steady = &samples[samples.len() / 2..];
     let quarter = steady.len().div_ceil(4);
     // A leak holds its fd or buffer in every later sample: the floor of
@@ -488,13 +489,22 @@ fn a_looping_playlist_keeps_memory_fds_and_buffers_flat() {
         steady.iter().map(|s| s.held).collect::<Vec<_>>()
     );
     assert!(steady[0].counts[1] > 0, "soak: no dmabuf: not zero-copy");
-    let quarter = steady.len().div_ceil(4);
-    let mean = |s: &[Sample]| s.iter().map(|s| s.rss_kb).sum::<f64>() / s.len() as f64;
-    let first = mean(&steady[..quarter]);
-    let last = mean(&steady[steady.len() - quarter..]);
+    // A leak grows RSS in every loop; warm-up (arenas, caches, the
+    // compositor's pools) in a step or two. So the median growth from one
+    // loop to the next must be nil (within 0.1 %: page-granular noise),
+    // and at most two loops may grow by more than 1 %.
+    let rss: Vec<f64> = steady.iter().map(|s| s.rss_kb).collect();
+    let mut growth: Vec<f64> = rss.windows(2).map(|w| w[1] - w[0]).collect();
+    let steps = growth.iter().filter(|&&g| g > rss[0] * 0.01).count();
+    growth.sort_by(f64::total_cmp);
+    let median = growth.get(growth.len() / 2).copied().unwrap_or(0.0);
     assert!(
-        last <= first * 1.02,
-        "soak: RSS grew from {first:.0} kB to {last:.0} kB (mean of the first and last quarters)"
+        median <= rss[0] * 0.001,
+        "soak: RSS grew by a median {median:.0} kB per loop, per loop: {rss:?}"
+    );
+    assert!(
+        steps <= 2,
+        "soak: RSS grew by more than 1 % in {steps} loops, per loop: {rss:?}"
     );
 }
 

@@ -234,6 +234,11 @@ impl V4l2Decoder {
             }
             if let Err(e) = self.submit(packet, request) {
                 self.errors += 1;
+                if e.is_device_lost() {
+                    // Not the stream's damage: whichever decoder takes
+                    // over decodes this picture again.
+                    return Err(e.into());
+                }
                 self.damage.failed(request.timestamp_ns);
                 if matches!(e, SessionError::RequestTimeout { .. }) {
                     return Err(self.timed_out(e));

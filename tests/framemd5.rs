@@ -173,7 +173,7 @@ fn display_framemd5(path: &Path) -> (String, Vec<&'static str>) {
         formats.insert(frame.format.av_name());
         writer.write_frame(&frame).expect("write");
     }
-    assert_eq!(pipeline.errors, 0, "{:?}", pipeline.error_summary());
+    assert_eq!(pipeline.errors(), 0, "{:?}", pipeline.error_summary());
     writer.finish().expect("flush");
     (
         String::from_utf8(ours).expect("utf-8"),

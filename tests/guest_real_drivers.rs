@@ -15,7 +15,13 @@
 //! - `error_frames=5`: a driver returning a picture with
 //!   `V4L2_BUF_FLAG_ERROR`: that picture and every one decoded from it
 //!   (by the references each request carried, read from visl's trace) are
-//!   not output, the others are, and the IDR after them is clean.
+//!   not output, the others are, and the IDR after them is clean;
+//! - `fail_requests=N,...` (with `fail_requests_errno`): a device that
+//!   refuses to queue chosen requests (EBUSY, EIO), as a faulting one
+//!   does: the pictures up to the fault are output, the session is reset
+//!   and decoding resumes at the next key frame; three in a row make the
+//!   device count as failed: software decoding takes over with `--hwdec
+//!   auto`, `--hwdec v4l2` ends with the device-failure status.
 //!
 //! A device that disappears mid-stream (visl unbound from its driver after
 //! 8 pictures): with `--hwdec auto` software decoding takes over from the
@@ -89,6 +95,14 @@ const ERROR_REQUEST: usize = 5;
 
 const V4L2_FRAMEMD5: [&str; 4] = ["--hwdec", "v4l2", "--output", "framemd5"];
 
+const AUTO_FRAMEMD5: [&str; 4] = ["--hwdec", "auto", "--output", "framemd5"];
+
+/// No reordering (decode order is display order), an IDR every 15 frames.
+const FAULT_CLIP: &str = "h264_baseline.mp4";
+/// An I picture every 12 frames: three key frames in 30, so that three
+/// requests in a row can each be the first after a reset.
+const FAULTS_IN_A_ROW_CLIP: &str = "mpeg2_matrices.ts";
+
 fn reload(params: &[&str]) -> ScriptCall {
     ScriptCall::new("visl-reload.sh").args(params)
 }
@@ -148,6 +162,8 @@ fn runs() -> &'static GuestResult {
         let h264_slices = media::clip("h264_slices.mp4");
         let hevc_slices = media::clip("hevc_slices.mkv");
         let bframes = media::clip(ERROR_CLIP);
+        let baseline = media::clip(FAULT_CLIP);
+        let gops = media::clip(FAULTS_IN_A_ROW_CLIP);
         let calls = vec![
             // A small default OUTPUT size.
             reload(&["output_sizeimage=1024"]),
@@ -174,6 +190,15 @@ fn runs() -> &'static GuestResult {
             unbound_during("lost-auto", "auto", &bframes),
             reload(&["visl_transtime_ms=40"]),
             unbound_during("lost-v4l2", "v4l2", &bframes),
+            // A faulting device: one request's MEDIA_REQUEST_IOC_QUEUE fails
+            // (EBUSY) ...
+            reload(&["fail_requests=5", "fail_requests_errno=16"]),
+            traced_decode("fault-once", &V4L2_FRAMEMD5, &baseline),
+            // ... or three in a row (EIO), each the first after a reset.
+            reload(&["fail_requests=5,6,7"]),
+            traced_decode("fault-stuck-auto", &AUTO_FRAMEMD5, &gops),
+            reload(&["fail_requests=5,6,7"]),
+            traced_decode("fault-stuck-v4l2", &V4L2_FRAMEMD5, &gops),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
@@ -502,6 +527,114 @@ fn a_lost_device_ends_hwdec_v4l2_with_an_error() {
     assert!(log.contains("reel: error:"), "{log}");
     assert!(
         log.contains("ENODEV") || log.contains("No such device"),
+        "{name}: the cause is named:\n{log}"
+    );
+}
+
+#[test]
+fn a_request_the_device_refuses_costs_the_pictures_until_the_next_key_frame() {
+    let name = "fault-once";
+    let (rc, log, out) = reel_runs::outcome(runs(), name);
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(rc, 1, "{name}: pictures were lost: status 1\n{log}");
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains(" WARN ") && l.contains("MEDIA_REQUEST_IOC_QUEUE failed: EBUSY"))
+            .count(),
+        1,
+        "{name}: the fault is named once:\n{log}"
+    );
+    assert!(
+        log.contains("(the V4L2 session was reset)"),
+        "{name}: {log}"
+    );
+    // One request per picture, in display order: the sixth (request 5)
+    // fails; the five before it are put out before the reset, the rest up
+    // to the next IDR cannot be decoded, and decoding resumes there.
+    let clip = media::clip(FAULT_CLIP);
+    let keys: Vec<u8> = media::ffprobe(&clip, "frame=key_frame");
+    let next_key = (6..keys.len())
+        .find(|&i| keys[i] == 1)
+        .unwrap_or_else(|| panic!("{FAULT_CLIP}: no key frame after the sixth"));
+    let all = ffmpeg_framemd5(&clip);
+    let expected: Vec<i64> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i < 5 || *i >= next_key)
+        .map(|(_, l)| l.0)
+        .collect();
+    let shown: Vec<i64> = reel_runs::framemd5_lines(&out)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    assert_eq!(shown, expected, "{name}: pts of the pictures output\n{log}");
+    let stats = log
+        .lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    assert!(stats.contains("decode_errors=1 "), "{stats}");
+    assert!(stats.contains("decoder=v4l2-stateless"), "{stats}");
+}
+
+#[test]
+fn three_refused_requests_in_a_row_hand_over_to_software_decoding() {
+    let name = "fault-stuck-auto";
+    let (rc, log, out) = reel_runs::outcome(runs(), name);
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(rc, 0, "{name}: the software decoder took over:\n{log}");
+    assert_eq!(
+        log.matches("(the V4L2 session was reset)").count(),
+        2,
+        "{name}: two resets before the third fault:\n{log}"
+    );
+    assert_eq!(
+        log.matches("the V4L2 decoder failed; software decoding from the next frame")
+            .count(),
+        1,
+        "{name}: {log}"
+    );
+    assert!(
+        log.contains("3 decode requests in a row failed or did not complete"),
+        "{name}: {log}"
+    );
+    let ffmpeg = ffmpeg_framemd5(&media::clip(FAULTS_IN_A_ROW_CLIP));
+    let ours = reel_runs::framemd5_lines(&out);
+    // Every frame once, in order: visl's up to the first fault, then
+    // libavcodec's from the frame after the last one put out.
+    assert_eq!(
+        ours.iter().map(|l| l.0).collect::<Vec<_>>(),
+        ffmpeg.iter().map(|l| l.0).collect::<Vec<_>>(),
+        "{name}: pts of the frames output\n{log}"
+    );
+    let software_from = ours
+        .iter()
+        .zip(&ffmpeg)
+        .position(|(a, b)| a == b)
+        .unwrap_or_else(|| panic!("{name}: no frame equals FFmpeg's: no software frames"));
+    assert!(software_from >= 1, "{name}: visl decoded nothing first");
+    assert_eq!(
+        ours[software_from..],
+        ffmpeg[software_from..],
+        "{name}: the software part equals FFmpeg's frame for frame"
+    );
+    // What the faults cost is decoded again: the file played whole.
+    let stats = log
+        .lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    assert!(stats.contains("decoder=software"), "{name}: {stats}");
+    assert!(stats.contains("decode_errors=0 "), "{name}: {stats}");
+}
+
+#[test]
+fn three_refused_requests_in_a_row_end_hwdec_v4l2_with_the_device_failure_status() {
+    let name = "fault-stuck-v4l2";
+    let (rc, log, _) = reel_runs::outcome(runs(), name);
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(rc, 5, "{name}: the device-failure exit status\n{log}");
+    assert!(
+        log.contains("3 decode requests in a row failed or did not complete")
+            && log.contains("MEDIA_REQUEST_IOC_QUEUE failed: EIO"),
         "{name}: the cause is named:\n{log}"
     );
 }

@@ -88,6 +88,12 @@ pub trait FrameDecoder: Send {
     fn damage(&self) -> DamageCounts {
         DamageCounts::default()
     }
+    /// Whether the decoder is decoding again after its last fault (a V4L2
+    /// decoder after a reset: once a request completes). Until then what
+    /// the fault cost may still be decoded again by another decoder.
+    fn resumed(&self) -> bool {
+        true
+    }
 }
 
 impl FrameDecoder for SwDecoder {
@@ -140,5 +146,8 @@ impl FrameDecoder for V4l2Decoder {
             decode_errors: self.damage.decode_errors,
             frames_skipped: self.damage.frames_skipped,
         }
+    }
+    fn resumed(&self) -> bool {
+        V4l2Decoder::resumed(self)
     }
 }

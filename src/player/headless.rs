@@ -86,13 +86,13 @@ pub fn run_file(
     if let Some(writer) = writer {
         writer.finish()?;
     }
-    pipeline.publish_damage();
+    pipeline.settle();
     if frames == 0 {
         anyhow::bail!("no frame could be decoded");
     }
     let report = HeadlessReport {
         frames,
-        errors: pipeline.errors,
+        errors: pipeline.errors(),
         error_summary: pipeline.error_summary(),
         elapsed: began.elapsed(),
         decoder: pipeline.decoder_kind(),

@@ -66,12 +66,23 @@ pub struct Pipeline {
     /// takes over.
     last_delivered: Option<(Duration, Duration)>,
     damage: Arc<DamageCounters>,
-    /// The decoder's counts already added to `damage`.
+    /// The decoder's counts already taken into `unsettled`.
     damage_published: DamageCounts,
     /// Demux or decode errors seen (the stream went on after each).
-    pub errors: u64,
+    errors: u64,
     /// The first of them, for the report at the end.
-    pub first_error: Option<String>,
+    first_error: Option<String>,
+    unsettled: Unsettled,
+}
+
+/// Errors and damage not yet counted: those of a decoder that has not
+/// resumed since a fault. When it fails instead, the decoder taking over
+/// decodes again from the last frame handed out, and they cost nothing.
+#[derive(Default)]
+struct Unsettled {
+    errors: u64,
+    first_error: Option<String>,
+    damage: DamageCounts,
 }
 
 impl Pipeline {
@@ -104,6 +115,7 @@ impl Pipeline {
             damage_published: DamageCounts::default(),
             errors: 0,
             first_error: None,
+            unsettled: Unsettled::default(),
         })
     }
 
@@ -134,6 +146,7 @@ impl Pipeline {
     pub fn seek(&mut self, position: Duration, epoch: u64) -> Result<()> {
         let target = self.media_time(position);
         debug!(?position, ?target, epoch, "seek");
+        self.settle();
         self.decoder.discard();
         self.demuxer.seek(target)?;
         self.epoch = epoch;
@@ -161,6 +174,16 @@ impl Pipeline {
 
     /// The next frame in presentation order, or None at the end of the stream.
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
+        let next = self.pull_frame();
+        // Faults the decoder has not resumed after stay unsettled while
+        // frames come (those it put out before resetting).
+        if !matches!(next, Ok(Some(_))) || self.decoder.resumed() {
+            self.settle();
+        }
+        next
+    }
+
+    fn pull_frame(&mut self) -> Result<Option<Frame>> {
         loop {
             self.publish_damage();
             match self.decoder.receive() {
@@ -213,16 +236,31 @@ impl Pipeline {
         self.damage = counters;
     }
 
-    /// Adds what the decoder counted since the last call to the run's
-    /// damage counts.
-    pub fn publish_damage(&mut self) {
+    /// Takes what the decoder counted since the last call.
+    fn publish_damage(&mut self) {
         let now = self.decoder.damage();
         let seen = self.damage_published;
-        self.damage.add(DamageCounts {
-            decode_errors: now.decode_errors.saturating_sub(seen.decode_errors),
-            frames_skipped: now.frames_skipped.saturating_sub(seen.frames_skipped),
-        });
+        let damage = &mut self.unsettled.damage;
+        damage.decode_errors += now.decode_errors.saturating_sub(seen.decode_errors);
+        damage.frames_skipped += now.frames_skipped.saturating_sub(seen.frames_skipped);
         self.damage_published = now;
+    }
+
+    /// Counts every error and damaged picture seen so far: adds them to the
+    /// run's damage counts and the pipeline's errors.
+    pub fn settle(&mut self) {
+        self.publish_damage();
+        let unsettled = std::mem::take(&mut self.unsettled);
+        self.errors += unsettled.errors;
+        if let Some(first) = unsettled.first_error {
+            self.first_error.get_or_insert(first);
+        }
+        self.damage.add(unsettled.damage);
+    }
+
+    /// Errors seen (the stream went on after each), settled or not.
+    pub fn errors(&self) -> u64 {
+        self.errors + self.unsettled.errors
     }
 
     fn end_of_input(&mut self) -> Result<()> {
@@ -264,6 +302,14 @@ impl Pipeline {
     fn fall_back_to_software(&mut self) -> Result<()> {
         self.decoder_options.0.hwdec = Hwdec::No;
         self.reopen_decoder()?;
+        let forgiven = std::mem::take(&mut self.unsettled);
+        if forgiven.errors > 0 {
+            info!(
+                errors = forgiven.errors,
+                decode_errors = forgiven.damage.decode_errors,
+                "the failed decoder's errors since the last frame put out are decoded again"
+            );
+        }
         let start = self.stream().start_time;
         let resume = match (self.drop_before, self.last_delivered) {
             (Some(target), _) => target,
@@ -275,14 +321,17 @@ impl Pipeline {
     }
 
     fn record(&mut self, error: String) {
-        self.errors += 1;
-        self.first_error.get_or_insert(error);
+        self.unsettled.errors += 1;
+        self.unsettled.first_error.get_or_insert(error);
     }
 
     /// One line on the errors seen, if any: "N errors (first: ...)".
     pub fn error_summary(&self) -> Option<String> {
-        let first = self.first_error.as_deref()?;
-        Some(match self.errors {
+        let first = self
+            .first_error
+            .as_deref()
+            .or(self.unsettled.first_error.as_deref())?;
+        Some(match self.errors() {
             1 => first.to_string(),
             n => format!("{n} errors, the first: {first}"),
         })

@@ -31,8 +31,10 @@ pub enum DecoderError {
     Codec(#[from] CodecError),
     #[error("picture {0} ns: no CAPTURE layout reel can read on the CPU")]
     Unreadable(u64),
-    #[error("{count} decode requests in a row did not complete: the device is stuck")]
-    Stuck { count: u32 },
+    #[error("{0} (the V4L2 session was reset)")]
+    Reset(SessionError),
+    #[error("{count} decode requests in a row failed or did not complete, the device counts as failed; the last: {last}")]
+    Stuck { count: u32, last: SessionError },
 }
 
 impl DecoderError {
@@ -43,7 +45,7 @@ impl DecoderError {
         match self {
             Self::Session(e) => e.is_recoverable(),
             Self::Codec(e) => e.is_recoverable(),
-            Self::Unreadable(_) => true,
+            Self::Unreadable(_) | Self::Reset(_) => true,
             Self::Stuck { .. } => false,
         }
     }
@@ -54,13 +56,20 @@ impl DecoderError {
         match self {
             Self::Session(e) => e.is_device_lost(),
             Self::Stuck { .. } => true,
-            Self::Codec(_) | Self::Unreadable(_) => false,
+            Self::Codec(_) | Self::Unreadable(_) | Self::Reset(_) => false,
         }
     }
 }
 
-/// Request time-outs in a row after which the device counts as stuck.
+/// Request time-outs or device faults in a row after which the device
+/// counts as failed.
 const STUCK_AFTER: u32 = 3;
+
+/// Whether `error` is answered by resetting the session: a request that
+/// did not complete in time, or a device fault a reset may clear.
+fn resets(error: &SessionError) -> bool {
+    matches!(error, SessionError::RequestTimeout { .. }) || error.is_transient_fault()
+}
 
 /// Timing of one packet, kept until its picture comes out.
 #[derive(Clone, Copy)]
@@ -110,8 +119,9 @@ pub struct V4l2Decoder {
     pub errors: u64,
     /// Damaged pictures (errors and what may reference them): not shown.
     pub damage: Damage,
-    /// Request time-outs since a request last completed.
-    timeouts_in_a_row: u32,
+    /// Requests that timed out or that the device failed since a request
+    /// last completed.
+    faults_in_a_row: u32,
 }
 
 impl V4l2Decoder {
@@ -184,7 +194,7 @@ impl V4l2Decoder {
             epoch: 0,
             errors: 0,
             damage: Damage::new(),
-            timeouts_in_a_row: 0,
+            faults_in_a_row: 0,
         })
     }
 
@@ -240,8 +250,11 @@ impl V4l2Decoder {
                     return Err(e.into());
                 }
                 self.damage.failed(request.timestamp_ns);
-                if matches!(e, SessionError::RequestTimeout { .. }) {
-                    return Err(self.timed_out(e));
+                if resets(&e) {
+                    // Pictures this packet made due before the fault are
+                    // put out before the reset.
+                    self.due.extend(output);
+                    return Err(self.reset_after(e));
                 } else if self.holding_for.is_some() {
                     // The picture's earlier slices hold a CAPTURE buffer:
                     // FLUSH gives it back with what was decoded.
@@ -359,12 +372,37 @@ impl V4l2Decoder {
         Ok(())
     }
 
+    /// Whether a request completed since the last reset after a fault.
+    pub fn resumed(&self) -> bool {
+        self.faults_in_a_row == 0
+    }
+
     /// Forgets every packet and picture queued (a container seek).
     pub fn discard(&mut self) {
         self.epoch += 1;
         self.recover();
+        self.frames.clear();
     }
 
+    /// Before a reset after a device fault: what the device still
+    /// completes is put out, as at the end of the stream, in display order
+    /// up to the first picture lost. Failures here are the fault's own,
+    /// already reported.
+    fn salvage(&mut self) {
+        self.holding_for = None;
+        match self.session.drain() {
+            Ok(drained) => self.store(drained),
+            Err(e) => debug!("draining before the reset: {e}"),
+        }
+        self.due.extend(self.codec.take_output(true));
+        // Up to the first picture that did not come back (the failed one,
+        // in display order): one shown after it would leave a gap behind
+        // it that a decoder taking over could not fill.
+        self.emit();
+    }
+
+    /// Resets the session and the codec: decoding resumes at the next key
+    /// frame. Frames already put out stay (their buffers stay held).
     fn recover(&mut self) {
         if let Err(e) = self.session.reset() {
             warn!("V4L2 session reset failed: {e}");
@@ -375,7 +413,6 @@ impl V4l2Decoder {
         self.decoded.clear();
         self.shown.clear();
         self.due.clear();
-        self.frames.clear();
         self.damage.clear();
     }
 
@@ -385,32 +422,37 @@ impl V4l2Decoder {
             Ok(c) => c,
             Err(e) => {
                 self.errors += 1;
-                if matches!(e, SessionError::RequestTimeout { .. }) {
-                    return Err(self.timed_out(e));
+                if resets(&e) {
+                    return Err(self.reset_after(e));
                 }
                 return Err(e.into());
             }
         };
         if !completed.is_empty() {
-            self.timeouts_in_a_row = 0;
+            self.faults_in_a_row = 0;
         }
         self.store(completed);
         self.emit();
         Ok(())
     }
 
-    /// A request timed out: the session is reset (decoding resumes at the
-    /// next key frame), and after `STUCK_AFTER` in a row with nothing
-    /// completed between them the device counts as stuck.
-    fn timed_out(&mut self, error: SessionError) -> DecoderError {
+    /// A request timed out or the device failed it: the session is reset
+    /// (decoding resumes at the next key frame), and after `STUCK_AFTER`
+    /// in a row with nothing completed between them the device counts as
+    /// failed (another decoder may take over).
+    fn reset_after(&mut self, error: SessionError) -> DecoderError {
+        if error.is_transient_fault() {
+            self.salvage();
+        }
         self.recover();
-        self.timeouts_in_a_row += 1;
-        if self.timeouts_in_a_row >= STUCK_AFTER {
+        self.faults_in_a_row += 1;
+        if self.faults_in_a_row >= STUCK_AFTER {
             DecoderError::Stuck {
-                count: self.timeouts_in_a_row,
+                count: self.faults_in_a_row,
+                last: error,
             }
         } else {
-            error.into()
+            DecoderError::Reset(error)
         }
     }
 

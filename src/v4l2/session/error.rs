@@ -69,19 +69,34 @@ impl SessionError {
         Self::Ioctl { ioctl, errno }
     }
 
-    /// Whether the device itself is gone or broken: its node unregistered
-    /// (driver unbound or unloaded, a USB or PCIe decoder removed: ENODEV,
-    /// ENXIO), or its queue in the error state vb2 enters on a hardware
-    /// failure (EIO; POLLERR on a request). No later request can succeed.
+    /// Whether the device itself is gone: its node unregistered (driver
+    /// unbound or unloaded, a USB or PCIe decoder removed: ENODEV, ENXIO).
+    /// No later request can succeed; nothing is worth retrying.
     pub fn is_device_lost(&self) -> bool {
-        const LOST: [Errno; 3] = [Errno::ENODEV, Errno::ENXIO, Errno::EIO];
+        const LOST: [Errno; 2] = [Errno::ENODEV, Errno::ENXIO];
         match self {
             Self::Ioctl { errno, .. } | Self::Controls { errno, .. } => LOST.contains(errno),
             Self::Open { source, .. } => source
                 .raw_os_error()
-                .is_some_and(|e| LOST.contains(&Errno::from_raw(e))),
+                .is_some_and(|e| LOST.contains(&Errno::from_raw(e)) || e == Errno::EIO as i32),
             _ => false,
         }
+    }
+
+    /// Whether the device failed one operation mid-stream but may work
+    /// again once the session is reset: EIO (the error state vb2 enters on
+    /// a hardware fault, which STREAMOFF clears; POLLERR on a request) or
+    /// EBUSY from a queue or request ioctl. The decoder resets and resumes
+    /// at the next key frame; several in a row make the device count as
+    /// failed.
+    pub fn is_transient_fault(&self) -> bool {
+        matches!(
+            self,
+            Self::Ioctl {
+                errno: Errno::EIO | Errno::EBUSY,
+                ..
+            }
+        )
     }
 
     /// Whether later requests can still succeed, decoding resuming at the
@@ -104,5 +119,32 @@ impl SessionError {
                 | Self::NoCaptureBuffer { .. }
                 | Self::DuplicateTimestamp(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vanished_node_is_lost_a_faulting_queue_is_reset() {
+        let ioctl = |errno| SessionError::ioctl("MEDIA_REQUEST_IOC_QUEUE", errno);
+        for errno in [Errno::ENODEV, Errno::ENXIO] {
+            assert!(ioctl(errno).is_device_lost(), "{errno}");
+            assert!(!ioctl(errno).is_transient_fault(), "{errno}");
+        }
+        for errno in [Errno::EIO, Errno::EBUSY] {
+            assert!(!ioctl(errno).is_device_lost(), "{errno}");
+            assert!(ioctl(errno).is_transient_fault(), "{errno}");
+        }
+        // A request refused for its content is the picture's, not the
+        // device's.
+        assert!(!ioctl(Errno::EINVAL).is_transient_fault());
+        assert!(!ioctl(Errno::EINVAL).is_device_lost());
+        let timeout = SessionError::RequestTimeout {
+            timestamp_ns: 1000,
+            waited: Duration::from_secs(1),
+        };
+        assert!(!timeout.is_transient_fault() && !timeout.is_device_lost());
     }
 }

@@ -3,7 +3,8 @@
 //! decoder (most ARM boards), the CPU would otherwise read stale cache
 //! lines. A [`ReadAccess`] starts the access on each dmabuf of a buffer and
 //! ends it when dropped; frames the compositor imports as they are never
-//! take one.
+//! take one. A [`WriteAccess`] does the same for the CPU writing a copied
+//! frame into a dmabuf the compositor then reads.
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +18,7 @@ struct DmaBufSync {
 }
 
 const DMA_BUF_SYNC_READ: u64 = 1;
+const DMA_BUF_SYNC_WRITE: u64 = 2;
 const DMA_BUF_SYNC_START: u64 = 0;
 const DMA_BUF_SYNC_END: u64 = 4;
 
@@ -32,15 +34,13 @@ pub struct ReadAccess<'a> {
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 fn sync(fd: BorrowedFd<'_>, flags: u64) {
-    let arg = DmaBufSync {
-        flags: flags | DMA_BUF_SYNC_READ,
-    };
+    let arg = DmaBufSync { flags };
     // SAFETY: `fd` is a valid open descriptor for the call's duration and
     // `arg` a live struct dma_buf_sync the kernel only reads.
     let result = unsafe { dma_buf_ioctl_sync(fd.as_raw_fd(), &arg) };
     if let Err(e) = result {
         if !WARNED.swap(true, Ordering::Relaxed) {
-            warn!("DMA_BUF_IOCTL_SYNC: {e} (reading the buffer without it)");
+            warn!("DMA_BUF_IOCTL_SYNC: {e} (accessing the buffer without it)");
         }
     }
 }
@@ -50,7 +50,7 @@ impl<'a> ReadAccess<'a> {
     pub fn start(fds: impl IntoIterator<Item = BorrowedFd<'a>>) -> Self {
         let fds: Vec<BorrowedFd<'a>> = fds.into_iter().collect();
         for &fd in &fds {
-            sync(fd, DMA_BUF_SYNC_START);
+            sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
         }
         Self { fds }
     }
@@ -64,7 +64,31 @@ impl<'a> ReadAccess<'a> {
 impl Drop for ReadAccess<'_> {
     fn drop(&mut self) {
         for &fd in &self.fds {
-            sync(fd, DMA_BUF_SYNC_END);
+            sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+        }
+    }
+}
+
+/// The CPU writing one dmabuf, from creation to drop.
+pub struct WriteAccess<'a> {
+    fd: Option<BorrowedFd<'a>>,
+}
+
+impl<'a> WriteAccess<'a> {
+    /// Starts writing `fd` (DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE); None:
+    /// memory that is no dmabuf, nothing to bracket.
+    pub fn start(fd: Option<BorrowedFd<'a>>) -> Self {
+        if let Some(fd) = fd {
+            sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
+        }
+        Self { fd }
+    }
+}
+
+impl Drop for WriteAccess<'_> {
+    fn drop(&mut self) {
+        if let Some(fd) = self.fd {
+            sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
         }
     }
 }

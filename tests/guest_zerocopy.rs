@@ -8,7 +8,8 @@
 //! - every presented frame was zero-copy, no copy-path buffer was made, and
 //!   each CAPTURE buffer was imported once (wl_buffers = buffers used, not
 //!   frames);
-//! - with `--copy` the same picture arrives through the copy path;
+//! - with `--copy` the same picture arrives through the copy path, in
+//!   udmabufs (the fds' exporter while reel plays), never memfds;
 //! - reel exits 0, and weston's protocol log shows no protocol error sent
 //!   to it.
 //!
@@ -325,6 +326,27 @@ fn forced_copy_path_copies_every_frame() {
     assert_eq!(reel_output::number(&s, "zero_copy_buffers"), 0, "{s:?}");
     assert_eq!(reel_output::number(&s, "copy_frames"), presented, "{s:?}");
     assert!(reel_output::number(&s, "buffers_allocated") > 0, "{s:?}");
+    // The copies reach weston as real dmabufs, which GPU compositors
+    // import, never as memfds: by the kernel's word (each fd's exporter
+    // while reel played) and by reel's log.
+    let fds = read("copy.fds");
+    assert!(
+        fds.lines().any(|l| l == "dmabuf udmabuf"),
+        "no udmabuf among reel's fds:\n{fds}"
+    );
+    assert!(
+        !fds.lines().any(|l| l.starts_with("memfd reel-frame")),
+        "a copy buffer is a memfd:\n{fds}"
+    );
+    let log = read("copy.log");
+    let created: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("dmabuf buffer created"))
+        .collect();
+    assert!(
+        !created.is_empty() && created.iter().all(|l| l.contains("memory=udmabuf")),
+        "copy buffers made: {created:?}"
+    );
 }
 
 /// Columns of `row` where the colour changes, from `from` on.

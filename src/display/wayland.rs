@@ -551,13 +551,19 @@ impl Display {
         let Some(buffer) = self.state.pool.writable(slot) else {
             return Err(bad_frame(frame, "internal: acquired buffer is held"));
         };
+        let layout = &buffer.layout;
         match path {
-            Route::Dmabuf(_) => copy_frame(frame, &buffer.layout, buffer.memory.bytes_mut())?,
+            Route::Dmabuf(_) => buffer
+                .memory
+                .write(|bytes| copy_frame(frame, layout, bytes))?,
             Route::Shm => {
-                let stride = buffer.layout.planes[0].stride;
-                frame_to_xrgb(frame, buffer.memory.bytes_mut(), stride)?
+                let stride = layout.planes[0].stride;
+                buffer
+                    .memory
+                    .write(|bytes| frame_to_xrgb(frame, bytes, stride))?
             }
         }
+        let memory = buffer.memory.kind();
         let wl_buffer = buffer.wl_buffer.clone();
         self.commit_buffer(frame, &wl_buffer);
         self.state.pool.mark_held(slot);
@@ -565,7 +571,7 @@ impl Display {
             Route::Dmabuf(c) => {
                 self.state.stats.frames_dmabuf += 1;
                 debug!(pts = ?frame.pts, path = "dmabuf", format = ?c.fourcc, modifier = %modifier_name(c.modifier),
-                       copy = "one CPU copy into a memfd", "frame presented");
+                       copy = "one CPU copy", %memory, "frame presented");
             }
             Route::Shm => {
                 self.state.stats.frames_shm += 1;
@@ -603,10 +609,11 @@ impl Display {
         };
         let layout = BufferLayout::new(choice.fourcc, frame.width, frame.height)
             .ok_or_else(|| bad_frame(frame, "no buffer layout for its format"))?;
-        let memory = SharedMemory::new(layout.size).map_err(|source| DisplayError::Allocation {
-            size: layout.size,
-            source,
-        })?;
+        let memory =
+            SharedMemory::dmabuf(layout.size).map_err(|source| DisplayError::Allocation {
+                size: layout.size,
+                source,
+            })?;
         let params = dmabuf.create_params(&self.qh, ParamsData);
         for (i, plane) in layout.planes.iter().enumerate() {
             params.add(
@@ -621,7 +628,8 @@ impl Display {
         match self.create_from_params(&params, frame.width, frame.height, choice.fourcc as u32)? {
             Some(wl_buffer) => {
                 debug!(format = ?choice.fourcc, modifier = %modifier_name(choice.modifier),
-                       width = frame.width, height = frame.height, bytes = layout.size, "dmabuf buffer created");
+                       width = frame.width, height = frame.height, bytes = layout.size,
+                       memory = %memory.kind(), "dmabuf buffer created");
                 Ok(Some(FrameBuffer {
                     wl_buffer,
                     memory,

@@ -8,9 +8,12 @@
 #   `reel --stats --hwdec v4l2 -vv` until a frame is presented, 2 s more,
 #   a screenshot (PLAY-shot/), then SIGTERM: PLAY = NAME-loop (`--loop`)
 #   and NAME-paused (`--paused --start START`); PLAY.out, PLAY.log,
-#   PLAY.rc, weston-PLAY.log; not with PLAYBACK `no-play`.
+#   PLAY.rc, weston-PLAY.log; not with PLAYBACK `no-play`. With LOOP_UNTIL,
+#   the `--loop` playback first goes on until its log has a line with that
+#   text (at most 120 s: a loaded guest drops most frames as late, and
+#   decodes slowly).
 #
-#   tests/vm/guest/fwht-play.sh REEL NAME FILE WIDTHxHEIGHT START play|no-play
+#   tests/vm/guest/fwht-play.sh REEL NAME FILE WIDTHxHEIGHT START play|no-play [LOOP_UNTIL]
 set -eu
 reel=$1
 name=$2
@@ -19,6 +22,7 @@ width=${4%x*}
 height=${4#*x}
 start=$5
 playback=$6
+loop_until=${7:-}
 R=$REEL_RESULTS
 . "$(dirname "$0")/reel-shot.sh"
 
@@ -41,6 +45,15 @@ fwht_play() {
     start_weston "$play" "$width" "$height"
     "$reel" --stats --hwdec v4l2 -vv "$@" "$file" >"$R/$play.out" 2>"$R/$play.log" &
     pid=$!
+    if [ "$play" = "$name-loop" ] && [ -n "$loop_until" ]; then
+        i=0
+        until grep -qF "$loop_until" "$R/$play.log"; do
+            i=$((i + 1))
+            [ $i -gt 600 ] && break
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.2
+        done
+    fi
     shot_and_stop "$play" "$pid" "$WESTON"
 }
 fwht_play "$name-loop" --loop

@@ -15,9 +15,12 @@
 #   shown twice; at most 60 s), then shot_and_stop: NAME.out, NAME.log,
 #   NAME.rc, NAME-shot/.
 # shot_and_stop NAME PID WESTON_PID: waits until reel (PID, logging to
-#   $R/NAME.log at -vv) has presented a frame, takes a weston screenshot
-#   into $R/NAME-shot/, stops reel with SIGTERM (it prints its stats and
-#   exits), writes its exit status to $R/NAME.rc, then stops weston.
+#   $R/NAME.log at -vv) has presented a frame, lists what its buffers are
+#   (fd_kinds) in $R/NAME.fds, takes a weston screenshot into
+#   $R/NAME-shot/, stops reel with SIGTERM (it prints its stats and exits),
+#   writes its exit status to $R/NAME.rc, then stops weston.
+# fd_kinds PID: a line per dmabuf fd of PID, "dmabuf EXPORTER" (its
+#   fdinfo's exp_name), and per memfd, "memfd NAME".
 start_weston() {
     weston --backend=headless --renderer=gl --shell=kiosk --debug --logger-scopes=log,proto --idle-time=0 \
         --refresh-rate=1000000 --width="$2" --height="$3" --socket="wl-$1" >"$R/weston-$1.log" 2>&1 &
@@ -55,6 +58,20 @@ play() {
     shot_and_stop "$play_name" "$play_pid" "$WESTON"
 }
 
+fd_kinds() {
+    for fd in /proc/"$1"/fd/*; do
+        exporter=$(sed -n 's/^exp_name:[[:space:]]*//p' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null)
+        if [ -n "$exporter" ]; then
+            echo "dmabuf $exporter"
+            continue
+        fi
+        target=$(readlink "$fd" 2>/dev/null) || continue
+        case $target in
+        /memfd:*) echo "memfd ${target#/memfd:}" ;;
+        esac
+    done
+}
+
 shot_and_stop() {
     shot_name=$1
     shot_pid=$2
@@ -67,6 +84,7 @@ shot_and_stop() {
         sleep 0.2
     done
     sleep 2
+    fd_kinds "$shot_pid" >"$R/$shot_name.fds"
     mkdir -p "$R/$shot_name-shot"
     (cd "$R/$shot_name-shot" && XDG_PICTURES_DIR="$R/$shot_name-shot" timeout 60 weston-screenshooter) \
         >"$R/$shot_name-shot.log" 2>&1 || true

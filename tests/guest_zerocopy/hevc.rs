@@ -420,9 +420,15 @@ fn hevc_playlist_loops_through_a_resolution_change_zero_copy() {
     );
     let s = assert_zero_copy_throughout("hevc-playlist");
     let log = read("hevc-playlist.log");
-    assert_eq!(
-        reel_runs::stats_decoder("hevc-playlist", &log),
-        "v4l2-stateless"
+    // Every file opened went through V4L2 (the stats line names the
+    // decoder of the moment: none when stopped between two files).
+    let opened: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" opened file="))
+        .collect();
+    assert!(
+        opened.len() >= 3 && opened.iter().all(|l| l.contains("decoder=v4l2-stateless")),
+        "files opened: {opened:#?}"
     );
     // Frames in order: positions rise within a file, and fall only where
     // the next file starts (the second file, then the first again).

@@ -46,10 +46,9 @@ fwht_play() {
     "$reel" --stats --hwdec v4l2 -vv "$@" "$file" >"$R/$play.out" 2>"$R/$play.log" &
     pid=$!
     if [ "$play" = "$name-loop" ] && [ -n "$loop_until" ]; then
-        i=0
+        deadline=$(($(date +%s) + 120))
         until grep -qF "$loop_until" "$R/$play.log"; do
-            i=$((i + 1))
-            [ $i -gt 600 ] && break
+            [ "$(date +%s)" -ge "$deadline" ] && break
             kill -0 "$pid" 2>/dev/null || break
             sleep 0.2
         done

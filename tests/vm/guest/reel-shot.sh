@@ -47,11 +47,12 @@ play() {
     play_pid=$!
     # On a loaded machine a 2 s window may present fewer frames than the
     # decoder has buffers, and the checks of buffer reuse see none.
-    play_tries=0
+    # A deadline, not a count of tries: on a loaded guest each look through
+    # a long -vv log takes seconds.
+    play_deadline=$(($(date +%s) + 60))
     while [ "$(grep -c 'frame presented' "$R/$play_name.log")" -le \
         "$(grep -c 'decoder dmabuf imported' "$R/$play_name.log")" ]; do
-        play_tries=$((play_tries + 1))
-        [ $play_tries -gt 300 ] && break
+        [ "$(date +%s)" -ge "$play_deadline" ] && break
         kill -0 "$play_pid" 2>/dev/null || break
         sleep 0.2
     done

@@ -421,10 +421,7 @@ fn pictures_decoded_with_errors_and_their_dependents_are_not_output() {
         "pictures output (pts) with pictures {damaged:?} damaged"
     );
     assert_eq!(shown, expected, "the pictures output are the clean run's");
-    let stats = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let stats = stats_line(&log);
     assert!(stats.contains("decode_errors=1 "), "{stats}");
     assert!(
         stats.ends_with(&format!("frames_skipped={}", damaged.len())),
@@ -469,6 +466,44 @@ fn ffmpeg_framemd5(clip: &Path) -> Vec<(i64, String)> {
     reel_runs::framemd5_lines(&String::from_utf8_lossy(&out.stdout))
 }
 
+/// A run's `reel: stats:` line.
+fn stats_line(log: &str) -> &str {
+    log.lines()
+        .find(|l| l.starts_with("reel: stats:"))
+        .unwrap_or_else(|| panic!("no stats line:\n{log}"))
+}
+
+/// A run that handed over from visl to software decoding: said once,
+/// every frame of `clip` output once and in order, visl's pictures (test
+/// bars) first, then libavcodec's, equal to FFmpeg's frame for frame.
+/// Returns where software decoding took over.
+fn assert_handed_over(name: &str, log: &str, out: &str, clip: &str) -> usize {
+    assert_eq!(
+        log.matches("the V4L2 decoder failed; software decoding from the next frame")
+            .count(),
+        1,
+        "{name}: {log}"
+    );
+    let ffmpeg = ffmpeg_framemd5(&media::clip(clip));
+    let ours = reel_runs::framemd5_lines(out);
+    assert_eq!(
+        ours.iter().map(|l| l.0).collect::<Vec<_>>(),
+        ffmpeg.iter().map(|l| l.0).collect::<Vec<_>>(),
+        "{name}: pts of the frames output\n{log}"
+    );
+    let software_from = ours
+        .iter()
+        .zip(&ffmpeg)
+        .position(|(a, b)| a == b)
+        .unwrap_or_else(|| panic!("{name}: no frame equals FFmpeg's: no software frames"));
+    assert_eq!(
+        ours[software_from..],
+        ffmpeg[software_from..],
+        "{name}: the software part equals FFmpeg's frame for frame"
+    );
+    software_from
+}
+
 #[test]
 fn a_lost_device_hands_over_to_software_decoding() {
     let name = "lost-auto";
@@ -479,34 +514,10 @@ fn a_lost_device_hands_over_to_software_decoding() {
     );
     assert!(!log.contains("panicked"), "{log}");
     assert_eq!(rc, 0, "{name}: the software decoder took over:\n{log}");
-    assert_eq!(
-        log.matches("the V4L2 decoder failed; software decoding from the next frame")
-            .count(),
-        1,
-        "{log}"
-    );
-    let ffmpeg = ffmpeg_framemd5(&media::clip(ERROR_CLIP));
-    let ours = reel_runs::framemd5_lines(&out);
-    // Every frame once, in order.
-    assert_eq!(
-        ours.iter().map(|l| l.0).collect::<Vec<_>>(),
-        ffmpeg.iter().map(|l| l.0).collect::<Vec<_>>(),
-        "{name}: pts of the frames output"
-    );
-    // visl's pictures (test bars) first, then libavcodec's, equal FFmpeg's.
-    let software_from = ours
-        .iter()
-        .zip(&ffmpeg)
-        .position(|(a, b)| a == b)
-        .unwrap_or_else(|| panic!("{name}: no frame equals FFmpeg's: no software frames"));
+    let software_from = assert_handed_over(name, &log, &out, ERROR_CLIP);
     assert!(
         software_from >= UNBIND_AFTER,
         "{name}: software from frame {software_from}, before the device went"
-    );
-    assert_eq!(
-        ours[software_from..],
-        ffmpeg[software_from..],
-        "{name}: the software part equals FFmpeg's frame for frame"
     );
     assert!(
         log.contains("decoder=software"),
@@ -568,10 +579,7 @@ fn a_request_the_device_refuses_costs_the_pictures_until_the_next_key_frame() {
         .map(|l| l.0)
         .collect();
     assert_eq!(shown, expected, "{name}: pts of the pictures output\n{log}");
-    let stats = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let stats = stats_line(&log);
     assert!(stats.contains("decode_errors=1 "), "{stats}");
     assert!(stats.contains("decoder=v4l2-stateless"), "{stats}");
 }
@@ -587,41 +595,14 @@ fn three_refused_requests_in_a_row_hand_over_to_software_decoding() {
         2,
         "{name}: two resets before the third fault:\n{log}"
     );
-    assert_eq!(
-        log.matches("the V4L2 decoder failed; software decoding from the next frame")
-            .count(),
-        1,
-        "{name}: {log}"
-    );
     assert!(
         log.contains("3 decode requests in a row failed or did not complete"),
         "{name}: {log}"
     );
-    let ffmpeg = ffmpeg_framemd5(&media::clip(FAULTS_IN_A_ROW_CLIP));
-    let ours = reel_runs::framemd5_lines(&out);
-    // Every frame once, in order: visl's up to the first fault, then
-    // libavcodec's from the frame after the last one put out.
-    assert_eq!(
-        ours.iter().map(|l| l.0).collect::<Vec<_>>(),
-        ffmpeg.iter().map(|l| l.0).collect::<Vec<_>>(),
-        "{name}: pts of the frames output\n{log}"
-    );
-    let software_from = ours
-        .iter()
-        .zip(&ffmpeg)
-        .position(|(a, b)| a == b)
-        .unwrap_or_else(|| panic!("{name}: no frame equals FFmpeg's: no software frames"));
+    let software_from = assert_handed_over(name, &log, &out, FAULTS_IN_A_ROW_CLIP);
     assert!(software_from >= 1, "{name}: visl decoded nothing first");
-    assert_eq!(
-        ours[software_from..],
-        ffmpeg[software_from..],
-        "{name}: the software part equals FFmpeg's frame for frame"
-    );
     // What the faults cost is decoded again: the file played whole.
-    let stats = log
-        .lines()
-        .find(|l| l.starts_with("reel: stats:"))
-        .unwrap_or_else(|| panic!("no stats line:\n{log}"));
+    let stats = stats_line(&log);
     assert!(stats.contains("decoder=software"), "{name}: {stats}");
     assert!(stats.contains("decode_errors=0 "), "{name}: {stats}");
 }

@@ -21,7 +21,11 @@
 //!   does: the pictures up to the fault are output, the session is reset
 //!   and decoding resumes at the next key frame; three in a row make the
 //!   device count as failed: software decoding takes over with `--hwdec
-//!   auto`, `--hwdec v4l2` ends with the device-failure status.
+//!   auto`, `--hwdec v4l2` ends with the device-failure status;
+//! - `stall_jobs=N`: a decode job that hangs until a watchdog completes it
+//!   with an error 3 s later, as a hung device's driver does: reel's
+//!   request times out after a second, it resets and resumes at the next
+//!   key frame, the same as after a refused request.
 //!
 //! A device that disappears mid-stream (visl unbound from its driver after
 //! 8 pictures): with `--hwdec auto` software decoding takes over from the
@@ -194,6 +198,9 @@ fn runs() -> &'static GuestResult {
             // (EBUSY) ...
             reload(&["fail_requests=5", "fail_requests_errno=16"]),
             traced_decode("fault-once", &V4L2_FRAMEMD5, &baseline),
+            // ... or a job hangs until the driver's watchdog ends it.
+            reload(&["stall_jobs=5"]),
+            traced_decode("stall-once", &V4L2_FRAMEMD5, &baseline),
             // ... or three in a row (EIO), each the first after a reset.
             reload(&["fail_requests=5,6,7"]),
             traced_decode("fault-stuck-auto", &AUTO_FRAMEMD5, &gops),
@@ -542,15 +549,18 @@ fn a_lost_device_ends_hwdec_v4l2_with_an_error() {
     );
 }
 
-#[test]
-fn a_request_the_device_refuses_costs_the_pictures_until_the_next_key_frame() {
-    let name = "fault-once";
+/// A run of FAULT_CLIP on visl that lost its sixth picture (request or job
+/// 5) to `fault` and resumed: the fault named once at warning level, the
+/// session reset, exit status 1 (pictures were lost); the five pictures
+/// before it were put out before the reset, the rest up to the next IDR
+/// could not be decoded, and decoding resumed there.
+fn assert_resumed_at_the_next_key_frame(name: &str, fault: &str) -> String {
     let (rc, log, out) = reel_runs::outcome(runs(), name);
     assert!(!log.contains("panicked"), "{log}");
     assert_eq!(rc, 1, "{name}: pictures were lost: status 1\n{log}");
     assert_eq!(
         log.lines()
-            .filter(|l| l.contains(" WARN ") && l.contains("MEDIA_REQUEST_IOC_QUEUE failed: EBUSY"))
+            .filter(|l| l.contains(" WARN ") && l.contains(fault))
             .count(),
         1,
         "{name}: the fault is named once:\n{log}"
@@ -559,9 +569,7 @@ fn a_request_the_device_refuses_costs_the_pictures_until_the_next_key_frame() {
         log.contains("(the V4L2 session was reset)"),
         "{name}: {log}"
     );
-    // One request per picture, in display order: the sixth (request 5)
-    // fails; the five before it are put out before the reset, the rest up
-    // to the next IDR cannot be decoded, and decoding resumes there.
+    // One request per picture, in display order.
     let clip = media::clip(FAULT_CLIP);
     let keys: Vec<u8> = media::ffprobe(&clip, "frame=key_frame");
     let next_key = (6..keys.len())
@@ -580,8 +588,22 @@ fn a_request_the_device_refuses_costs_the_pictures_until_the_next_key_frame() {
         .collect();
     assert_eq!(shown, expected, "{name}: pts of the pictures output\n{log}");
     let stats = stats_line(&log);
-    assert!(stats.contains("decode_errors=1 "), "{stats}");
     assert!(stats.contains("decoder=v4l2-stateless"), "{stats}");
+    log
+}
+
+#[test]
+fn a_request_the_device_refuses_costs_the_pictures_until_the_next_key_frame() {
+    let log =
+        assert_resumed_at_the_next_key_frame("fault-once", "MEDIA_REQUEST_IOC_QUEUE failed: EBUSY");
+    assert!(stats_line(&log).contains("decode_errors=1 "), "{log}");
+}
+
+#[test]
+fn a_request_that_does_not_complete_in_time_resets_and_resumes() {
+    // visl's job hangs until its watchdog, 3 s later; reel gives up after
+    // one second, and its reset waits for the watchdog: no hang.
+    assert_resumed_at_the_next_key_frame("stall-once", "did not complete within 1s");
 }
 
 #[test]

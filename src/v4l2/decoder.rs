@@ -384,15 +384,18 @@ impl V4l2Decoder {
         self.frames.clear();
     }
 
-    /// Before a reset after a device fault: what the device still
-    /// completes is put out, as at the end of the stream, in display order
-    /// up to the first picture lost. Failures here are the fault's own,
-    /// already reported.
-    fn salvage(&mut self) {
+    /// Before a reset: what came back is put out, as at the end of the
+    /// stream, in display order up to the first picture lost. After a
+    /// device fault the device may still complete what is in flight
+    /// (`drain`); after a time-out nothing more is waited for. Failures
+    /// here are the fault's own, already reported.
+    fn salvage(&mut self, drain: bool) {
         self.holding_for = None;
-        match self.session.drain() {
-            Ok(drained) => self.store(drained),
-            Err(e) => debug!("draining before the reset: {e}"),
+        if drain {
+            match self.session.drain() {
+                Ok(drained) => self.store(drained),
+                Err(e) => debug!("draining before the reset: {e}"),
+            }
         }
         self.due.extend(self.codec.take_output(true));
         // Up to the first picture that did not come back (the failed one,
@@ -441,9 +444,7 @@ impl V4l2Decoder {
     /// in a row with nothing completed between them the device counts as
     /// failed (another decoder may take over).
     fn reset_after(&mut self, error: SessionError) -> DecoderError {
-        if error.is_transient_fault() {
-            self.salvage();
-        }
+        self.salvage(error.is_transient_fault());
         self.recover();
         self.faults_in_a_row += 1;
         if self.faults_in_a_row >= STUCK_AFTER {

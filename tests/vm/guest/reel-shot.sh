@@ -60,8 +60,10 @@ play() {
 }
 
 fd_kinds() {
+    # An fd may close (or reel end) between the listing and the look: its
+    # line is left out (the callers run under set -e).
     for fd in /proc/"$1"/fd/*; do
-        exporter=$(sed -n 's/^exp_name:[[:space:]]*//p' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null)
+        exporter=$(sed -n 's/^exp_name:[[:space:]]*//p' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null) || continue
         if [ -n "$exporter" ]; then
             echo "dmabuf $exporter"
             continue

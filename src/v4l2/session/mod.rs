@@ -482,9 +482,11 @@ impl Session {
                 break;
             }
         }
-        // Pictures only appear when a request completes (or after a FLUSH,
-        // when nothing is in flight).
-        if completed_any || self.in_flight.is_empty() {
+        // Pictures only appear when a request completes (each completion
+        // above took its pictures: the m2m core marks the CAPTURE buffer
+        // done before the request it decoded) or after a FLUSH, when
+        // nothing is in flight. No DQBUF that is known to fail.
+        if !completed_any && self.in_flight.is_empty() {
             frames.extend(self.dequeue_capture()?);
         }
         Ok(frames)

@@ -466,10 +466,7 @@ fn completed_requests_are_collected_without_a_dequeue_known_to_fail() {
     let strace = runs()
         .read_result("sync-null.strace")
         .unwrap_or_else(|e| panic!("sync-null: {e}"));
-    let ioctls: Vec<&str> = strace
-        .lines()
-        .filter(|l| l.contains("ioctl("))
-        .collect();
+    let ioctls: Vec<&str> = strace.lines().filter(|l| l.contains("ioctl(")).collect();
     let failed_dequeues = ioctls
         .iter()
         .filter(|l| l.contains("VIDIOC_DQBUF") && l.contains("EAGAIN"))

@@ -18,9 +18,6 @@ use super::weston_log;
 
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(20);
-/// weston headless's repaint rate in the tests (mHz): fast enough that
-/// frame callbacks never hold a client back.
-const FAST_REFRESH_MHZ: u32 = 1_000_000;
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 
@@ -69,23 +66,6 @@ impl Weston {
     /// (gl: linux-dmabuf available; pixman: no linux-dmabuf in Debian's
     /// build, for the wl_shm-only case).
     pub fn start_with(width: u32, height: u32, shell: &str, renderer: &str) -> Weston {
-        Self::start_at_refresh(width, height, shell, renderer, FAST_REFRESH_MHZ)
-    }
-
-    /// A compositor that repaints (and so sends frame callbacks) only
-    /// `refresh_mhz` / 1000 times a second: a slow one, as weston on a weak
-    /// board's busy GPU is.
-    pub fn start_slow(width: u32, height: u32, refresh_mhz: u32) -> Weston {
-        Self::start_at_refresh(width, height, "kiosk", "gl", refresh_mhz)
-    }
-
-    fn start_at_refresh(
-        width: u32,
-        height: u32,
-        shell: &str,
-        renderer: &str,
-        refresh_mhz: u32,
-    ) -> Weston {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let tag = format!("reel-test-{}-{id}", std::process::id());
         let runtime_dir = std::env::temp_dir().join(&tag);
@@ -102,9 +82,9 @@ impl Weston {
                 "--backend=headless",
                 "--debug",
                 "--logger-scopes=log,proto",
+                "--refresh-rate=1000000",
                 "--idle-time=0",
             ])
-            .arg(format!("--refresh-rate={refresh_mhz}"))
             .arg(format!("--shell={shell}"))
             .arg(format!("--renderer={renderer}"))
             .arg(format!("--width={width}"))

@@ -140,11 +140,7 @@ fn straced(name: &str, options: &[&str], file: &Path) -> ScriptCall {
 /// The DMA_BUF_IOCTL_SYNC calls of a run's strace (strace 6.1 names the
 /// request but does not decode its flags), each checked to have succeeded.
 fn dma_buf_syncs(name: &str) -> usize {
-    let (rc, log, _) = reel_runs::outcome(runs(), name);
-    assert_eq!(rc, 0, "{name}: {log}");
-    let strace = runs()
-        .read_result(&format!("{name}.strace"))
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let strace = strace_of(name);
     let syncs: Vec<&str> = strace
         .lines()
         .filter(|l| l.contains("DMA_BUF_IOCTL_SYNC"))
@@ -154,6 +150,15 @@ fn dma_buf_syncs(name: &str) -> usize {
         "{name}: a sync failed: {syncs:?}"
     );
     syncs.len()
+}
+
+/// The strace of a run (tests/vm/guest/strace-run.sh) that ended well.
+fn strace_of(name: &str) -> String {
+    let (rc, log, _) = reel_runs::outcome(runs(), name);
+    assert_eq!(rc, 0, "{name}: {log}");
+    runs()
+        .read_result(&format!("{name}.strace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn probe(name: &str) -> ScriptCall {
@@ -461,11 +466,7 @@ fn cpu_reads_of_capture_buffers_are_bracketed_with_dma_buf_sync() {
 #[test]
 fn completed_requests_are_collected_without_a_dequeue_known_to_fail() {
     let frames = media::frame_count(&media::clip(ERROR_CLIP));
-    let (rc, log, _) = reel_runs::outcome(runs(), "sync-null");
-    assert_eq!(rc, 0, "{log}");
-    let strace = runs()
-        .read_result("sync-null.strace")
-        .unwrap_or_else(|e| panic!("sync-null: {e}"));
+    let strace = strace_of("sync-null");
     let ioctls: Vec<&str> = strace.lines().filter(|l| l.contains("ioctl(")).collect();
     let failed_dequeues = ioctls
         .iter()

@@ -36,7 +36,8 @@
 //! buffer (framemd5 hashes each picture) is bracketed with
 //! `DMA_BUF_IOCTL_SYNC` start and end, and a run that reads no picture
 //! (`--output null`, as the zero-copy path) makes no such call, nor more
-//! than one DQBUF per picture that finds nothing to dequeue.
+//! than one DQBUF per picture that finds nothing to dequeue, nor maps any
+//! CAPTURE buffer (hashing maps each plane once, through its dmabuf).
 //!
 //! Every run happens in one guest boot; each test checks its part.
 
@@ -461,6 +462,46 @@ fn cpu_reads_of_capture_buffers_are_bracketed_with_dma_buf_sync() {
         "a start and an end around each picture hashed"
     );
     assert_eq!(dma_buf_syncs("sync-null"), 0, "no CPU read, no sync");
+}
+
+/// A run's strace lines that name `call` with `all` of the texts.
+fn calls_with(strace: &str, call: &str, all: &[&str]) -> usize {
+    strace
+        .lines()
+        .filter(|l| l.contains(call) && all.iter().all(|t| l.contains(t)))
+        .count()
+}
+
+#[test]
+fn capture_buffers_are_mapped_only_when_the_cpu_reads_them() {
+    for name in ["sync-null", "sync-framemd5"] {
+        let strace = strace_of(name);
+        // The CPU writes every access unit: each OUTPUT buffer (one plane)
+        // is mapped once through the device, and nothing else is.
+        let output_buffers = calls_with(&strace, "VIDIOC_QUERYBUF", &["VIDEO_OUTPUT"]);
+        assert!(output_buffers > 0, "{name}: no OUTPUT buffer queried");
+        assert_eq!(
+            calls_with(&strace, "mmap(", &["/dev/video"]),
+            output_buffers,
+            "{name}: device mappings other than the OUTPUT buffers'"
+        );
+    }
+    // Decoding for nothing reads no picture: none is mapped (each would
+    // count in RSS whole).
+    assert_eq!(
+        calls_with(&strace_of("sync-null"), "mmap(", &["dmabuf"]),
+        0,
+        "sync-null: a CAPTURE dmabuf mapped"
+    );
+    // Hashing reads every picture: each CAPTURE plane is mapped through its
+    // dmabuf, once, the first time it is read.
+    let strace = strace_of("sync-framemd5");
+    let exported = calls_with(&strace, "VIDIOC_EXPBUF", &["= 0"]);
+    let mapped = calls_with(&strace, "mmap(", &["dmabuf"]);
+    assert!(
+        mapped > 0 && mapped <= exported,
+        "sync-framemd5: {mapped} CAPTURE mappings for {exported} exported planes"
+    );
 }
 
 #[test]

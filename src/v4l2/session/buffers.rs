@@ -1,11 +1,15 @@
 //! OUTPUT (bitstream) and CAPTURE (picture) buffers: MMAP memory allocated
-//! with REQBUFS (the count the driver grants is what we use), each plane
-//! mapped once, and each CAPTURE plane exported once as a dmabuf (EXPBUF)
-//! for the zero-copy path.
+//! with REQBUFS (the count the driver grants is what we use). Each OUTPUT
+//! plane is mapped once (the CPU writes every access unit); each CAPTURE
+//! plane is exported once as a dmabuf (EXPBUF) and mapped, through that
+//! dmabuf, only the first time the CPU reads it: presenting zero-copy or
+//! decoding for nothing never maps a picture.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
+use memmap2::{Mmap, MmapOptions};
 use tracing::{debug, warn};
 use v4l2r::bindings::{v4l2_create_buffers, v4l2_format};
 use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking};
@@ -49,24 +53,59 @@ impl OutputBuffer {
     }
 }
 
-/// A picture buffer: its mapped planes (read by the CPU path) and its
-/// dmabuf fds (exported once, kept for the compositor).
+/// A picture buffer: its dmabuf fds (exported once, kept for the
+/// compositor) and their CPU mappings, made when first read.
 pub struct CaptureBuffer {
     pub index: u32,
     /// Which allocation this buffer belongs to: unique in the process, so
     /// (generation, index) names the same memory for as long as it exists.
     pub generation: u64,
-    planes: Vec<MappedPlane>,
     dmabufs: Vec<OwnedFd>,
+    planes: Vec<LazyPlane>,
+}
+
+/// A CAPTURE plane's size and its read-only mapping, once made (`None`
+/// inside when mapping failed, logged once). Mapping vb2 memory counts all
+/// of it in reel's RSS at once (vmalloc'd buffers are remapped whole), so
+/// only a CPU read maps it.
+struct LazyPlane {
+    length: usize,
+    mapping: OnceLock<Option<Mmap>>,
 }
 
 impl CaptureBuffer {
-    /// The bytes of memory plane `plane`.
+    /// The bytes of memory plane `plane`, mapped on first use (empty if it
+    /// cannot be). Readers bracket their reads with `read_access`.
     pub fn plane(&self, plane: usize) -> &[u8] {
-        self.planes
-            .get(plane)
-            .map(MappedPlane::bytes)
-            .unwrap_or(&[])
+        let (Some(lazy), Some(dmabuf)) = (self.planes.get(plane), self.dmabufs.get(plane)) else {
+            return &[];
+        };
+        let mapping = lazy.mapping.get_or_init(|| {
+            // SAFETY: a read-only shared mapping of the `length` bytes the
+            // driver reported for this plane's dmabuf; the mapping lives
+            // as long as this buffer, which owns the dmabuf, and the
+            // driver writes the memory only while the buffer is queued,
+            // which the session does not do while a hold (the only way to
+            // reach this reader) is alive.
+            match unsafe { MmapOptions::new().len(lazy.length).map(dmabuf) } {
+                Ok(map) => {
+                    debug!(
+                        index = self.index,
+                        plane, "CAPTURE plane mapped for a CPU read"
+                    );
+                    Some(map)
+                }
+                Err(e) => {
+                    warn!(index = self.index, plane, "mmap of a CAPTURE dmabuf: {e}");
+                    None
+                }
+            }
+        });
+        mapping.as_deref().unwrap_or(&[])
+    }
+    /// The size of memory plane `plane`, without mapping it.
+    pub fn plane_len(&self, plane: usize) -> usize {
+        self.planes.get(plane).map_or(0, |p| p.length)
     }
     pub fn memory_planes(&self) -> usize {
         self.planes.len()
@@ -77,25 +116,30 @@ impl CaptureBuffer {
     }
 }
 
-fn map_planes(
-    video: &impl std::os::fd::AsFd,
-    buffer: &V4l2Buffer,
-    queue: QueueType,
-) -> Result<Vec<MappedPlane>, SessionError> {
+/// (mem_offset, length) of each memory plane of an MMAP buffer.
+fn mmap_planes(buffer: &V4l2Buffer, queue: QueueType) -> Result<Vec<(u32, u32)>, SessionError> {
     let V4l2PlanesWithBacking::Mmap(planes) = buffer.planes_with_backing_iter() else {
         return Err(SessionError::Buffers {
             queue,
             reason: "driver reports a non-MMAP buffer".into(),
         });
     };
-    planes
-        .map(|p| {
-            let mapping = ioctl::mmap(video, p.mem_offset(), *p.length).map_err(|e| {
-                SessionError::Buffers {
+    Ok(planes.map(|p| (p.mem_offset(), *p.length)).collect())
+}
+
+fn map_planes(
+    video: &impl std::os::fd::AsFd,
+    buffer: &V4l2Buffer,
+    queue: QueueType,
+) -> Result<Vec<MappedPlane>, SessionError> {
+    mmap_planes(buffer, queue)?
+        .into_iter()
+        .map(|(offset, length)| {
+            let mapping =
+                ioctl::mmap(video, offset, length).map_err(|e| SessionError::Buffers {
                     queue,
                     reason: format!("mmap of buffer {}: {e}", buffer.index()),
-                }
-            })?;
+                })?;
             Ok(MappedPlane { mapping })
         })
         .collect()
@@ -257,8 +301,11 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     (0..granted)
         .map(|index| {
             let buffer = query(video, queue, index)?;
-            let planes = map_planes(video, &buffer, queue)?;
-            let dmabufs = (0..planes.len())
+            let lengths: Vec<usize> = mmap_planes(&buffer, queue)?
+                .into_iter()
+                .map(|(_, length)| length as usize)
+                .collect();
+            let dmabufs = (0..lengths.len())
                 .map(|plane| {
                     ioctl::expbuf::<OwnedFd>(
                         video,
@@ -273,8 +320,14 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
             Ok(CaptureBuffer {
                 index,
                 generation,
-                planes,
                 dmabufs,
+                planes: lengths
+                    .into_iter()
+                    .map(|length| LazyPlane {
+                        length,
+                        mapping: OnceLock::new(),
+                    })
+                    .collect(),
             })
         })
         .collect()

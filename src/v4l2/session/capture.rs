@@ -80,7 +80,7 @@ impl V4l2CpuPlanes {
         for (p, &(memory, offset, stride)) in planes.iter().enumerate() {
             let (row_bytes, rows) = cpu.plane_extent(p, layout.coded_width, layout.coded_height);
             let needed = offset + stride * rows.saturating_sub(1) + row_bytes;
-            if stride < row_bytes || needed > hold.buffer.plane(memory).len() {
+            if stride < row_bytes || needed > hold.buffer.plane_len(memory) {
                 warn!("CAPTURE plane {p} does not fit its buffer ({needed} bytes needed)");
                 return None;
             }

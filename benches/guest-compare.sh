@@ -1,0 +1,59 @@
+#!/bin/sh
+# reel against GStreamer's v4l2codecs on the V4L2 path, side by side in one
+# boot of the test guest (visl decoding, weston 14 headless): decode only
+# and into weston, 720p and 1080p H.264 (main, B-frames), interleaved runs
+# (benches/guest/compare.sh), then the table (benches/guest/summarise.py):
+# CPU per steady-state frame, start-up CPU, max RSS, syscalls per frame,
+# time to the first decoded picture, client CPU into weston.
+#
+#   benches/guest-compare.sh [RUNS]     release build, RUNS rounds (default 3)
+#   benches/guest-compare.sh --smoke    one round on a small clip (the test
+#                                       suite runs this: tests/guest_bench.rs)
+#
+# REEL_BIN: the reel binary to measure (default: a release build made here).
+# The runs stay in target/vm-runs/bench-compare-DATE/; the table is printed
+# and saved there as table.md.
+set -eu
+project=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = --smoke ]; then
+    sizes=320x240 long=30 short=10 runs=1
+else
+    sizes="1280x720 1920x1080" long=150 short=25 runs=${1:-3}
+fi
+media=$project/target/bench-media/compare
+mkdir -p "$media"
+
+# encode SIZE FRAMES KIND: testsrc2 at 25 fps, H.264 main with B-frames, once.
+encode() {
+    out="$media/h264_$1.$3.mp4"
+    if [ ! -e "$out" ]; then
+        ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=$1:rate=25" -frames:v "$2" \
+            -c:v libx264 -profile:v main -bf 2 -g 50 -pix_fmt yuv420p "$media/partial.mp4"
+        mv "$media/partial.mp4" "$out"
+    fi
+    echo "$out"
+}
+clips=""
+for size in $sizes; do
+    clips="$clips $(encode "$size" "$long" long) $(encode "$size" "$short" short)"
+done
+
+reel=${REEL_BIN:-}
+if [ -z "$reel" ]; then
+    (cd "$project" && cargo build --release --bins --quiet)
+    reel=$project/target/release/reel
+fi
+dir=${REEL_BENCH_DIR:-$project/target/vm-runs/bench-compare-$(date -u +%Y%m%d-%H%M%S)}
+# Under TCG a round of both sizes takes about two minutes.
+# shellcheck disable=SC2086
+"$project/tests/vm/run.sh" --dir "$dir" --timeout $((600 + 300 * runs)) -- \
+    "$project/benches/guest/compare.sh" "$reel" "$runs" $clips
+rc=$(cat "$dir/exit_code")
+if [ "$rc" != 0 ]; then
+    echo "guest-compare: the guest script failed ($rc); its stderr:" >&2
+    cat "$dir/stderr" >&2
+    exit 1
+fi
+python3 "$project/benches/guest/summarise.py" "$dir/out" "$long" "$short" >"$dir/table.md"
+cat "$dir/table.md"
+echo "(runs in $dir)"

@@ -1,0 +1,127 @@
+#!/bin/sh
+# (in the test guest) reel against GStreamer's v4l2codecs, both decoding
+# H.264 through visl, in one boot (benches/guest-compare.sh starts it):
+#
+#   compare.sh REEL RUNS CLIP...
+#
+# Each CLIP is an MP4 named NAME.long.mp4 or NAME.short.mp4 (the same
+# picture, fewer frames: start-up is separated from the steady state by the
+# difference). For each clip, RUNS rounds, the players in turn (which goes
+# first alternates), each run under `/usr/bin/time`:
+# - decode: `reel --hwdec v4l2 --output null` vs `gst-launch-1.0 filesrc !
+#   qtdemux ! h264parse ! v4l2slh264dec ! fakevideosink sync=false`
+#   (fakevideosink: plain fakesink makes v4l2slh264dec copy every frame);
+# - present (long clips only): `reel --hwdec v4l2` vs `... ! waylandsink`,
+#   each into a fresh weston 14 headless (GL renderer, 60 Hz), in real time.
+# Then once per clip and player under strace: `-c -f` (syscall counts of a
+# decode run) and `-ttt -f -e trace=execve,ioctl` (time from exec to the
+# first CAPTURE buffer dequeued: the first decoded picture).
+#
+# In $REEL_RESULTS: CLIP_BASE.MODE.PLAYER.RUN.time ("wall:user:sys:
+# maxrss_kb"), .log (stderr), .rc; CLIP_BASE.PLAYER.count (strace -c) and
+# .first (strace -ttt).
+set -eu
+R=$REEL_RESULTS
+reel=$1
+runs=$2
+shift 2
+XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)
+export XDG_RUNTIME_DIR
+chmod 700 "$XDG_RUNTIME_DIR"
+LIMIT=300
+
+# player_command PLAYER MODE CLIP: the command line, one word per line.
+player_command() {
+    case $1.$2 in
+    reel.decode) printf '%s\n' "$reel" --hwdec v4l2 --output null "$3" ;;
+    reel.present) printf '%s\n' "$reel" --hwdec v4l2 "$3" ;;
+    gst.decode)
+        printf '%s\n' gst-launch-1.0 -q filesrc "location=$3" ! qtdemux ! h264parse ! v4l2slh264dec \
+            ! fakevideosink sync=false
+        ;;
+    gst.present)
+        printf '%s\n' gst-launch-1.0 -q filesrc "location=$3" ! qtdemux ! h264parse ! v4l2slh264dec \
+            ! waylandsink
+        ;;
+    esac
+}
+
+# run NAME PREFIX... -- PLAYER MODE CLIP: PREFIX then the player's command,
+# stdout discarded, stderr in NAME.log, exit status in NAME.rc.
+run() {
+    name=$1
+    shift
+    prefix=""
+    while [ "$1" != -- ]; do
+        prefix="$prefix $1"
+        shift
+    done
+    shift
+    rc=0
+    # The command's words contain no spaces (clip paths are ours).
+    # shellcheck disable=SC2046,SC2086
+    timeout "$LIMIT" $prefix $(player_command "$1" "$2" "$3") >/dev/null 2>"$R/$name.log" || rc=$?
+    echo "$rc" >"$R/$name.rc"
+}
+
+weston_up() {
+    weston --backend=headless --renderer=gl --shell=kiosk --idle-time=0 --width=1920 --height=1080 \
+        --socket=wl-bench >"$R/weston-bench.log" 2>&1 &
+    WESTON=$!
+    export WAYLAND_DISPLAY=wl-bench
+    tries=0
+    until wayland-info 2>/dev/null | grep -q xdg_wm_base; do
+        tries=$((tries + 1))
+        if [ $tries -gt 600 ]; then
+            echo "weston did not come up" >&2
+            cat "$R/weston-bench.log" >&2
+            exit 3
+        fi
+        sleep 0.2
+    done
+}
+
+weston_down() {
+    kill "$WESTON" 2>/dev/null || true
+    wait "$WESTON" 2>/dev/null || true
+    unset WAYLAND_DISPLAY
+}
+
+# Warm-up, untimed: GStreamer's first run builds its plugin registry
+# ($GST_REGISTRY, seconds of CPU), and each player's libraries come into
+# the page cache (the guest reads them over 9p).
+gst-inspect-1.0 v4l2slh264dec >"$R/gst-inspect.txt" 2>&1 || {
+    echo "no v4l2slh264dec in the guest" >&2
+    exit 3
+}
+for player in reel gst; do
+    run "warm-up.$player" -- "$player" decode "$1"
+done
+
+for clip in "$@"; do
+    base=$(basename "$clip" .mp4)
+    i=1
+    while [ $i -le "$runs" ]; do
+        if [ $((i % 2)) -eq 1 ]; then order="reel gst"; else order="gst reel"; fi
+        for player in $order; do
+            run "$base.decode.$player.$i" /usr/bin/time -f %e:%U:%S:%M -o "$R/$base.decode.$player.$i.time" \
+                -- "$player" decode "$clip"
+        done
+        case $base in
+        *.long)
+            for player in $order; do
+                weston_up
+                run "$base.present.$player.$i" /usr/bin/time -f %e:%U:%S:%M \
+                    -o "$R/$base.present.$player.$i.time" -- "$player" present "$clip"
+                weston_down
+            done
+            ;;
+        esac
+        i=$((i + 1))
+    done
+    for player in reel gst; do
+        run "$base.$player.count" strace -f -c -o "$R/$base.$player.count" -- "$player" decode "$clip"
+        run "$base.$player.first" strace -f -ttt --seccomp-bpf -e trace=execve,ioctl \
+            -o "$R/$base.$player.first" -- "$player" decode "$clip"
+    done
+done

@@ -1,0 +1,76 @@
+//! The guest benchmark (benches/guest-compare.sh: reel against GStreamer's
+//! v4l2codecs through visl, decode only and into weston) as a smoke test:
+//! one round on a small clip with this build of reel, no thresholds on the
+//! figures (timing belongs in BENCHMARKS.md, not in tests), but every
+//! figure of the table must be there, measured, for both players: a
+//! change that breaks a player's run, the strace counts or the first-
+//! picture timing fails here rather than on the day someone benchmarks.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The rows the table must have, by the start of their label.
+const ROWS: [&str; 9] = [
+    "decode only: CPU per steady-state frame",
+    "decode only: start-up CPU",
+    "decode only: CPU, 30 frames",
+    "decode only: max RSS",
+    "decode only: syscalls per steady-state frame",
+    "time to the first decoded picture",
+    "into weston: client CPU per frame",
+    "into weston: max RSS",
+    "into weston: wall time",
+];
+
+/// The leading number of a cell ("12.5 [11.0-13.2]" gives 12.5).
+fn number(cell: &str) -> Option<f64> {
+    cell.split_whitespace().next()?.parse().ok()
+}
+
+#[test]
+fn the_guest_benchmark_measures_both_players() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = project.join(format!("target/vm-runs/guest-bench-{}", std::process::id()));
+    let out = Command::new(project.join("benches/guest-compare.sh"))
+        .arg("--smoke")
+        .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
+        .env("REEL_BENCH_DIR", &dir)
+        .output()
+        .expect("run benches/guest-compare.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "guest-compare.sh --smoke: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    eprintln!("{stdout}");
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("|---"))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    for label in ROWS {
+        let row = rows
+            .iter()
+            .find(|r| r[0].starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label:?} in\n{stdout}"));
+        assert_eq!(row.len(), 4, "{label}: {row:?}");
+        let (reel, gst) = (number(row[1]), number(row[2]));
+        assert!(
+            reel.is_some() && gst.is_some() && number(row[3]).is_some(),
+            "{label}: not measured: {row:?}"
+        );
+        // The steady-state CPU per frame and the start-up CPU are
+        // differences of two short runs' CPU times: one round of 30 and 10
+        // frames leaves them to noise (the benchmark's rounds of 150 and
+        // 25 frames do not). Every other figure is a count, a size or a
+        // duration of something that ran.
+        if !label.contains("start-up") && !label.contains("CPU per steady-state") {
+            assert!(
+                reel > Some(0.0) && gst > Some(0.0),
+                "{label}: not positive: {row:?}"
+            );
+        }
+    }
+}

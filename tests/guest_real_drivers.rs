@@ -36,8 +36,9 @@
 //! buffer (framemd5 hashes each picture) is bracketed with
 //! `DMA_BUF_IOCTL_SYNC` start and end, and a run that reads no picture
 //! (`--output null`, as the zero-copy path) makes no such call, nor more
-//! than one DQBUF per picture that finds nothing to dequeue, nor maps any
-//! CAPTURE buffer (hashing maps each plane once, through its dmabuf).
+//! than two DQBUFs that find nothing to dequeue (each request's picture is
+//! taken as it completes; slice by slice, with its last slice), nor maps
+//! any CAPTURE buffer (hashing maps each plane once, through its dmabuf).
 //!
 //! Every run happens in one guest boot; each test checks its part.
 
@@ -223,6 +224,14 @@ fn runs() -> &'static GuestResult {
                 &["--hwdec", "v4l2", "--output", "null"],
                 &bframes,
             ),
+            // Slice by slice, each picture's CAPTURE buffer held until its
+            // last slice.
+            straced(
+                "sync-null-slices",
+                &["--hwdec", "v4l2", "--output", "null"],
+                &h264_slices,
+            )
+            .env("REEL_V4L2_H264_MODE", "slice"),
         ];
         let count = calls.len();
         let result = Guest::run(
@@ -504,27 +513,72 @@ fn capture_buffers_are_mapped_only_when_the_cpu_reads_them() {
     );
 }
 
+/// The DQBUFs of a run in order: (queue, succeeded), queue "OUTPUT" or
+/// "CAPTURE".
+fn dequeues(strace: &str) -> Vec<(&'static str, bool)> {
+    strace
+        .lines()
+        .filter(|l| l.contains("VIDIOC_DQBUF"))
+        .map(|l| {
+            let queue = if l.contains("CAPTURE") {
+                "CAPTURE"
+            } else {
+                "OUTPUT"
+            };
+            (queue, l.trim_end().ends_with("= 0"))
+        })
+        .collect()
+}
+
 #[test]
 fn completed_requests_are_collected_without_a_dequeue_known_to_fail() {
     let frames = media::frame_count(&media::clip(ERROR_CLIP));
     let strace = strace_of("sync-null");
-    let ioctls: Vec<&str> = strace.lines().filter(|l| l.contains("ioctl(")).collect();
-    let failed_dequeues = ioctls
-        .iter()
-        .filter(|l| l.contains("VIDIOC_DQBUF") && l.contains("EAGAIN"))
-        .count();
+    let ioctls = strace.lines().filter(|l| l.contains("ioctl(")).count();
+    let dequeues = dequeues(&strace);
+    let failed = dequeues.iter().filter(|d| !d.1).count();
     eprintln!(
-        "{} ioctls for {frames} frames ({:.1} a frame, start-up included), {failed_dequeues} DQBUFs with nothing to dequeue",
-        ioctls.len(),
-        ioctls.len() as f64 / frames as f64
+        "{ioctls} ioctls for {frames} frames ({:.1} a frame, start-up included), {failed} DQBUFs with nothing to dequeue",
+        ioctls as f64 / frames as f64
     );
     // Each completed request's CAPTURE buffer is done before the request
-    // (the m2m core's order): one DQBUF past it says the queue is empty, a
-    // second one after the batch would only fail again.
+    // (the m2m core's order): one DQBUF each, none past it to find the
+    // queue empty. Only a look after the last picture may fail.
+    assert!(failed <= 2, "{failed} failed DQBUFs for {frames} frames");
+    // ... and taken as its request completes: frame by frame, an OUTPUT
+    // buffer and then its picture, none left behind for later.
+    let done: Vec<&str> = dequeues.iter().filter(|d| d.1).map(|d| d.0).collect();
+    assert_eq!(done.len(), 2 * frames, "dequeued: {done:?}");
     assert!(
-        failed_dequeues <= frames + 2,
-        "{failed_dequeues} failed DQBUFs for {frames} frames"
+        done.chunks(2).all(|pair| pair == ["OUTPUT", "CAPTURE"]),
+        "a picture not taken with its request: {done:?}"
     );
+}
+
+#[test]
+fn slice_by_slice_each_picture_is_collected_with_its_last_slice() {
+    let frames = media::frame_count(&media::clip("h264_slices.mp4"));
+    let dequeues = dequeues(&strace_of("sync-null-slices"));
+    let failed = dequeues.iter().filter(|d| !d.1).count();
+    let done: Vec<&str> = dequeues.iter().filter(|d| d.1).map(|d| d.0).collect();
+    let requests = done.iter().filter(|&&q| q == "OUTPUT").count();
+    let pictures = done.iter().filter(|&&q| q == "CAPTURE").count();
+    assert!(
+        requests > frames,
+        "{requests} requests for {frames} frames: not slice by slice"
+    );
+    assert_eq!(pictures, frames, "pictures dequeued");
+    assert!(failed <= 2, "{failed} failed DQBUFs for {frames} frames");
+    // Every slice but a picture's last holds its CAPTURE buffer; the last
+    // one's completion makes the picture, taken right after that
+    // request's OUTPUT buffer, not left for a later look.
+    assert!(
+        done.windows(2)
+            .filter(|w| w[1] == "CAPTURE")
+            .all(|w| w[0] == "OUTPUT"),
+        "a picture not taken with its last slice: {done:?}"
+    );
+    assert_eq!(done.first(), Some(&"OUTPUT"), "{done:?}");
 }
 
 /// FFmpeg's framemd5 of `clip` as (pts, md5).

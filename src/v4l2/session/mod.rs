@@ -74,6 +74,11 @@ struct InFlight {
     output_index: u32,
     timestamp_ns: u64,
     deadline: Instant,
+    /// CAPTURE buffers the driver has marked done by the time this request
+    /// completes: its own picture unless it holds the buffer for more
+    /// slices, plus a held one it released by starting a new picture (the
+    /// m2m core does so when it schedules the job).
+    pictures_done: usize,
     /// The pictures it decodes from: their buffers stay away from the
     /// driver until it completes, even if the codec lets them go meanwhile
     /// (the stateless decoder interface's second condition for reusing a
@@ -333,12 +338,15 @@ impl Session {
             self.requests.give_back(request);
             return Err(e);
         }
+        let releases_held = self.holding && self.last_timestamp != Some(job.timestamp_ns);
+        let pictures_done = usize::from(!job.hold_capture) + usize::from(releases_held);
         self.holding = job.hold_capture;
         self.last_timestamp = Some(job.timestamp_ns);
         self.in_flight.push_back(InFlight {
             request,
             output_index,
             timestamp_ns: job.timestamp_ns,
+            pictures_done,
             deadline: Instant::now() + self.timeout,
             pins: self.references.clone(),
         });
@@ -473,7 +481,9 @@ impl Session {
             completed_any = true;
             self.dequeue_output(finished.output_index)?;
             self.requests.give_back(finished.request);
-            frames.extend(self.dequeue_capture()?);
+            // Exactly the pictures this completion made: no DQBUF that is
+            // known to find the queue empty.
+            frames.extend(self.dequeue_capture(Some(finished.pictures_done))?);
             if until_output_free {
                 break;
             }
@@ -485,9 +495,9 @@ impl Session {
         // Pictures only appear when a request completes (each completion
         // above took its pictures: the m2m core marks the CAPTURE buffer
         // done before the request it decoded) or after a FLUSH, when
-        // nothing is in flight. No DQBUF that is known to fail.
+        // nothing is in flight.
         if !completed_any && self.in_flight.is_empty() {
-            frames.extend(self.dequeue_capture()?);
+            frames.extend(self.dequeue_capture(None)?);
         }
         Ok(frames)
     }
@@ -505,9 +515,13 @@ impl Session {
         }
     }
 
-    fn dequeue_capture(&mut self) -> Result<Vec<DecodedFrame>, SessionError> {
+    /// Dequeues up to `limit` done CAPTURE buffers (all of them when
+    /// `None`), stopping early when the queue has none.
+    fn dequeue_capture(&mut self, limit: Option<usize>) -> Result<Vec<DecodedFrame>, SessionError> {
         let mut frames = Vec::new();
-        loop {
+        let mut dequeued = 0;
+        while limit.is_none_or(|limit| dequeued < limit) {
+            dequeued += 1;
             let buffer = match ioctl::dqbuf::<V4l2Buffer>(&self.video, self.capture_queue) {
                 Ok(b) => b,
                 Err(ioctl::IoctlConvertError::IoctlError(ioctl::DqBufIoctlError::NotReady)) => {
@@ -583,7 +597,7 @@ impl Session {
         while !self.in_flight.is_empty() {
             frames.extend(self.collect(self.timeout, false)?);
         }
-        frames.extend(self.dequeue_capture()?);
+        frames.extend(self.dequeue_capture(None)?);
         if held && frames.len() == before {
             // v4l2-mem2mem's FLUSH only releases a held buffer that is the
             // last CAPTURE buffer queued (it looks at the queue's tail, while

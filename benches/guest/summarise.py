@@ -7,7 +7,8 @@ One Markdown table per clip size: reel, GStreamer and their ratio for the
 CPU per steady-state frame (the long and short runs' difference over their
 difference in frames), start-up CPU, max RSS, syscalls per steady-state
 frame (strace -c, polls excluded), time to the first decoded picture, and
-into weston the client's CPU per frame, max RSS and wall time. Medians of
+into weston (short clips) the client's CPU per frame, max RSS and wall
+time. Medians of
 the runs, [min-max] where there are several. Exits 1 when a run failed or
 a figure is missing.
 """
@@ -122,8 +123,8 @@ def table(results, size, long_frames, short_frames):
         rss[p] = [r[2] / 1024 for r in long_runs]
         calls[p] = (syscalls(results, long_base, p) - syscalls(results, short_base, p)) / steady
         ttff[p] = first_picture_ms(results, long_base, p)
-        present = times(results, long_base, "present", p)
-        present_cpu[p] = [r[1] / long_frames * 1000 for r in present]
+        present = times(results, short_base, "present", p)
+        present_cpu[p] = [r[1] / short_frames * 1000 for r in present]
         present_rss[p] = [r[2] / 1024 for r in present]
         present_wall[p] = [r[0] for r in present]
     med = statistics.median
@@ -148,7 +149,7 @@ def table(results, size, long_frames, short_frames):
     rows.append(("into weston: max RSS (MB)",
                  spread(present_rss["reel"]), spread(present_rss["gst"]),
                  ratio(med(present_rss["reel"]), med(present_rss["gst"]))))
-    rows.append((f"into weston: wall time for {long_frames / 25:.0f} s of media (s)",
+    rows.append((f"into weston: wall time for {short_frames / 25:.0f} s of media (s)",
                  spread(present_wall["reel"]), spread(present_wall["gst"]),
                  ratio(med(present_wall["reel"]), med(present_wall["gst"]))))
     runs = len(long_cpu["reel"])

@@ -8,7 +8,7 @@
 //! Cases:
 //! - decode: `reel --output null` vs `ffmpeg -f null` vs GStreamer's
 //!   `avdec_*` into `fakesink`, as fast as possible, all cores; wall time
-//!   and CPU time (user + system).
+//!   and CPU time (user + system). H.264 720p and 1080p, HEVC 720p.
 //! - detile: the copy path's CPU conversion of a tiled 1920x1088 CAPTURE
 //!   picture (NV12_4L4, NV12_32L32) to linear NV12: reel's detiler in
 //!   process vs GStreamer's videoconvert (its pipeline's CPU time minus the
@@ -220,6 +220,21 @@ fn main() {
             "decode: HEVC 1280x720",
             300,
             decode_cases(&hevc, "filesrc location=CLIP ! matroskademux ! h265parse ! avdec_h265 ! fakesink sync=false"),
+        );
+        let h264_1080 = bench_clip_sized(
+            "h264_1080p.mp4",
+            "1920x1080",
+            &[
+                "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
+            ],
+        );
+        report(
+            "decode: H.264 1920x1080",
+            300,
+            decode_cases(
+                &h264_1080,
+                "filesrc location=CLIP ! qtdemux ! h264parse ! avdec_h264 ! fakesink sync=false",
+            ),
         );
     }
 

@@ -513,21 +513,23 @@ fn capture_buffers_are_mapped_only_when_the_cpu_reads_them() {
     );
 }
 
-/// The DQBUFs of a run in order: (queue, succeeded), queue "OUTPUT" or
-/// "CAPTURE".
-fn dequeues(strace: &str) -> Vec<(&'static str, bool)> {
-    strace
-        .lines()
-        .filter(|l| l.contains("VIDIOC_DQBUF"))
-        .map(|l| {
-            let queue = if l.contains("CAPTURE") {
+/// The DQBUFs of a run: the queue ("OUTPUT" or "CAPTURE") of each one
+/// that succeeded, in order, and how many found nothing to dequeue.
+fn dequeues(strace: &str) -> (Vec<&'static str>, usize) {
+    let mut done = Vec::new();
+    let mut failed = 0;
+    for line in strace.lines().filter(|l| l.contains("VIDIOC_DQBUF")) {
+        if line.trim_end().ends_with("= 0") {
+            done.push(if line.contains("CAPTURE") {
                 "CAPTURE"
             } else {
                 "OUTPUT"
-            };
-            (queue, l.trim_end().ends_with("= 0"))
-        })
-        .collect()
+            });
+        } else {
+            failed += 1;
+        }
+    }
+    (done, failed)
 }
 
 #[test]
@@ -535,8 +537,7 @@ fn completed_requests_are_collected_without_a_dequeue_known_to_fail() {
     let frames = media::frame_count(&media::clip(ERROR_CLIP));
     let strace = strace_of("sync-null");
     let ioctls = strace.lines().filter(|l| l.contains("ioctl(")).count();
-    let dequeues = dequeues(&strace);
-    let failed = dequeues.iter().filter(|d| !d.1).count();
+    let (done, failed) = dequeues(&strace);
     eprintln!(
         "{ioctls} ioctls for {frames} frames ({:.1} a frame, start-up included), {failed} DQBUFs with nothing to dequeue",
         ioctls as f64 / frames as f64
@@ -547,7 +548,6 @@ fn completed_requests_are_collected_without_a_dequeue_known_to_fail() {
     assert!(failed <= 2, "{failed} failed DQBUFs for {frames} frames");
     // ... and taken as its request completes: frame by frame, an OUTPUT
     // buffer and then its picture, none left behind for later.
-    let done: Vec<&str> = dequeues.iter().filter(|d| d.1).map(|d| d.0).collect();
     assert_eq!(done.len(), 2 * frames, "dequeued: {done:?}");
     assert!(
         done.chunks(2).all(|pair| pair == ["OUTPUT", "CAPTURE"]),
@@ -558,9 +558,7 @@ fn completed_requests_are_collected_without_a_dequeue_known_to_fail() {
 #[test]
 fn slice_by_slice_each_picture_is_collected_with_its_last_slice() {
     let frames = media::frame_count(&media::clip("h264_slices.mp4"));
-    let dequeues = dequeues(&strace_of("sync-null-slices"));
-    let failed = dequeues.iter().filter(|d| !d.1).count();
-    let done: Vec<&str> = dequeues.iter().filter(|d| d.1).map(|d| d.0).collect();
+    let (done, failed) = dequeues(&strace_of("sync-null-slices"));
     let requests = done.iter().filter(|&&q| q == "OUTPUT").count();
     let pictures = done.iter().filter(|&&q| q == "CAPTURE").count();
     assert!(

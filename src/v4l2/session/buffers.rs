@@ -301,11 +301,14 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     (0..granted)
         .map(|index| {
             let buffer = query(video, queue, index)?;
-            let lengths: Vec<usize> = mmap_planes(&buffer, queue)?
+            let planes: Vec<LazyPlane> = mmap_planes(&buffer, queue)?
                 .into_iter()
-                .map(|(_, length)| length as usize)
+                .map(|(_, length)| LazyPlane {
+                    length: length as usize,
+                    mapping: OnceLock::new(),
+                })
                 .collect();
-            let dmabufs = (0..lengths.len())
+            let dmabufs = (0..planes.len())
                 .map(|plane| {
                     ioctl::expbuf::<OwnedFd>(
                         video,
@@ -321,13 +324,7 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
                 index,
                 generation,
                 dmabufs,
-                planes: lengths
-                    .into_iter()
-                    .map(|length| LazyPlane {
-                        length,
-                        mapping: OnceLock::new(),
-                    })
-                    .collect(),
+                planes,
             })
         })
         .collect()

@@ -40,7 +40,7 @@ fi
 
 install() { apt-get install -y -q --no-install-recommends "$@"; }
 
-runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0)
+runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0 fonts-dejavu-core)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
@@ -48,7 +48,9 @@ tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme mpv python3-venv
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav
-       debhelper lintian desktop-file-utils man-db systemd)
+       debhelper lintian desktop-file-utils man-db systemd tesseract-ocr)
+# fonts-dejavu-core: the OSD's font (DejaVu Sans Mono). tesseract-ocr: reads
+# the OSD off weston's screenshots (tests/osd_weston.rs).
 # debhelper ... systemd: the Debian package's build and checks
 # (tests/package_deb.rs: lintian, desktop-file-validate, man, systemd-analyze).
 # sway: the compositor for what weston lacks (idle inhibit, decorations, a

@@ -108,6 +108,13 @@ pub struct PlayArgs {
     #[arg(long)]
     pub stats: bool,
 
+    /// What the on-screen display shows unasked: 0 nothing, 1 position and
+    /// state for a second after a seek, pause, step or file change, 3 the
+    /// position, frame and pts all the time (`o` toggles 3, `i` the stats
+    /// page).
+    #[arg(long, value_name = "0|1|3", default_value_t = 1, value_parser = parse_osd_level)]
+    pub osd_level: i64,
+
     /// Software decoder threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -130,6 +137,14 @@ pub enum Output {
 
 pub use crate::player::commands::parse_time;
 pub use crate::player::decoder_choice::Hwdec;
+
+/// `--osd-level`: mpv's 0, 1 or 3.
+fn parse_osd_level(text: &str) -> Result<i64, String> {
+    text.parse::<i64>()
+        .ok()
+        .filter(|&n| crate::osd::OsdLevel::from_number(n).is_some())
+        .ok_or_else(|| format!("expected 0, 1 or 3, got '{text}'"))
+}
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ pub mod frame;
 pub mod media;
 pub mod message;
 pub mod negotiation;
+pub mod osd;
 pub mod player;
 pub mod probe;
 pub mod sw;

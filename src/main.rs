@@ -5,6 +5,7 @@ use tracing_subscriber::EnvFilter;
 
 use reel::cli::{Command, Hwdec, LogArgs, Output, PlayArgs};
 use reel::exit::{Exit, Fatal, Outcome};
+use reel::osd::OsdLevel;
 use reel::player::decoder_choice::DecoderChoice;
 use reel::player::{self, headless, PlayerOptions};
 
@@ -136,6 +137,7 @@ fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> Pla
         idle: args.idle,
         headless,
         stats: args.stats,
+        osd_level: OsdLevel::from_number(args.osd_level).unwrap_or_default(),
         threads: args.threads,
         decoder,
     }

@@ -53,7 +53,12 @@ pub struct SharedMemory {
 impl SharedMemory {
     /// `size` bytes of a memfd (for wl_shm).
     pub fn new(size: usize) -> io::Result<Self> {
-        let file = sealable_memfd(size)?;
+        Self::named(size, c"reel-frame")
+    }
+
+    /// `size` bytes of a memfd called `name` (as /proc/PID/fd shows it).
+    pub fn named(size: usize, name: &CStr) -> io::Result<Self> {
+        let file = sealable_memfd(size, name)?;
         // SAFETY: the memfd was created above and is private to this object
         // until its fd is sent to the compositor, which only reads it; the
         // mapping lives no longer than `file` (both are dropped together), and
@@ -129,8 +134,7 @@ fn page_size() -> usize {
         .unwrap_or(4096)
 }
 
-fn sealable_memfd(size: usize) -> io::Result<File> {
-    let name: &CStr = c"reel-frame";
+fn sealable_memfd(size: usize, name: &CStr) -> io::Result<File> {
     let fd = memfd_create(
         name,
         MemFdCreateFlag::MFD_CLOEXEC | MemFdCreateFlag::MFD_ALLOW_SEALING,
@@ -162,7 +166,7 @@ fn udmabuf(len: usize) -> io::Result<File> {
         .write(true)
         .custom_flags(nix::libc::O_CLOEXEC)
         .open("/dev/udmabuf")?;
-    let memfd = sealable_memfd(len)?;
+    let memfd = sealable_memfd(len, c"reel-frame")?;
     // udmabuf takes only memfds that cannot shrink under it.
     fcntl(
         memfd.as_raw_fd(),

@@ -25,6 +25,7 @@ mod imported;
 mod keys;
 mod layout;
 mod memory;
+mod overlay;
 pub mod pool;
 mod protocol;
 mod shm_convert;

@@ -51,7 +51,8 @@ use super::keys::map_keysym;
 use super::memory::map_shared_read_only;
 use super::state::State;
 use super::user_data::{
-    BufferData, DmabufGlobal, FeedbackData, NoEvents, ParamsData, PresentationData,
+    BufferData, DmabufGlobal, FeedbackData, NoEvents, OverlayBufferData, ParamsData,
+    PresentationData,
 };
 use super::DisplayEvent;
 
@@ -256,14 +257,34 @@ impl Dispatch2<WlBuffer, State> for BufferData {
     }
 }
 
+impl Dispatch2<WlBuffer, State> for OverlayBufferData {
+    fn event(
+        &self,
+        state: &mut State,
+        proxy: &WlBuffer,
+        event: wl_buffer::Event,
+        _: &Connection,
+        _: &QueueHandle<State>,
+    ) {
+        if let (wl_buffer::Event::Release, Some(overlay)) = (event, state.overlay.as_mut()) {
+            overlay.released(proxy);
+        }
+    }
+}
+
 impl CompositorHandler for State {
     fn scale_factor_changed(
         &mut self,
         _: &Connection,
         _: &QueueHandle<Self>,
-        _: &WlSurface,
-        _: i32,
+        surface: &WlSurface,
+        factor: i32,
     ) {
+        // The OSD is drawn at the window's scale (the video surface's
+        // size is the viewport's, whatever the scale).
+        if surface == self.window.wl_surface() {
+            self.scale = u32::try_from(factor).unwrap_or(1).max(1);
+        }
     }
 
     fn transform_changed(

@@ -9,6 +9,7 @@ use smithay_client_toolkit::seat::SeatState;
 use smithay_client_toolkit::shell::xdg::window::{DecorationMode, Window, WindowDecorations};
 use smithay_client_toolkit::shell::xdg::XdgShell;
 use smithay_client_toolkit::shell::WaylandSurface;
+use smithay_client_toolkit::subcompositor::SubcompositorState;
 use tracing::{debug, info};
 use wayland_client::globals::GlobalList;
 use wayland_client::protocol::{wl_buffer::WlBuffer, wl_keyboard::WlKeyboard, wl_shm};
@@ -30,6 +31,7 @@ use super::idle_inhibit::IdleInhibit;
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
+use super::overlay::Overlay;
 use super::pool::{BufferPool, Released};
 use super::user_data::{DmabufGlobal, FeedbackData, NoEvents};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
@@ -166,6 +168,12 @@ pub(super) struct State {
     pub(super) imported: ImportedBuffers<WlBuffer>,
     /// The viewport source rectangle last set (`None`: the whole buffer).
     pub(super) source_rect: Option<(u32, u32)>,
+    /// The OSD's subsurface (None: the compositor has no wl_subcompositor).
+    pub(super) overlay: Option<Overlay>,
+    /// The window surface's integer scale (the OSD is drawn at it).
+    pub(super) scale: u32,
+    /// How the last frame was presented, in words.
+    pub(super) last_path: Option<String>,
 }
 
 impl State {
@@ -200,6 +208,17 @@ impl State {
         let viewport = viewporter
             .as_ref()
             .map(|v| v.get_viewport(&surface, qh, NoEvents));
+        // Made before the window's first commit, so the subsurface is in
+        // place from the first frame on (its placement applies when the
+        // parent commits, and a paused video does not).
+        let overlay =
+            match SubcompositorState::bind(compositor.wl_compositor().clone(), globals, qh) {
+                Ok(subcompositor) => Some(Overlay::new(&subcompositor, &compositor, &surface, qh)),
+                Err(_) => {
+                    info!("the compositor has no wl_subcompositor: no OSD");
+                    None
+                }
+            };
         let window = xdg.create_window(surface, WindowDecorations::ServerDefault, qh);
         window.set_title(opts.title.clone());
         window.set_app_id(opts.app_id.clone());
@@ -253,6 +272,9 @@ impl State {
             copy_reason: None,
             imported: ImportedBuffers::new(),
             source_rect: None,
+            overlay,
+            scale: 1,
+            last_path: None,
         })
     }
 

@@ -15,5 +15,7 @@ pub(super) struct FeedbackData(pub(super) FeedbackKind);
 pub(super) struct ParamsData;
 /// User data of our wl_buffers (shm and dmabuf alike).
 pub(super) struct BufferData;
+/// User data of the OSD overlay's wl_buffers.
+pub(super) struct OverlayBufferData;
 /// User data of a wp_presentation_feedback: the pts of the frame committed.
 pub(super) struct PresentationData(pub(super) std::time::Duration);

@@ -34,6 +34,7 @@ use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
 use crate::frame::{DmabufFrame, Frame, FrameStorage};
+use crate::osd::OverlayImage;
 
 /// How long the compositor may take to answer a dmabuf import.
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -267,6 +268,29 @@ impl Display {
         Ok(formats.without(&self.state.refused))
     }
 
+    /// Whether the window can show an OSD (the compositor has subsurfaces).
+    pub fn has_overlay(&self) -> bool {
+        self.state.overlay.is_some()
+    }
+
+    /// The scale the OSD is drawn at.
+    pub fn overlay_scale(&self) -> u32 {
+        self.state.scale
+    }
+
+    /// Shows `image` on the OSD's subsurface above the video, or hides it.
+    /// The video surface is not touched.
+    pub fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
+        let Some(overlay) = self.state.overlay.as_mut() else {
+            return Ok(());
+        };
+        match image {
+            Some(image) => overlay.show(image, &self.state.shm, &self.qh)?,
+            None => overlay.hide(),
+        }
+        self.flush()
+    }
+
     /// The surface size (viewport destination) last committed, if any.
     pub fn surface_size(&self) -> Option<(u32, u32)> {
         self.state.applied_size
@@ -374,6 +398,11 @@ impl Display {
             .imported
             .mark_held(dmabuf.id, dmabuf.source.clone());
         self.state.stats.frames_zero_copy += 1;
+        self.state.last_path = Some(format!(
+            "{}:{} zero-copy",
+            fourcc_text(dmabuf.fourcc),
+            modifier_name(modifier)
+        ));
         debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_text(dmabuf.fourcc),
                modifier = %modifier_name(modifier), buffer = ?dmabuf.id, "frame presented");
         self.flush()?;
@@ -567,6 +596,7 @@ impl Display {
         let wl_buffer = buffer.wl_buffer.clone();
         self.commit_buffer(frame, &wl_buffer);
         self.state.pool.mark_held(slot);
+        self.state.last_path = Some(self.describe_copy(frame, path));
         match path {
             Route::Dmabuf(c) => {
                 self.state.stats.frames_dmabuf += 1;
@@ -580,6 +610,42 @@ impl Display {
             }
         }
         self.flush()
+    }
+
+    /// How a copied frame reached the screen, and why it was copied.
+    fn describe_copy(&self, frame: &Frame, path: Route) -> String {
+        let (source, why) = match &frame.storage {
+            FrameStorage::Dmabuf(d) => (
+                format!("{}:{}", fourcc_text(d.fourcc), modifier_name(d.modifier)),
+                self.state.copy_reason.map(|r| r.to_string()),
+            ),
+            FrameStorage::Cpu(_) => (
+                frame.format.to_string(),
+                Some("decoded into memory".to_owned()),
+            ),
+        };
+        let into = match path {
+            Route::Dmabuf(c) => format!(
+                "a {}:{} dmabuf",
+                fourcc_text(c.fourcc as u32),
+                modifier_name(c.modifier)
+            ),
+            Route::Shm => "XRGB8888 wl_shm".to_owned(),
+        };
+        let why = match path {
+            Route::Shm => self.state.shm_reason.clone().or(why),
+            Route::Dmabuf(_) => why,
+        };
+        match why {
+            Some(why) => format!("{source} copied into {into} ({why})"),
+            None => format!("{source} copied into {into}"),
+        }
+    }
+
+    /// How the last frame reached the screen (format, modifier, zero-copy
+    /// or copied and why), for the OSD's stats page.
+    pub fn presentation_path(&self) -> Option<&str> {
+        self.state.last_path.as_deref()
     }
 
     /// Attach, damage, set the viewport, ask for a frame callback, commit.
@@ -677,6 +743,7 @@ impl Display {
 
 impl Drop for Display {
     fn drop(&mut self) {
+        self.state.overlay = None;
         for b in self.state.pool.drain_all() {
             b.wl_buffer.destroy();
         }

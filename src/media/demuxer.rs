@@ -574,6 +574,19 @@ fn stream_info(
             depth,
         )
     };
+    // SAFETY: `par` is a valid AVCodecParameters we own;
+    // avcodec_profile_name takes any codec id and profile number and returns
+    // a static string or null.
+    let (profile, level) = unsafe {
+        let p = &*par.as_ptr();
+        let name = ffi::avcodec_profile_name(p.codec_id, p.profile);
+        let profile = (!name.is_null()).then(|| {
+            std::ffi::CStr::from_ptr(name)
+                .to_string_lossy()
+                .into_owned()
+        });
+        (profile, (p.level > 0).then_some(p.level))
+    };
     let time_base = rational(stream_tb).unwrap_or((1, 90_000));
     let start_pts = match stream_start {
         ffi::AV_NOPTS_VALUE => 0,
@@ -608,6 +621,8 @@ fn stream_info(
             .unwrap_or((1, 1)),
         bit_depth: depth.unwrap_or(8),
         pixel_format: pix_fmt,
+        profile,
+        level,
         parameter_sets: converter
             .map(|c| c.parameter_sets().to_vec())
             .unwrap_or_default(),

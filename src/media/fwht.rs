@@ -83,6 +83,8 @@ impl FwhtReader {
             sample_aspect: (1, 1),
             bit_depth: 8,
             pixel_format: header.is_yuv420().then(|| "yuv420p".to_owned()),
+            profile: None,
+            level: None,
             parameter_sets: Vec::new(),
             parameters: CodecParameters::new(ffmpeg_next::codec::Parameters::new()),
         };

@@ -96,6 +96,11 @@ pub struct VideoStreamInfo {
     pub bit_depth: u32,
     /// libavcodec's name of the coded pixel layout (e.g. `yuv420p10le`), if known.
     pub pixel_format: Option<String>,
+    /// The profile's name, as libavcodec knows it (`High`, `Main 10`...).
+    pub profile: Option<String>,
+    /// The level as the codec numbers it (H.264 level_idc, HEVC
+    /// general_level_idc...), if the container says.
+    pub level: Option<i32>,
     /// H.264/HEVC parameter sets from the container's codec configuration,
     /// Annex-B; empty for other codecs or when the stream carries them in-band.
     pub parameter_sets: Vec<u8>,
@@ -105,6 +110,27 @@ pub struct VideoStreamInfo {
 }
 
 impl VideoStreamInfo {
+    /// Codec, profile, level and pixel layout in words, for the OSD.
+    pub fn codec_summary(&self) -> String {
+        let mut text = self.codec.to_string();
+        if let Some(profile) = &self.profile {
+            text.push_str(&format!(" {profile}"));
+        }
+        if let Some(level) = self.level {
+            // H.264 counts tenths (40 is 4.0), HEVC thirtieths (120 is 4).
+            let level = match self.codec {
+                Codec::H264 => format!("{:.1}", f64::from(level) / 10.0),
+                Codec::Hevc => format!("{}", f64::from(level) / 30.0),
+                _ => level.to_string(),
+            };
+            text.push_str(&format!(", level {level}"));
+        }
+        if let Some(format) = &self.pixel_format {
+            text.push_str(&format!(", {format}"));
+        }
+        text
+    }
+
     /// Converts a timestamp in this stream's time base to a duration
     /// (negative timestamps clamp to zero).
     pub fn ts_to_duration(&self, ts: i64) -> Duration {

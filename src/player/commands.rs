@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::osd::OsdLevel;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SeekTarget {
     Absolute(Duration),
@@ -35,6 +37,13 @@ pub enum Command {
     SetFullscreen(bool),
     NextFile,
     PreviousFile,
+    /// `o`: the OSD's status (level 3) on or off.
+    ToggleOsdStatus,
+    /// `i`: the stats page on or off.
+    ToggleStats,
+    SetOsdLevel(OsdLevel),
+    /// `s`: the frame on screen as a PNG, named `reel-shot-NNNN.png`.
+    Screenshot,
     /// Answer with the player's state (control socket only).
     Status,
     Quit,
@@ -61,6 +70,17 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
         "next" => no_arg(Command::NextFile),
         "prev" | "previous" => no_arg(Command::PreviousFile),
         "status" => no_arg(Command::Status),
+        "osd" => match arg {
+            None | Some("toggle") => Ok(Command::ToggleOsdStatus),
+            Some(a) => a
+                .parse::<i64>()
+                .ok()
+                .and_then(OsdLevel::from_number)
+                .map(Command::SetOsdLevel)
+                .ok_or_else(|| format!("osd takes 0, 1, 3 or toggle, got '{a}'")),
+        },
+        "stats" => no_arg(Command::ToggleStats),
+        "screenshot" => no_arg(Command::Screenshot),
         "quit" => no_arg(Command::Quit),
         "fullscreen" => match arg {
             None | Some("toggle") => Ok(Command::ToggleFullscreen),
@@ -132,6 +152,13 @@ mod tests {
             parse_command("fullscreen on"),
             Ok(Command::SetFullscreen(true))
         );
+        assert_eq!(
+            parse_command("osd 3"),
+            Ok(Command::SetOsdLevel(OsdLevel::Status))
+        );
+        assert_eq!(parse_command("osd"), Ok(Command::ToggleOsdStatus));
+        assert_eq!(parse_command("stats"), Ok(Command::ToggleStats));
+        assert_eq!(parse_command("screenshot"), Ok(Command::Screenshot));
         for bad in [
             "",
             "seek",
@@ -140,6 +167,9 @@ mod tests {
             "fly",
             "fullscreen maybe",
             "seek 1 2",
+            "osd 2",
+            "osd x",
+            "screenshot now",
         ] {
             assert!(parse_command(bad).is_err(), "'{bad}' accepted");
         }

@@ -79,6 +79,8 @@ impl From<SwError> for DecodeFault {
 /// V4L2 stateless decoder.
 pub trait FrameDecoder: Send {
     fn kind(&self) -> DecoderKind;
+    /// The decoder in words (device and driver, or libavcodec's decoder).
+    fn describe(&self) -> String;
     fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault>;
     fn receive(&mut self) -> Result<Option<Frame>, DecodeFault>;
     fn send_eof(&mut self) -> Result<(), DecodeFault>;
@@ -99,6 +101,9 @@ pub trait FrameDecoder: Send {
 impl FrameDecoder for SwDecoder {
     fn kind(&self) -> DecoderKind {
         DecoderKind::Software
+    }
+    fn describe(&self) -> String {
+        SwDecoder::describe(self)
     }
     fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
         Ok(SwDecoder::send(self, packet)?)
@@ -127,6 +132,9 @@ impl From<DecoderError> for DecodeFault {
 impl FrameDecoder for V4l2Decoder {
     fn kind(&self) -> DecoderKind {
         DecoderKind::V4l2Stateless
+    }
+    fn describe(&self) -> String {
+        V4l2Decoder::describe(self).to_owned()
     }
     fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
         let pts = packet.pts.or(packet.dts).unwrap_or(0);

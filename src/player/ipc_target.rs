@@ -1,6 +1,7 @@
 //! The player's side of the JSON IPC: its state as mpv's properties and
 //! mpv's commands as the player's own operations.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -12,7 +13,7 @@ use super::ipc::commands::{number, IpcCommand, LoadMode, SeekTo};
 use super::ipc::events::EndReason;
 use super::ipc::properties::{Loaded, Picture, Property, Snapshot};
 use super::ipc::{IpcTarget, Server};
-use super::{screenshot, Player};
+use super::Player;
 use crate::frame::{DecoderKind, PixelFormat};
 
 /// libavcodec's name of a layout and its bits per pixel, as mpv reports
@@ -71,6 +72,16 @@ impl Player {
             frame_rate: self.file_frame_rate,
             picture,
             eof_reached: self.ended && self.next.is_none() && !self.preroll,
+        }
+    }
+
+    fn screenshot_ipc(&mut self, out: Option<PathBuf>) -> Outcome {
+        match self.screenshot(out) {
+            Ok(_) => Ok(Some(Value::Null)),
+            Err(e) => {
+                warn!("screenshot: {e:#}");
+                Err(IpcError::CommandFailed)
+            }
         }
     }
 
@@ -153,6 +164,7 @@ impl IpcTarget for Player {
             playlist_ids: self.entry_ids.clone(),
             current: self.loaded.map(|_| self.file_index),
             loaded: self.loaded.map(|_| self.snapshot_loaded()),
+            osd_level: self.osd.level().number(),
         }
     }
 
@@ -174,19 +186,11 @@ impl IpcTarget for Player {
                 self.execute(command);
                 Ok(Some(Value::Null))
             }
-            IpcCommand::ScreenshotToFile(out) => {
-                if self.loaded.is_none() {
-                    return Err(IpcError::CommandFailed);
-                }
-                let media = &self.options.files[self.file_index];
-                match screenshot::write_png(media, self.position(), self.options.threads, &out) {
-                    Ok(()) => Ok(Some(Value::Null)),
-                    Err(e) => {
-                        warn!("screenshot: {e:#}");
-                        Err(IpcError::CommandFailed)
-                    }
-                }
+            IpcCommand::ScreenshotToFile(_) | IpcCommand::Screenshot if self.loaded.is_none() => {
+                Err(IpcError::CommandFailed)
             }
+            IpcCommand::ScreenshotToFile(out) => self.screenshot_ipc(Some(out)),
+            IpcCommand::Screenshot => self.screenshot_ipc(None),
             IpcCommand::Quit => {
                 self.execute(Command::Quit);
                 Ok(Some(Value::Null))
@@ -209,6 +213,13 @@ impl IpcTarget for Player {
                 });
             }
             Property::Fullscreen => self.execute(Command::SetFullscreen(flag(value)?)),
+            Property::OsdLevel => {
+                let level = value
+                    .as_i64()
+                    .and_then(crate::osd::OsdLevel::from_number)
+                    .ok_or(IpcError::UnsupportedFormat)?;
+                self.execute(Command::SetOsdLevel(level));
+            }
             Property::PlaylistPos => {
                 let index = value.as_i64().ok_or(IpcError::UnsupportedFormat)?;
                 // Out of range is accepted and does nothing, as in mpv.

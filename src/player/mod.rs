@@ -11,6 +11,7 @@ pub mod headless;
 pub mod ipc;
 mod ipc_target;
 pub mod negotiation;
+pub mod osd;
 pub mod pipeline;
 pub mod screen;
 pub mod screenshot;
@@ -33,6 +34,8 @@ use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
 use crate::message::causes;
+use crate::osd::text::{Playback, Stats};
+use crate::osd::OsdLevel;
 use frame_decoder::DamageCounters;
 use ipc::events::{EndReason, PlayerEvent};
 use ipc::IpcTarget;
@@ -73,6 +76,8 @@ pub struct PlayerOptions {
     /// No window: frames go nowhere, in real time (`--output null`).
     pub headless: bool,
     pub stats: bool,
+    /// What the OSD shows unasked (`--osd-level`).
+    pub osd_level: OsdLevel,
     pub threads: usize,
     pub decoder: decoder_choice::DecoderChoice,
 }
@@ -145,6 +150,16 @@ struct Player {
     /// Damaged pictures over the run (the decode threads add to it).
     damage: Arc<DamageCounters>,
     quitting: bool,
+    osd: osd::Osd,
+    /// The frame on screen, for screenshots (the compositor holds its
+    /// buffer anyway while it shows it).
+    on_screen: Option<Frame>,
+    /// The loaded file's decoder, as opened, and its codec in words.
+    decoder_opened: Option<(DecoderKind, String)>,
+    codec_summary: String,
+    /// When the last second of presented frames began, and how many.
+    frame_time_window: (Instant, u64),
+    frame_time: Option<Duration>,
 }
 
 /// Plays `options.files` in a Wayland window until the end, `q`, or a
@@ -224,6 +239,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     // IPC observers see time pass while nothing else wakes the loop.
     let tick = ipc.as_ref().map(|_| Duration::from_millis(50));
     let file_count = options.files.len() as u64;
+    let options_osd_level = options.osd_level;
 
     let now = Instant::now();
     let mut player = Player {
@@ -260,6 +276,12 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         counters: Counters::default(),
         damage: Arc::default(),
         quitting: false,
+        osd: osd::Osd::new(options_osd_level),
+        on_screen: None,
+        decoder_opened: None,
+        codec_summary: String::new(),
+        frame_time_window: (now, 0),
+        frame_time: None,
     };
     let start = player.options.start;
     if player.options.files.is_empty() {
@@ -343,7 +365,10 @@ impl Player {
                     pipeline.count_damage_in(self.damage.clone());
                     self.failed_in_a_row = 0;
                     self.file_index = index;
+                    self.decoder_opened =
+                        Some((pipeline.decoder_kind(), pipeline.describe_decoder()));
                     let stream = pipeline.stream();
+                    self.codec_summary = stream.codec_summary();
                     self.start_time = stream.start_time;
                     self.file_duration = stream.duration;
                     self.file_frame_rate = stream
@@ -364,6 +389,7 @@ impl Player {
                         self.wake.clone(),
                     ));
                     self.loaded = Some(entry);
+                    self.osd.event(Instant::now(), true);
                     self.announce_restart = true;
                     self.emit(PlayerEvent::FileLoaded);
                     return;
@@ -455,6 +481,7 @@ impl Player {
         if self.next.is_none() && self.ended && !self.preroll && !self.paused {
             self.finish_file_when_due();
         }
+        self.update_osd();
     }
 
     /// Takes the next event from the decode thread; true when a frame of
@@ -533,6 +560,7 @@ impl Player {
         if self.preroll {
             self.preroll = false;
             self.seek_target = None;
+            self.osd.landed(now);
             self.clock.set(frame.pts, now);
             if !self.paused {
                 self.clock.resume(now);
@@ -553,6 +581,8 @@ impl Player {
             decoder: frame.decoder,
             sample_aspect: frame.sample_aspect,
         });
+        self.measure_frame_time(now);
+        self.on_screen = Some(frame);
         if !self.preroll && std::mem::take(&mut self.announce_restart) {
             self.emit(PlayerEvent::PlaybackRestart);
         }
@@ -610,6 +640,7 @@ impl Player {
         self.epoch += 1;
         self.next = None;
         self.shown = None;
+        self.on_screen = None;
         self.ended = false;
         self.preroll = false;
         self.seek_target = None;
@@ -735,6 +766,18 @@ impl Player {
 
     fn execute(&mut self, command: Command) {
         debug!(?command, "command");
+        let shows_on_osd = matches!(
+            command,
+            Command::TogglePause
+                | Command::Pause
+                | Command::Resume
+                | Command::Seek(_)
+                | Command::StepForward
+                | Command::StepBackward
+        );
+        if shows_on_osd && self.loaded.is_some() {
+            self.osd.event(Instant::now(), false);
+        }
         match command {
             Command::TogglePause => self.set_paused(!self.paused),
             Command::Pause => self.set_paused(true),
@@ -778,6 +821,14 @@ impl Player {
             Command::PreviousFile => {
                 let count = self.options.files.len();
                 self.open_file((self.file_index + count - 1) % count, None, EndReason::Stop);
+            }
+            Command::ToggleOsdStatus => self.osd.toggle_status(),
+            Command::ToggleStats => self.osd.toggle_stats(),
+            Command::SetOsdLevel(level) => self.osd.set_level(level),
+            Command::Screenshot => {
+                if let Err(e) = self.screenshot(None) {
+                    warn!("screenshot: {e:#}");
+                }
             }
             Command::Status => {}
             Command::Quit => self.quit(),
@@ -831,6 +882,11 @@ impl Player {
                 shown.width, shown.height, shown.format, shown.decoder
             ));
         }
+        reply.push_str(&format!(
+            " osd_level={} osd_redraws={}",
+            self.osd.level().number(),
+            self.osd.redraws()
+        ));
         reply.push_str(&format!(
             " zero_copy_frames={} copy_frames={} dmabuf_frames={} shm_frames={} \
              zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={}",
@@ -893,6 +949,115 @@ impl Player {
             Ok(_) => self.cursor_timer = true,
             Err(e) => warn!("cannot arm the cursor timer: {e}"),
         }
+    }
+
+    /// Where playback stands, for the OSD (None: nothing loaded).
+    fn playback(&self) -> Option<Playback> {
+        self.loaded?;
+        let path = &self.options.files[self.file_index];
+        Some(Playback {
+            position: self.seek_target.unwrap_or_else(|| self.position()),
+            duration: self.file_duration,
+            paused: self.paused,
+            frame_rate: self.file_frame_rate,
+            pts: self.on_screen.as_ref().map(|f| f.pts),
+            file_name: window_title(path),
+            index: self.file_index + 1,
+            count: self.options.files.len(),
+        })
+    }
+
+    /// The stats page's facts.
+    fn osd_stats(&self) -> Stats {
+        let stats = self.display.stats();
+        let damage = self.damage.get();
+        let frame = self.on_screen.as_ref();
+        let decoder = match (&self.decoder_opened, frame.map(|f| f.decoder)) {
+            (Some((kind, text)), Some(now)) if *kind != now => {
+                format!("{now} (took over from {text})")
+            }
+            (Some((_, text)), _) => text.clone(),
+            (None, _) => "none".into(),
+        };
+        let coded = frame.map(|f| match &f.storage {
+            crate::frame::FrameStorage::Dmabuf(d) => (d.coded_width, d.coded_height),
+            crate::frame::FrameStorage::Cpu(_) => (f.width, f.height),
+        });
+        Stats {
+            decoder,
+            codec: self.codec_summary.clone(),
+            visible: frame.map(|f| (f.width, f.height)),
+            coded,
+            path: self
+                .display
+                .presentation_path()
+                .unwrap_or_else(|| "none yet".into()),
+            negotiated: self
+                .negotiator
+                .as_ref()
+                .and_then(Negotiator::current)
+                .map(|n| n.to_string()),
+            presented: self.counters.presented,
+            dropped: self.counters.dropped_late + stats.frames_dropped,
+            decode_errors: damage.decode_errors,
+            frame_time: self.frame_time,
+        }
+    }
+
+    /// Frames presented per second, measured over whole seconds.
+    fn measure_frame_time(&mut self, now: Instant) {
+        let (since, count) = self.frame_time_window;
+        let count = count + 1;
+        let elapsed = now.duration_since(since);
+        if elapsed >= Duration::from_secs(1) {
+            self.frame_time = Some(elapsed / count.max(1) as u32);
+            self.frame_time_window = (now, 0);
+        } else {
+            self.frame_time_window = (since, count);
+        }
+    }
+
+    /// Draws what the OSD says now, and wakes the loop when an event's
+    /// text is due to go.
+    fn update_osd(&mut self) {
+        let now = Instant::now();
+        let playback = self.playback();
+        let fresh = self
+            .osd
+            .stats_due(now, self.paused)
+            .then(|| self.osd_stats());
+        let lines = self.osd.lines(now, playback.as_ref(), fresh);
+        if let Err(e) = self.osd.draw(self.display.as_mut(), lines) {
+            if matches!(e, DisplayError::Wayland(_) | DisplayError::Dispatch(_)) {
+                self.compositor_lost(&e);
+                return;
+            }
+            warn!("OSD not shown: {e}");
+        }
+        if let Some(deadline) = self.osd.deadline(now) {
+            self.arm_timer(deadline);
+        }
+    }
+
+    /// Writes the frame on screen as a PNG to `out`, or to the next free
+    /// `reel-shot-NNNN.png` in the pictures directory.
+    fn screenshot(&self, out: Option<PathBuf>) -> Result<PathBuf> {
+        let frame = self
+            .on_screen
+            .as_ref()
+            .ok_or_else(|| anyhow!("no frame on screen"))?;
+        let out = match out {
+            Some(out) => out,
+            None => screenshot::next_path(&screenshot::directory())?,
+        };
+        screenshot::write_png(frame, &out)?;
+        info!(
+            path = %out.display(),
+            pts = frame.pts.as_secs_f64(),
+            decoder = %frame.decoder,
+            "screenshot written"
+        );
+        Ok(out)
     }
 
     fn cancel_timer(&mut self) {
@@ -962,6 +1127,13 @@ impl control::CommandTarget for Player {
     fn control(&mut self, line: &str) -> String {
         match parse_command(line) {
             Ok(Command::Status) => self.status(),
+            Ok(Command::Screenshot) => match self.screenshot(None) {
+                Ok(path) => format!("ok {}", path.display()),
+                Err(e) => {
+                    warn!("screenshot: {e:#}");
+                    format!("error: {e:#}")
+                }
+            },
             Ok(command) => {
                 self.execute(command);
                 "ok".to_string()
@@ -990,6 +1162,9 @@ fn key_command(key: Key) -> Option<Command> {
         Key::Char('f') => Command::ToggleFullscreen,
         Key::Char('.') => Command::StepForward,
         Key::Char(',') => Command::StepBackward,
+        Key::Char('o') => Command::ToggleOsdStatus,
+        Key::Char('i') => Command::ToggleStats,
+        Key::Char('s') => Command::Screenshot,
         Key::Char(_) => return None,
     })
 }

@@ -24,6 +24,9 @@ impl FrameDecoder for Closed {
     fn kind(&self) -> DecoderKind {
         DecoderKind::Software
     }
+    fn describe(&self) -> String {
+        "closed".into()
+    }
     fn send(&mut self, _: &Packet) -> Result<(), DecodeFault> {
         Err(DecodeFault {
             recoverable: false,
@@ -125,6 +128,10 @@ impl Pipeline {
 
     pub fn decoder_kind(&self) -> DecoderKind {
         self.decoder.kind()
+    }
+
+    pub fn describe_decoder(&self) -> String {
+        self.decoder.describe()
     }
 
     /// Positions are media times counted from the stream's start time.

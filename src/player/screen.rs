@@ -5,6 +5,7 @@
 use crate::display::formats::FeedbackError;
 use crate::display::{CompositorFormats, Display, DisplayError, DisplayEvent, PresentStats};
 use crate::frame::Frame;
+use crate::osd::OverlayImage;
 use std::time::Instant;
 
 pub trait Screen {
@@ -25,6 +26,16 @@ pub trait Screen {
     fn cursor_deadline(&self) -> Option<Instant>;
     /// Hides or shows the cursor as its policy says now.
     fn update_cursor(&mut self);
+    /// Whether an OSD can be shown above the frames.
+    fn has_overlay(&self) -> bool;
+    /// The scale the OSD is drawn at.
+    fn overlay_scale(&self) -> u32;
+    /// Shows the OSD's image above the frames (None: hides it).
+    fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError>;
+    /// The window's size in surface pixels, once a frame set it.
+    fn surface_size(&self) -> Option<(u32, u32)>;
+    /// How the last frame reached the screen, in words.
+    fn presentation_path(&self) -> Option<String>;
 }
 
 impl Screen for Display {
@@ -66,6 +77,21 @@ impl Screen for Display {
     }
     fn update_cursor(&mut self) {
         Display::update_cursor(self)
+    }
+    fn has_overlay(&self) -> bool {
+        Display::has_overlay(self)
+    }
+    fn overlay_scale(&self) -> u32 {
+        Display::overlay_scale(self)
+    }
+    fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
+        Display::show_overlay(self, image)
+    }
+    fn surface_size(&self) -> Option<(u32, u32)> {
+        Display::surface_size(self)
+    }
+    fn presentation_path(&self) -> Option<String> {
+        Display::presentation_path(self).map(str::to_owned)
     }
 }
 
@@ -111,4 +137,19 @@ impl Screen for NullScreen {
         None
     }
     fn update_cursor(&mut self) {}
+    fn has_overlay(&self) -> bool {
+        false
+    }
+    fn overlay_scale(&self) -> u32 {
+        1
+    }
+    fn show_overlay(&mut self, _: Option<&OverlayImage>) -> Result<(), DisplayError> {
+        Ok(())
+    }
+    fn surface_size(&self) -> Option<(u32, u32)> {
+        None
+    }
+    fn presentation_path(&self) -> Option<String> {
+        Some("not shown (no window)".into())
+    }
 }

@@ -1,43 +1,32 @@
-//! `screenshot-to-file`: the picture at a position of a file, written as a
-//! PNG. It is decoded afresh in software: the one on screen may be a V4L2
-//! buffer the compositor holds, and no CPU copy of it is kept.
+//! Screenshots: the frame on screen written as a PNG at its visible size,
+//! from the decoder's own pixels (a V4L2 CAPTURE buffer is read through
+//! its dmabuf, inside `DMA_BUF_IOCTL_SYNC`, and detiled on the CPU; the
+//! picture the compositor shows is never read back).
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
-use super::decoder_choice::{DecoderChoice, Hwdec};
-use super::pipeline::{Pipeline, PipelineOptions};
 use crate::display::frame_to_xrgb;
+use crate::frame::Frame;
 
-/// Writes the picture of `media` showing at `position` to `out` (a `.png`).
-pub fn write_png(media: &Path, position: Duration, threads: usize, out: &Path) -> Result<()> {
+/// The highest `reel-shot-NNNN.png` number tried.
+const MAX_SHOTS: u32 = 9999;
+
+/// Writes `frame` to `out` (a `.png`).
+pub fn write_png(frame: &Frame, out: &Path) -> Result<()> {
     let is_png = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     if !is_png {
         bail!("{}: reel writes PNG screenshots only", out.display());
     }
-    let options = PipelineOptions {
-        for_display: true,
-        threads,
-        decoder: DecoderChoice {
-            hwdec: Hwdec::No,
-            ..DecoderChoice::default()
-        },
-    };
-    let mut pipeline = Pipeline::open(media, &options)?;
-    pipeline.seek(position, 0)?;
-    let frame = pipeline
-        .next_frame()?
-        .ok_or_else(|| anyhow!("no picture at {position:?}"))?;
     let (width, height) = (frame.width, frame.height);
     let stride = width as usize * 4;
     let mut xrgb = vec![0u8; stride * height as usize];
-    frame_to_xrgb(&frame, &mut xrgb, stride)?;
+    frame_to_xrgb(frame, &mut xrgb, stride)?;
     // XRGB8888 is B, G, R, X in memory.
     let rgb: Vec<u8> = xrgb
         .chunks_exact(4)
@@ -51,4 +40,79 @@ pub fn write_png(media: &Path, position: Duration, threads: usize, out: &Path) -
     writer.write_image_data(&rgb)?;
     writer.finish()?;
     Ok(())
+}
+
+/// Where `s` puts screenshots: `$XDG_PICTURES_DIR` (the environment, else
+/// `user-dirs.dirs`) when it is a directory, else the working directory.
+pub fn directory() -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let from_file = || {
+        let text = std::fs::read_to_string(config.as_ref()?.join("user-dirs.dirs")).ok()?;
+        pictures_dir(&text, home.as_deref())
+    };
+    std::env::var_os("XDG_PICTURES_DIR")
+        .map(PathBuf::from)
+        .or_else(from_file)
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `XDG_PICTURES_DIR` of a `user-dirs.dirs` (`"$HOME/Pictures"`).
+fn pictures_dir(text: &str, home: Option<&Path>) -> Option<PathBuf> {
+    let value = text.lines().find_map(|line| {
+        let (key, value) = line.trim().split_once('=')?;
+        (key.trim() == "XDG_PICTURES_DIR").then(|| value.trim().trim_matches('"').to_owned())
+    })?;
+    match value.strip_prefix("$HOME") {
+        Some(rest) => Some(home?.join(rest.trim_start_matches('/'))),
+        None if value.starts_with('/') => Some(PathBuf::from(value)),
+        None => None,
+    }
+}
+
+/// The first `reel-shot-NNNN.png` in `dir` not taken yet.
+pub fn next_path(dir: &Path) -> Result<PathBuf> {
+    (1..=MAX_SHOTS)
+        .map(|n| dir.join(format!("reel-shot-{n:04}.png")))
+        .find(|p| !p.exists())
+        .with_context(|| {
+            format!(
+                "{}: reel-shot-0001 to -{MAX_SHOTS} all taken",
+                dir.display()
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pictures_directory_comes_from_user_dirs() {
+        let home = Path::new("/home/u");
+        let text = "# written by xdg-user-dirs-update\nXDG_DESKTOP_DIR=\"$HOME/Desktop\"\nXDG_PICTURES_DIR=\"$HOME/Pictures\"\n";
+        assert_eq!(
+            pictures_dir(text, Some(home)),
+            Some(PathBuf::from("/home/u/Pictures"))
+        );
+        assert_eq!(
+            pictures_dir("XDG_PICTURES_DIR=\"/srv/shots\"", None),
+            Some(PathBuf::from("/srv/shots"))
+        );
+        assert_eq!(pictures_dir("XDG_PICTURES_DIR=\"$HOME/P\"", None), None);
+        assert_eq!(pictures_dir("XDG_MUSIC_DIR=\"$HOME/M\"", Some(home)), None);
+    }
+
+    #[test]
+    fn shots_are_numbered_from_the_first_free_name() {
+        let dir = std::env::temp_dir().join(format!("reel-shots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(next_path(&dir).unwrap(), dir.join("reel-shot-0001.png"));
+        std::fs::write(dir.join("reel-shot-0001.png"), b"").unwrap();
+        assert_eq!(next_path(&dir).unwrap(), dir.join("reel-shot-0002.png"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

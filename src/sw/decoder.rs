@@ -20,6 +20,8 @@ const MAX_DRAIN_PER_SEND: usize = 64;
 pub struct SwDecoder {
     decoder: ff::decoder::Video,
     codec_name: String,
+    /// Threads asked for (0: libavcodec's choice).
+    threads: usize,
     time_base: (i32, i32),
     /// Frame duration in `time_base` units when the stream says nothing.
     default_duration: i64,
@@ -102,6 +104,7 @@ impl SwDecoder {
         Ok(SwDecoder {
             decoder,
             codec_name: codec.name().to_owned(),
+            threads: opts.threads,
             time_base: stream.time_base,
             default_duration,
             for_display: opts.for_display,
@@ -115,6 +118,14 @@ impl SwDecoder {
             next_pts: stream.start_pts,
             epoch: 0,
         })
+    }
+
+    /// The decoder in words, for the OSD's stats page.
+    pub fn describe(&self) -> String {
+        match self.threads {
+            0 => format!("software, libavcodec {}, threads auto", self.codec_name),
+            n => format!("software, libavcodec {}, {n} threads", self.codec_name),
+        }
     }
 
     /// The libavcodec decoder in use (e.g. `h264`, `libdav1d`).

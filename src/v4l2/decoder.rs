@@ -122,6 +122,8 @@ pub struct V4l2Decoder {
     /// Requests that timed out or that the device failed since a request
     /// last completed.
     faults_in_a_row: u32,
+    /// The device and mode in words, for the OSD's stats page.
+    description: String,
 }
 
 impl V4l2Decoder {
@@ -156,13 +158,15 @@ impl V4l2Decoder {
         config.bit_depth = stream.bit_depth.max(8);
         config.capture_chooser = options.capture_chooser;
         let time_base = (i64::from(stream.time_base.0), i64::from(stream.time_base.1));
-        Self::new(
+        let mut decoder = Self::new(
             config,
             setup.codec,
             time_base,
             options.frames_held_downstream,
         )
-        .map_err(|e| format!("{}: {e}", info.video_node.display()))
+        .map_err(|e| format!("{}: {e}", info.video_node.display()))?;
+        decoder.description = format!("{} {}", info.driver, decoder.description);
+        Ok(decoder)
     }
 
     pub fn new(
@@ -178,7 +182,9 @@ impl V4l2Decoder {
             path.display(),
             codec.describe()
         );
+        let description = format!("V4L2 {} ({})", path.display(), codec.describe());
         Ok(Self {
+            description,
             session,
             config,
             frames_held_downstream,
@@ -373,6 +379,11 @@ impl V4l2Decoder {
     }
 
     /// Whether a request completed since the last reset after a fault.
+    /// Driver, device and mode in words, for the OSD's stats page.
+    pub fn describe(&self) -> &str {
+        &self.description
+    }
+
     pub fn resumed(&self) -> bool {
         self.faults_in_a_row == 0
     }

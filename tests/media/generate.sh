@@ -43,6 +43,9 @@ ff -f lavfi -i "$(src 320x240 30 1),fade=in:0:15" $(x264 -profile:v main -bf 2 -
 ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v main -x264-params slices=4) h264_slices.mp4
 ff -f lavfi -i "$(src 320x240 30 1)" $(x264 -profile:v high -flags +ildct+ilme -x264-params tff=1) h264_mbaff.ts
 ff -f lavfi -i "$(src 250x130 30 1)" $(x264 -profile:v high) h264_odd_size.mp4
+# 25 fps for 4 s with B-frames: the OSD's frame numbers (2.0 s is frame 50)
+# and screenshots of a paused frame.
+ff -f lavfi -i "$(src 320x240 25 4)" $(x264 -profile:v main -bf 2 -g 25) h264_25fps.mp4
 # Explicit scaling lists sent in the SPS (delta_scale coding) with 4:4:4
 # (six 8x8 lists, chroma_format_idc 3), 8x8 transform, custom quantisers.
 cqm4=$(seq -s, 16 31); cqm8=$(for i in $(seq 0 63); do printf '%d,' $((16 + i / 4)); done); cqm8=${cqm8%,}

@@ -12,6 +12,7 @@
 //!   each must still give;
 //! - `sway`: sway headless, for the protocols weston lacks (idle inhibit,
 //!   decorations, a virtual pointer);
+//! - `picture`: PSNR of RGB pictures, and text read off a screenshot (OCR);
 //! - `reel_output`: reel's `--stats` line and control `status` reply;
 //! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
@@ -27,6 +28,7 @@ pub mod h264;
 pub mod media;
 pub mod mpv_ipc;
 pub mod oracle;
+pub mod picture;
 pub mod reel_output;
 pub mod reel_process;
 pub mod reel_runs;

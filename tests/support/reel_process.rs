@@ -34,6 +34,9 @@ impl Reel {
             .env("RUST_LOG", "reel=debug")
             // A configuration file on the machine must not change the test.
             .arg("--no-config")
+            // Pictures are compared with the decoder's frames: no OSD over
+            // them unless a test asks for it (a later --osd-level wins).
+            .args(["--osd-level", "0"])
             .arg("--control")
             .arg(&control)
             .args(args)

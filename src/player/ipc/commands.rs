@@ -42,6 +42,9 @@ pub enum IpcCommand {
     ObserveProperty(Value, String),
     UnobserveProperty(Value),
     ScreenshotToFile(PathBuf),
+    /// mpv's `screenshot`: the next `reel-shot-NNNN.png` (its flags are
+    /// accepted; reel writes the video frame in any case).
+    Screenshot,
     Quit,
 }
 
@@ -116,6 +119,10 @@ pub fn parse(command: &[Value]) -> Result<IpcCommand, IpcError> {
         "unobserve_property" => {
             arity(1, 1)?;
             IpcCommand::UnobserveProperty(observer_id(&args[0])?)
+        }
+        "screenshot" => {
+            arity(0, 2)?;
+            IpcCommand::Screenshot
         }
         "screenshot-to-file" => {
             arity(1, 2)?;

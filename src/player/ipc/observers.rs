@@ -67,6 +67,7 @@ mod tests {
             playlist_ids: vec![],
             current: None,
             loaded: None,
+            osd_level: 1,
         }
     }
 

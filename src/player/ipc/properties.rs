@@ -25,12 +25,14 @@ pub enum Property {
     HwdecCurrent,
     EofReached,
     IdleActive,
+    /// What the OSD shows unasked: 0, 1 or 3.
+    OsdLevel,
     /// The names of all of these (clients ask it to learn what exists).
     PropertyList,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 18] = [
+const NAMES: [(&str, Property); 19] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -48,6 +50,7 @@ const NAMES: [(&str, Property); 18] = [
     ("hwdec-current", Property::HwdecCurrent),
     ("eof-reached", Property::EofReached),
     ("idle-active", Property::IdleActive),
+    ("osd-level", Property::OsdLevel),
     ("property-list", Property::PropertyList),
 ];
 
@@ -93,6 +96,7 @@ pub struct Snapshot {
     /// The playlist entry being played (None when idle).
     pub current: Option<usize>,
     pub loaded: Option<Loaded>,
+    pub osd_level: i64,
 }
 
 impl Snapshot {
@@ -105,6 +109,7 @@ impl Snapshot {
             Property::Pause => json!(self.paused),
             Property::Fullscreen => json!(self.fullscreen),
             Property::IdleActive => json!(self.current.is_none()),
+            Property::OsdLevel => json!(self.osd_level),
             Property::PropertyList => json!(NAMES.iter().map(|(n, _)| n).collect::<Vec<_>>()),
             Property::PlaylistCount => json!(self.playlist.len()),
             Property::PlaylistPos => json!(self.current.map_or(-1, |i| i as i64)),
@@ -188,6 +193,7 @@ mod tests {
             playlist: vec!["/m/a.mp4".into(), "/m/b.mkv".into()],
             playlist_ids: vec![1, 2],
             current: Some(0),
+            osd_level: 1,
             loaded: Some(Loaded {
                 position: Some(0.5),
                 duration: Some(1.0),

@@ -292,6 +292,8 @@ fn stream(bit_depth: u32, pixel_format: &str) -> VideoStreamInfo {
         sample_aspect: (1, 1),
         bit_depth,
         pixel_format: Some(pixel_format.to_owned()),
+        profile: None,
+        level: None,
         parameter_sets: Vec::new(),
         parameters: crate::media::CodecParameters::new(ffmpeg_next::codec::Parameters::new()),
     }

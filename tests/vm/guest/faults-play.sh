@@ -5,12 +5,13 @@
 # NAME.log (reel's stderr), NAME.rc (its exit status) and:
 #
 # storm NAME REEL FILE SECONDS RATE SEED TARGET...: `reel --loop` of FILE
-#   (RUST_LOG=reel=debug), then reel-watch.py's seek storm (NAME.storm);
+#   (RUST_LOG=reel=debug, no OSD: its buffers come and go with each seek's
+#   text, and the snapshots must see the decoder's alone), then reel-watch.py's seek storm (NAME.storm);
 #   NAME.before and NAME.after are snapshots of reel's fds, dmabufs and
 #   mappings while playing, before the storm and once the last seek has
 #   shown its frame; NAME.status is the status then.
-# soak NAME REEL SECONDS FILE...: `reel --loop` over the files (-v),
-#   sampled once per loop for SECONDS (NAME.samples, reel-watch.py soak).
+# soak NAME REEL SECONDS FILE...: `reel --loop` over the files (-v; the
+#   OSD at its default level, announcing each file), sampled once per loop for SECONDS (NAME.samples, reel-watch.py soak).
 # kill-weston NAME REEL FILE: weston is killed (SIGKILL) once reel has
 #   presented frames; NAME.exit-ms is the time from the kill until reel
 #   ended (reel is killed after 10 s: a hang), NAME.killed-at the kill's
@@ -54,7 +55,7 @@ storm)
     seed=$4
     shift 4
     start_weston "$name" 640 480
-    RUST_LOG=reel=debug "$reel" --stats --loop --hwdec v4l2 --control "$XDG_RUNTIME_DIR/$name.sock" "$file" \
+    RUST_LOG=reel=debug "$reel" --stats --loop --hwdec v4l2 --osd-level 0 --control "$XDG_RUNTIME_DIR/$name.sock" "$file" \
         >"$R/$name.out" 2>"$R/$name.log" &
     pid=$!
     session "$XDG_RUNTIME_DIR/$name.sock" "until:presented>20" >"$R/$name.session" 2>&1

@@ -43,7 +43,7 @@ fwht_play() {
     play=$1
     shift
     start_weston "$play" "$width" "$height"
-    "$reel" --stats --hwdec v4l2 -vv "$@" "$file" >"$R/$play.out" 2>"$R/$play.log" &
+    "$reel" --stats --hwdec v4l2 -vv --osd-level 0 "$@" "$file" >"$R/$play.out" 2>"$R/$play.log" &
     pid=$!
     if [ "$play" = "$name-loop" ] && [ -n "$loop_until" ]; then
         deadline=$(($(date +%s) + 120))

@@ -10,7 +10,8 @@
 #   sets WESTON (its pid) and exports WAYLAND_DISPLAY. Exits 3 when weston
 #   does not come up.
 # play NAME REEL WIDTH HEIGHT [REEL OPTIONS...] FILE...: one playback in its
-#   own weston, `REEL --stats --loop --hwdec v4l2 -vv OPTIONS FILE...`, until
+#   own weston, `REEL --stats --loop --hwdec v4l2 -vv --osd-level 0 OPTIONS FILE...`
+#   (no OSD over the picture the screenshot is compared by), until
 #   more frames were presented than decoder buffers imported (some buffer
 #   shown twice; at most 60 s), then shot_and_stop: NAME.out, NAME.log,
 #   NAME.rc, NAME-shot/.
@@ -43,7 +44,7 @@ play() {
     play_reel=$2
     start_weston "$play_name" "$3" "$4"
     shift 4
-    "$play_reel" --stats --loop --hwdec v4l2 -vv "$@" >"$R/$play_name.out" 2>"$R/$play_name.log" &
+    "$play_reel" --stats --loop --hwdec v4l2 -vv --osd-level 0 "$@" >"$R/$play_name.out" 2>"$R/$play_name.log" &
     play_pid=$!
     # On a loaded machine a 2 s window may present fewer frames than the
     # decoder has buffers, and the checks of buffer reuse see none.

@@ -23,11 +23,18 @@
 //! step, back, pause; a looping playlist through a resolution change; a
 //! change from Main to Main 10 mid-stream negotiated again.
 //!
+//! The OSD in the same boot (tests/vm/guest/osd-play.sh): its text read
+//! by OCR after a seek and a step on the V4L2 path, every frame still
+//! zero-copy under it, the subsurface given its own wl_shm buffers; reel's
+//! screenshot is visl's CAPTURE buffer as weston shows it (zero-copy).
+//!
 //! One guest boot runs everything; if the guest or weston cannot start,
 //! every test fails with the reason.
 
 #[path = "guest_zerocopy/hevc.rs"]
 mod hevc;
+#[path = "guest_zerocopy/osd.rs"]
+mod osd;
 mod support;
 
 use std::collections::{BTreeSet, HashMap};
@@ -56,6 +63,8 @@ const RASL_TARGET: &str = "0.45";
 /// After the CRA: the demuxer starts at the CRA, its RASL pictures are skipped.
 const CRA_TARGET: &str = "0.6";
 const HEVC_RESCHANGE_CLIP: &str = "hevc_resolution_change.ts";
+/// 25 fps, 4 s: the OSD's frame numbers (tests/vm/guest/osd-play.sh).
+const OSD_CLIP: &str = "h264_25fps.mp4";
 /// Main for 1 s, then Main 10 (same size) from an IDR.
 const HEVC_BIT_DEPTH_CLIP: &str = "hevc_bit_depth_change.ts";
 /// weston's output: the clip's size, so the kiosk shell puts the surface at 0,0.
@@ -93,8 +102,11 @@ fn runs() -> &'static Runs {
             .arg(CRA_TARGET)
             .arg(media.join(HEVC_RESCHANGE_CLIP))
             .arg(media.join(HEVC_BIT_DEPTH_CLIP));
+        let osd = ScriptCall::new("osd-play.sh")
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .arg(media.join(OSD_CLIP));
         let result = Guest::run(
-            &GuestCommand::scripts([playbacks, hevc])
+            &GuestCommand::scripts([playbacks, hevc, osd])
                 .timeout(Duration::from_secs(1200))
                 .env("RUST_BACKTRACE", "1")
                 .label("guest-zerocopy"),

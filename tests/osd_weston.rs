@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use support::compositor::{decode_png, Weston};
 use support::media;
 use support::picture::{crop, psnr, read_text};
 use support::reel_process::Reel;
+use support::weston_log::OsdBuffers;
 
 /// The OSD sits in the top rows of a 1280x720 output; the stats page is
 /// longer.
@@ -51,7 +52,7 @@ fn the_osd_shows_position_frame_and_pts_readably_after_a_seek_and_a_step() {
     let text = osd_text(&weston);
     assert!(text.contains("00:00:02"), "OCR read: {text:?}");
     assert!(text.contains("frame 50"), "OCR read: {text:?}");
-    assert!(text.contains("h264_25fps"), "OCR read: {text:?}");
+    assert!(text.contains("25fps.mp4"), "OCR read: {text:?}");
     assert_eq!(reel.command("step"), "ok");
     reel.wait_for("the step", |s| s["position"].starts_with("2.04"));
     let text = osd_text(&weston);
@@ -73,51 +74,10 @@ fn the_osd_shows_position_frame_and_pts_readably_after_a_seek_and_a_step() {
 
     // The OSD had a subsurface of its own with wl_shm ARGB8888 buffers;
     // the video surface only ever got the frames' dmabufs.
-    let protocol = weston.protocol_of(reel.child.id());
-    let (osd_surface, video_surface) = protocol
-        .iter()
-        .find_map(|(_, m)| {
-            let args = m.split_once(".get_subsurface(")?.1;
-            let ids: Vec<&str> = args
-                .trim_end_matches(')')
-                .split(", ")
-                .filter_map(|a| a.strip_prefix("wl_surface@"))
-                .collect();
-            Some((ids.first()?.to_string(), ids.get(1)?.to_string()))
-        })
-        .expect("no wl_subsurface in weston's protocol log");
-    let mut shm_argb = HashSet::new();
-    let mut dmabuf = HashSet::new();
-    let mut osd_attached = 0;
-    let mut video_attached = 0;
-    for (_, m) in &protocol {
-        if let Some(args) = m.split_once(".create_buffer(new id wl_buffer@") {
-            let fields: Vec<&str> = args.1.trim_end_matches(')').split(", ").collect();
-            let (id, format) = (fields[0], fields[fields.len() - 1]);
-            if format == "0" {
-                shm_argb.insert(id.to_string());
-            }
-        }
-        if let Some(args) = m.split_once(".created(new id wl_buffer@") {
-            dmabuf.insert(args.1.trim_end_matches(')').to_string());
-        }
-        let Some((surface, args)) = m
-            .strip_prefix("wl_surface@")
-            .and_then(|m| m.split_once(".attach(wl_buffer@"))
-        else {
-            continue;
-        };
-        let buffer = args.split(',').next().unwrap_or_default();
-        if surface == osd_surface {
-            assert!(shm_argb.contains(buffer), "OSD got buffer {buffer}: {m}");
-            osd_attached += 1;
-        } else if surface == video_surface {
-            assert!(dmabuf.contains(buffer), "video got buffer {buffer}: {m}");
-            video_attached += 1;
-        }
-    }
-    assert!(osd_attached >= 3, "{osd_attached} OSD attaches");
-    assert!(video_attached >= 3, "{video_attached} video attaches");
+    let seen = OsdBuffers::of(&weston.protocol_of(reel.child.id()));
+    assert!(seen.other.is_empty(), "{:#?}", seen.other);
+    assert!(seen.osd_shm >= 3, "{seen:?}");
+    assert!(seen.video_dmabuf >= 3, "{seen:?}");
 }
 
 #[test]
@@ -227,4 +187,35 @@ fn a_screenshot_is_the_decoded_frame_at_its_visible_size() {
         "{log}"
     );
     assert!(reel.quit().success(), "{}", reel.log());
+}
+
+/// In a window narrower than the OSD's text at its usual size, the text is
+/// made smaller to fit; the window stays the video's size (the subsurface
+/// is not counted in its geometry: a fullscreen window larger than the
+/// output is a protocol error, which dropping `weston` checks for).
+#[test]
+fn in_a_small_window_the_osd_fits_and_the_window_keeps_its_size() {
+    let weston = Weston::start(320, 240);
+    let mut reel = start(&weston, &["--paused", "--osd-level", "3"]);
+    reel.settled();
+    assert_eq!(reel.command("seek 2"), "ok");
+    let status = reel.settled();
+    assert!(count(&status, "osd_redraws") >= 2, "{status:?}");
+    assert!(reel.quit().success(), "{}", reel.log());
+    let geometry: Vec<String> = weston
+        .protocol_of(reel.child.id())
+        .into_iter()
+        .filter(|(_, m)| m.contains(".set_window_geometry("))
+        .map(|(_, m)| m)
+        .collect();
+    assert!(
+        geometry.iter().all(|m| m.ends_with("(0, 0, 320, 240)")),
+        "{geometry:?}"
+    );
+    assert!(!geometry.is_empty());
+    assert!(
+        weston.protocol_errors().is_empty(),
+        "{:?}",
+        weston.protocol_errors()
+    );
 }

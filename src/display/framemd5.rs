@@ -14,6 +14,14 @@ use md5::{Digest, Md5};
 use crate::frame::Frame;
 use crate::media::VideoStreamInfo;
 
+/// The MD5 of `frame`'s pixels packed as libavcodec's rawvideo lays them
+/// out, in hex: what `ffmpeg -f framemd5` prints for it.
+pub fn frame_md5(frame: &Frame) -> String {
+    let mut md5 = Md5::new();
+    frame.for_each_packed_row(|row| md5.update(row));
+    md5.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Writes the framemd5 header before the first frame, then a row per frame.
 pub struct Framemd5Writer<W: Write> {
     out: W,
@@ -43,9 +51,7 @@ impl<W: Write> Framemd5Writer<W> {
             self.write_header(frame)?;
             self.header_written = true;
         }
-        let mut md5 = Md5::new();
-        frame.for_each_packed_row(|row| md5.update(row));
-        let hash = md5.finalize();
+        let hash = frame_md5(frame);
         let Some((pts, duration)) = self.clock.next(frame.pts_raw, frame.duration_raw) else {
             tracing::warn!(
                 "framemd5: frame at pts {} is behind the output clock; left out as ffmpeg's vfr sync does",
@@ -59,10 +65,7 @@ impl<W: Write> Framemd5Writer<W> {
             "0, {pts:>10}, {pts:>10}, {duration:>8}, {:>8}, ",
             frame.packed_size()
         )?;
-        for b in hash {
-            write!(self.out, "{b:02x}")?;
-        }
-        writeln!(self.out)
+        writeln!(self.out, "{hash}")
     }
 
     /// Flushes and returns the writer. A stream without frames leaves no

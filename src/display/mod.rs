@@ -42,6 +42,7 @@ pub use copy::CopyError;
 pub use cursor::CURSOR_IDLE;
 pub use keys::Key;
 pub use layout::{BufferLayout, PlaneLayout};
+pub use overlay::OVERLAY_MARGIN;
 pub use shm_convert::{frame_to_xrgb, yuv_to_rgb};
 pub use wayland::Display;
 

@@ -20,8 +20,9 @@ use super::user_data::{NoEvents, OverlayBufferData};
 use super::DisplayError;
 use crate::osd::OverlayImage;
 
-/// Where the overlay sits in the window, in surface pixels from the top left.
-const MARGIN: i32 = 16;
+/// Where the overlay sits in the window, in surface pixels from the top
+/// left (the OSD is drawn to fit the window less this on both sides).
+pub const OVERLAY_MARGIN: u32 = 16;
 /// Buffers kept: one the compositor holds, one being drawn, one spare.
 const MAX_BUFFERS: usize = 3;
 
@@ -49,7 +50,7 @@ impl Overlay {
         qh: &QueueHandle<State>,
     ) -> Self {
         let (subsurface, surface) = subcompositor.create_subsurface(parent.clone(), qh);
-        subsurface.set_position(MARGIN, MARGIN);
+        subsurface.set_position(OVERLAY_MARGIN as i32, OVERLAY_MARGIN as i32);
         subsurface.set_desync();
         match Region::new(compositor) {
             // The region is copied by set_input_region; dropping it is fine.

@@ -7,7 +7,7 @@ use smithay_client_toolkit::registry::RegistryState;
 use smithay_client_toolkit::seat::pointer::{CursorIcon, ThemedPointer};
 use smithay_client_toolkit::seat::SeatState;
 use smithay_client_toolkit::shell::xdg::window::{DecorationMode, Window, WindowDecorations};
-use smithay_client_toolkit::shell::xdg::XdgShell;
+use smithay_client_toolkit::shell::xdg::{XdgShell, XdgSurface};
 use smithay_client_toolkit::shell::WaylandSurface;
 use smithay_client_toolkit::subcompositor::SubcompositorState;
 use tracing::{debug, info};
@@ -289,6 +289,11 @@ impl State {
         if let Some(viewport) = &self.viewport {
             viewport.set_destination(clamp_i32(size.0), clamp_i32(size.1));
         }
+        // The window is the video surface alone: left to itself the
+        // compositor would count the OSD's subsurface in, and a window
+        // wider than its fullscreen size is a protocol error.
+        self.window
+            .set_window_geometry(0, 0, size.0.max(1), size.1.max(1));
         debug!(width = size.0, height = size.1, "surface size");
         self.applied_size = Some(size);
     }

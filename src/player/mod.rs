@@ -1055,6 +1055,8 @@ impl Player {
             path = %out.display(),
             pts = frame.pts.as_secs_f64(),
             decoder = %frame.decoder,
+            // The decoder's bytes, as `--output framemd5` hashes them.
+            md5 = %crate::display::framemd5::frame_md5(frame),
             "screenshot written"
         );
         Ok(out)

@@ -7,13 +7,15 @@ use std::time::{Duration, Instant};
 use tracing::{debug, warn};
 
 use super::screen::Screen;
-use crate::display::DisplayError;
+use crate::display::{DisplayError, OVERLAY_MARGIN};
 use crate::osd::raster::TextRenderer;
 use crate::osd::text::{self, Playback, Stats};
 use crate::osd::{font, OsdLevel};
 
 /// How long an event's text stays (mpv's `--osd-duration`).
 pub const EVENT_DURATION: Duration = Duration::from_secs(1);
+/// The smallest text drawn to fit a narrow window.
+const MIN_TEXT_SIZE: f32 = 8.0;
 /// The stats page's counters refresh this often while playing.
 const STATS_REFRESH: Duration = Duration::from_secs(1);
 
@@ -24,12 +26,14 @@ enum Renderer {
     Unavailable,
 }
 
-/// What the overlay shows: lines at a text size and buffer scale.
+/// What the overlay shows: lines at a text size and buffer scale, fitted
+/// into a window so wide.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Drawn {
     lines: Vec<String>,
     size: u32,
     scale: u32,
+    window_width: Option<u32>,
 }
 
 pub struct Osd {
@@ -175,10 +179,12 @@ impl Osd {
             }
             return Ok(());
         }
+        let surface = screen.surface_size();
         let wanted = Drawn {
             lines,
-            size: text_size(screen.surface_size().map(|(_, h)| h)),
+            size: text_size(surface.map(|(_, h)| h)),
             scale: screen.overlay_scale(),
+            window_width: surface.map(|(w, _)| w),
         };
         if self.drawn.as_ref() == Some(&wanted) {
             return Ok(());
@@ -186,7 +192,16 @@ impl Osd {
         let Some(renderer) = self.renderer() else {
             return Ok(());
         };
-        let image = renderer.render(&wanted.lines, wanted.size as f32, wanted.scale);
+        let mut image = renderer.render(&wanted.lines, wanted.size as f32, wanted.scale);
+        // Too wide for the window: smaller text, in proportion.
+        let room = wanted
+            .window_width
+            .map(|w| w.saturating_sub(2 * OVERLAY_MARGIN).max(1));
+        let shown_width = image.width / wanted.scale;
+        if let Some(room) = room.filter(|&room| shown_width > room) {
+            let fitted = (wanted.size as f32 * room as f32 / shown_width as f32).floor();
+            image = renderer.render(&wanted.lines, fitted.max(MIN_TEXT_SIZE), wanted.scale);
+        }
         screen.show_overlay(Some(&image))?;
         self.redraws += 1;
         debug!(lines = ?wanted.lines, size = wanted.size, scale = wanted.scale, "osd text");

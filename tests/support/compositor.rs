@@ -176,16 +176,7 @@ impl Weston {
     /// Protocol log lines of the client with process id `pid`, as
     /// `("rq" | "ev", "interface@id.message(args)")`.
     pub fn protocol_of(&self, pid: u32) -> Vec<(String, String)> {
-        let marker = format!("(PID {pid}) ");
-        self.log()
-            .lines()
-            .filter(|l| l.contains("[proto]"))
-            .filter_map(|l| {
-                let rest = &l[l.find(&marker)? + marker.len()..];
-                let (dir, msg) = rest.split_once(' ')?;
-                Some((dir.to_owned(), msg.to_owned()))
-            })
-            .collect()
+        weston_log::client_protocol(&self.log(), &pid.to_string())
     }
 
     /// For a test that provokes a protocol error on purpose.

@@ -36,14 +36,15 @@ pub fn crop(shot: &Screenshot, (x, y, w, h): (u32, u32, u32, u32)) -> Vec<u8> {
 /// The text in the top `height` rows of `shot`, as tesseract reads it.
 /// The OSD's text is white; everything else (the video dimmed by its
 /// backdrop, the video elsewhere) is not: pixels bright in all three
-/// channels become black ink on white, upscaled twice, which is what
-/// tesseract reads best.
+/// channels become black ink on white, upscaled three times (tesseract
+/// misreads DejaVu's dotted zero in text under 30 pixels).
 pub fn read_text(shot: &Screenshot, height: u32, scratch: &Path) -> String {
-    let (w, h) = (shot.width * 2, height.min(shot.height) * 2);
+    const UP: u32 = 3;
+    let (w, h) = (shot.width * UP, height.min(shot.height) * UP);
     let mut grey = vec![255u8; (w * h) as usize];
     for y in 0..h {
         for x in 0..w {
-            let [r, g, b] = shot.pixel(x / 2, y / 2);
+            let [r, g, b] = shot.pixel(x / UP, y / UP);
             if r.min(g).min(b) > 200 {
                 grey[(y * w + x) as usize] = 0;
             }

@@ -22,3 +22,87 @@ pub fn assert_clean_protocol_log(log: &str, pid: &str) {
     let errors = protocol_errors(log);
     assert!(errors.is_empty(), "protocol errors: {errors:#?}");
 }
+
+/// The protocol lines of client `pid` in a weston log, as
+/// `("rq" | "ev", "interface@id.message(args)")`.
+pub fn client_protocol(log: &str, pid: &str) -> Vec<(String, String)> {
+    let marker = format!("(PID {}) ", pid.trim());
+    log.lines()
+        .filter(|l| l.contains("[proto]"))
+        .filter_map(|l| {
+            let rest = &l[l.find(&marker)? + marker.len()..];
+            let (dir, msg) = rest.split_once(' ')?;
+            Some((dir.to_owned(), msg.to_owned()))
+        })
+        .collect()
+}
+
+/// What a client's OSD subsurface and the surface under it (the video)
+/// were given to show, from its protocol lines.
+#[derive(Debug, Default)]
+pub struct OsdBuffers {
+    /// Attaches of wl_shm ARGB8888 buffers to the OSD subsurface.
+    pub osd_shm: usize,
+    /// Attaches of linux-dmabuf buffers to the video surface.
+    pub video_dmabuf: usize,
+    /// Any other attach to either surface (a null attach hides the OSD and
+    /// is not counted).
+    pub other: Vec<String>,
+}
+
+impl OsdBuffers {
+    /// Panics if the client made no subsurface.
+    pub fn of(protocol: &[(String, String)]) -> OsdBuffers {
+        let (osd, video) = protocol
+            .iter()
+            .find_map(|(_, m)| {
+                let args = m.split_once(".get_subsurface(")?.1;
+                let ids: Vec<&str> = args
+                    .trim_end_matches(')')
+                    .split(", ")
+                    .filter_map(|a| a.strip_prefix("wl_surface@"))
+                    .collect();
+                Some((ids.first()?.to_string(), ids.get(1)?.to_string()))
+            })
+            .expect("no wl_subsurface in weston's protocol log");
+        // Ids are reused once destroyed: what each id is now.
+        let mut shm_argb = std::collections::HashSet::new();
+        let mut dmabuf = std::collections::HashSet::new();
+        let mut seen = OsdBuffers::default();
+        for (_, m) in protocol {
+            if let Some((_, args)) = m.split_once(".create_buffer(new id wl_buffer@") {
+                let fields: Vec<&str> = args.trim_end_matches(')').split(", ").collect();
+                let id = fields[0].to_string();
+                dmabuf.remove(&id);
+                if fields.last() == Some(&"0") {
+                    shm_argb.insert(id);
+                } else {
+                    shm_argb.remove(&id);
+                }
+            }
+            if let Some((_, id)) = m.split_once(".created(new id wl_buffer@") {
+                let id = id.trim_end_matches(')').to_string();
+                shm_argb.remove(&id);
+                dmabuf.insert(id);
+            }
+            let Some((surface, args)) = m
+                .strip_prefix("wl_surface@")
+                .and_then(|m| m.split_once(".attach("))
+            else {
+                continue;
+            };
+            let Some(buffer) = args.strip_prefix("wl_buffer@") else {
+                continue; // nil: the OSD hidden
+            };
+            let buffer = buffer.split(',').next().unwrap_or_default();
+            if surface == osd && shm_argb.contains(buffer) {
+                seen.osd_shm += 1;
+            } else if surface == video && dmabuf.contains(buffer) {
+                seen.video_dmabuf += 1;
+            } else if surface == osd || surface == video {
+                seen.other.push(m.clone());
+            }
+        }
+        seen
+    }
+}

@@ -318,19 +318,13 @@ fn psnr(a: &[u8], b: &[u8]) -> f64 {
 
 fn screenshot(play: &str) -> Screenshot {
     let dir = runs().result_dir.join(format!("{play}-shot"));
-    let png = std::fs::read_dir(&dir)
-        .ok()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "png"))
-        .unwrap_or_else(|| {
-            panic!(
-                "{play}: no screenshot\nscreenshooter: {}\nweston log:\n{}",
-                read(&format!("{play}-shot.log")),
-                read(&format!("weston-{play}.log"))
-            )
-        });
+    let png = support::compositor::png_in(&dir).unwrap_or_else(|| {
+        panic!(
+            "{play}: no screenshot\nscreenshooter: {}\nweston log:\n{}",
+            read(&format!("{play}-shot.log")),
+            read(&format!("weston-{play}.log"))
+        )
+    });
     decode_png(&png)
 }
 

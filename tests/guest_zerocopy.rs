@@ -175,20 +175,14 @@ fn read(name: &str) -> String {
 /// The PNG weston-screenshooter wrote for playback `name`.
 fn screenshot(name: &str) -> Rgb {
     let dir = result_path(&format!("{name}-shot"));
-    let png = std::fs::read_dir(&dir)
-        .ok()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "png"))
-        .unwrap_or_else(|| {
-            panic!(
-                "{name}: no screenshot in {}\nscreenshooter: {}\nweston log:\n{}",
-                dir.display(),
-                read(&format!("{name}-shot.log")),
-                read(&format!("weston-{name}.log"))
-            )
-        });
+    let png = support::compositor::png_in(&dir).unwrap_or_else(|| {
+        panic!(
+            "{name}: no screenshot in {}\nscreenshooter: {}\nweston log:\n{}",
+            dir.display(),
+            read(&format!("{name}-shot.log")),
+            read(&format!("weston-{name}.log"))
+        )
+    });
     decode_png(&png)
 }
 

@@ -227,10 +227,7 @@ impl Weston {
             String::from_utf8_lossy(&out.stderr),
             self.log()
         );
-        let png = fs::read_dir(&dir)
-            .expect("read screenshot dir")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.extension().is_some_and(|x| x == "png"))
+        let png = png_in(&dir)
             .unwrap_or_else(|| panic!("weston-screenshooter wrote no PNG in {}", dir.display()));
         decode_png(&png)
     }
@@ -259,6 +256,14 @@ pub fn answers_sync(socket: &Path) -> bool {
     // The reply starts with wl_callback@2.done (object 2, opcode 0).
     let mut reply = [0u8; 8];
     stream.read_exact(&mut reply).is_ok() && reply[..4] == 2u32.to_ne_bytes()
+}
+
+/// The PNG in `dir` (weston-screenshooter names its own), if any.
+pub fn png_in(dir: &Path) -> Option<PathBuf> {
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "png"))
 }
 
 /// A PNG (a screenshot weston-screenshooter wrote) as RGB.

@@ -219,3 +219,38 @@ fn in_a_small_window_the_osd_fits_and_the_window_keeps_its_size() {
         weston.protocol_errors()
     );
 }
+
+/// memfds of the OSD's buffers that process `pid` holds.
+fn osd_memfds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("/memfd:reel-osd"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Texts of every size come and go (the stats page, the status, events
+/// while playing and paused): the OSD keeps at most three buffers, so
+/// nothing leaks however long reel runs.
+#[test]
+fn the_osd_keeps_a_few_buffers_however_often_its_text_changes() {
+    let weston = Weston::start(1280, 720);
+    let mut reel = start(&weston, &["--loop", "--osd-level", "1"]);
+    reel.settled();
+    let pid = reel.child.id();
+    let mut most = 0;
+    for round in 0..12 {
+        let command = [
+            "stats", "osd 3", "pause", "stats", "resume", "osd 1", "seek +1",
+        ][round % 7];
+        assert_eq!(reel.command(command), "ok");
+        sleep(Duration::from_millis(250));
+        most = most.max(osd_memfds(pid));
+    }
+    let status = reel.status();
+    assert!(count(&status, "osd_redraws") >= 8, "{status:?}");
+    assert!((1..=3).contains(&most), "{most} OSD buffers at once");
+    assert!(reel.quit().success(), "{}", reel.log());
+}

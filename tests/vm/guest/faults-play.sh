@@ -10,8 +10,11 @@
 #   NAME.before and NAME.after are snapshots of reel's fds, dmabufs and
 #   mappings while playing, before the storm and once the last seek has
 #   shown its frame; NAME.status is the status then.
-# soak NAME REEL SECONDS FILE...: `reel --loop` over the files (-v; the
-#   OSD at its default level, announcing each file), sampled once per loop for SECONDS (NAME.samples, reel-watch.py soak).
+# soak NAME REEL SECONDS FILE...: `reel --loop --osd-level 0` over the files
+#   (-v; as the kiosk units run it: under TCG, weston's llvmpipe takes 5 to
+#   10 s to repaint each time the OSD appears over a new file, and an
+#   import waiting that long ends reel), sampled once per loop for SECONDS
+#   (NAME.samples, reel-watch.py soak).
 # kill-weston NAME REEL FILE: weston is killed (SIGKILL) once reel has
 #   presented frames; NAME.exit-ms is the time from the kill until reel
 #   ended (reel is killed after 10 s: a hang), NAME.killed-at the kill's
@@ -70,7 +73,7 @@ soak)
     seconds=$1
     shift
     start_weston "$name" 640 480
-    "$reel" -v --stats --loop --hwdec v4l2 --control "$XDG_RUNTIME_DIR/$name.sock" "$@" \
+    "$reel" -v --stats --loop --hwdec v4l2 --osd-level 0 --control "$XDG_RUNTIME_DIR/$name.sock" "$@" \
         >"$R/$name.out" 2>"$R/$name.log" &
     pid=$!
     session "$XDG_RUNTIME_DIR/$name.sock" shown >"$R/$name.session" 2>&1

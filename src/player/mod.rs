@@ -29,6 +29,8 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
+use crate::audio::volume::{self, Volume};
+use crate::audio::{Audio, AudioOptions};
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
@@ -38,8 +40,8 @@ use ipc::events::{EndReason, PlayerEvent};
 use ipc::IpcTarget;
 use screen::{NullScreen, Screen};
 
-use clock::MediaClock;
-use commands::{parse_command, Command, SeekTarget};
+use clock::{AvOffset, MediaClock};
+use commands::{parse_command, Command, SeekTarget, VolumeChange};
 use negotiation::{Negotiator, Renegotiated};
 use pipeline::{Pipeline, PipelineOptions};
 use source::{Request, Source, SourceEvent};
@@ -75,6 +77,9 @@ pub struct PlayerOptions {
     pub stats: bool,
     pub threads: usize,
     pub decoder: decoder_choice::DecoderChoice,
+    pub audio: AudioOptions,
+    /// Start volume, percent.
+    pub volume: f64,
 }
 
 /// The frame on screen.
@@ -118,6 +123,11 @@ struct Player {
     /// when frames are always copied: `--copy`, `--shm`).
     negotiator: Option<Negotiator>,
     source: Option<Source>,
+    /// The loaded file's sound (None: `--no-audio`); its position is the
+    /// media clock while it plays.
+    audio: Option<Audio>,
+    volume: Volume,
+    av_offset: AvOffset,
     start_time: Duration,
     wake: Ping,
     handle: LoopHandle<'static, Player>,
@@ -226,6 +236,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     let file_count = options.files.len() as u64;
 
     let now = Instant::now();
+    let volume = Volume::new(options.volume);
     let mut player = Player {
         paused: options.paused,
         options,
@@ -242,6 +253,9 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         file_frame_rate: None,
         negotiator,
         source: None,
+        audio: None,
+        volume,
+        av_offset: AvOffset::default(),
         start_time: Duration::ZERO,
         wake,
         handle,
@@ -363,6 +377,12 @@ impl Player {
                         self.epoch,
                         self.wake.clone(),
                     ));
+                    self.audio = Audio::start(
+                        &path,
+                        &self.options.audio,
+                        start.map(|start| self.start_time + start),
+                        self.volume.gain(),
+                    );
                     self.loaded = Some(entry);
                     self.announce_restart = true;
                     self.emit(PlayerEvent::FileLoaded);
@@ -420,10 +440,11 @@ impl Player {
             if self.next.is_none() && !self.fetch() {
                 break;
             }
+            let now = Instant::now();
+            self.follow_audio(now);
             let Some(frame) = self.next.as_ref() else {
                 break;
             };
-            let now = Instant::now();
             if !self.preroll {
                 if self.paused {
                     break;
@@ -536,11 +557,16 @@ impl Player {
             self.clock.set(frame.pts, now);
             if !self.paused {
                 self.clock.resume(now);
+                if let Some(audio) = &self.audio {
+                    audio.set_playing(true);
+                }
             }
             if self.pending_steps > 0 {
                 self.pending_steps -= 1;
                 self.preroll = true;
             }
+        } else if let Some(heard) = self.audio.as_ref().and_then(|a| a.position(now)) {
+            self.av_offset.add(frame.pts, heard);
         }
         self.late_streak = 0;
         self.counters.presented += 1;
@@ -607,6 +633,7 @@ impl Player {
     /// Stops the file loaded, if any, announcing why.
     fn close_file(&mut self, reason: EndReason) {
         self.source = None;
+        self.audio = None;
         self.epoch += 1;
         self.next = None;
         self.shown = None;
@@ -661,6 +688,11 @@ impl Player {
         self.preroll = true;
         self.seek_target = Some(position);
         self.cancel_timer();
+        // A reopened decoder goes on from where the picture is: the sound
+        // plays on.
+        if let (Some(audio), false) = (&self.audio, reopen_decoder) {
+            audio.seek(self.start_time + position);
+        }
         if let Some(source) = &self.source {
             source.request(Request::Seek {
                 position,
@@ -731,6 +763,41 @@ impl Player {
         } else {
             self.clock.resume(now);
         }
+        // A seek in flight starts the sound when its frame is shown.
+        if let Some(audio) = &self.audio {
+            audio.set_playing(!paused && !self.preroll);
+        }
+    }
+
+    /// While sound plays, the clock reads what is being heard.
+    fn follow_audio(&mut self, now: Instant) {
+        if self.paused || self.preroll || !self.clock.is_running() {
+            return;
+        }
+        if let Some(heard) = self.audio.as_ref().and_then(|audio| audio.position(now)) {
+            self.clock.set(heard, now);
+        }
+    }
+
+    fn change_volume(&mut self, change: Option<VolumeChange>, mute: Option<Option<bool>>) {
+        match change {
+            Some(VolumeChange::To(percent)) => self.volume.set(percent),
+            Some(VolumeChange::By(delta)) => self.volume.add(delta),
+            None => {}
+        }
+        match mute {
+            Some(Some(muted)) => self.volume.muted = muted,
+            Some(None) => self.volume.muted = !self.volume.muted,
+            None => {}
+        }
+        info!(
+            volume = self.volume.percent,
+            muted = self.volume.muted,
+            "volume"
+        );
+        if let Some(audio) = &self.audio {
+            audio.set_gain(self.volume.gain());
+        }
     }
 
     fn execute(&mut self, command: Command) {
@@ -779,6 +846,8 @@ impl Player {
                 let count = self.options.files.len();
                 self.open_file((self.file_index + count - 1) % count, None, EndReason::Stop);
             }
+            Command::Volume(change) => self.change_volume(Some(change), None),
+            Command::Mute(mute) => self.change_volume(None, Some(mute)),
             Command::Status => {}
             Command::Quit => self.quit(),
         }
@@ -833,7 +902,8 @@ impl Player {
         }
         reply.push_str(&format!(
             " zero_copy_frames={} copy_frames={} dmabuf_frames={} shm_frames={} \
-             zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={}",
+             zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={} \
+             volume={} mute={} {}",
             stats.frames_zero_copy,
             stats.frames_dmabuf + stats.frames_shm,
             stats.frames_dmabuf,
@@ -842,7 +912,10 @@ impl Player {
             stats.buffers_allocated,
             stats.live_now,
             stats.held_now,
-            self.display.is_fullscreen()
+            self.display.is_fullscreen(),
+            self.volume.percent,
+            if self.volume.muted { "yes" } else { "no" },
+            self.av_offset,
         ));
         reply
     }
@@ -936,7 +1009,7 @@ impl Player {
             "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
              buffers_allocated={} buffers_released={} dropped_no_buffer={} \
-             decode_errors={} frames_skipped={} decoder={}",
+             decode_errors={} frames_skipped={} decoder={} {}",
             self.counters.presented,
             self.counters.dropped_late,
             stats.frames_zero_copy,
@@ -954,6 +1027,7 @@ impl Player {
             // The decoder of the last frame shown (the last file's).
             self.shown
                 .map_or("none".to_owned(), |shown| shown.decoder.to_string()),
+            self.av_offset,
         );
     }
 }
@@ -990,6 +1064,9 @@ fn key_command(key: Key) -> Option<Command> {
         Key::Char('f') => Command::ToggleFullscreen,
         Key::Char('.') => Command::StepForward,
         Key::Char(',') => Command::StepBackward,
+        Key::Char('9') => Command::Volume(VolumeChange::By(-volume::KEY_STEP)),
+        Key::Char('0') => Command::Volume(VolumeChange::By(volume::KEY_STEP)),
+        Key::Char('m') => Command::Mute(None),
         Key::Char(_) => return None,
     })
 }

@@ -25,12 +25,14 @@ pub enum Property {
     HwdecCurrent,
     EofReached,
     IdleActive,
+    Volume,
+    Mute,
     /// The names of all of these (clients ask it to learn what exists).
     PropertyList,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 18] = [
+const NAMES: [(&str, Property); 20] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -48,6 +50,8 @@ const NAMES: [(&str, Property); 18] = [
     ("hwdec-current", Property::HwdecCurrent),
     ("eof-reached", Property::EofReached),
     ("idle-active", Property::IdleActive),
+    ("volume", Property::Volume),
+    ("mute", Property::Mute),
     ("property-list", Property::PropertyList),
 ];
 
@@ -87,6 +91,9 @@ pub struct Loaded {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub paused: bool,
+    /// Percent, 0..=100.
+    pub volume: f64,
+    pub muted: bool,
     pub fullscreen: bool,
     pub playlist: Vec<PathBuf>,
     pub playlist_ids: Vec<u64>,
@@ -104,6 +111,8 @@ impl Snapshot {
         Ok(match property {
             Property::Pause => json!(self.paused),
             Property::Fullscreen => json!(self.fullscreen),
+            Property::Volume => json!(self.volume),
+            Property::Mute => json!(self.muted),
             Property::IdleActive => json!(self.current.is_none()),
             Property::PropertyList => json!(NAMES.iter().map(|(n, _)| n).collect::<Vec<_>>()),
             Property::PlaylistCount => json!(self.playlist.len()),
@@ -184,6 +193,8 @@ mod tests {
     fn playing() -> Snapshot {
         Snapshot {
             paused: true,
+            volume: 50.0,
+            muted: false,
             fullscreen: false,
             playlist: vec!["/m/a.mp4".into(), "/m/b.mkv".into()],
             playlist_ids: vec![1, 2],

@@ -33,7 +33,7 @@ impl Converter {
     /// from the last one's gets a new resampler.
     pub fn convert(
         &mut self,
-        frame: &ff::frame::Audio,
+        frame: &mut ff::frame::Audio,
         out: &mut Vec<f32>,
     ) -> Result<(), ff::Error> {
         let layout = input_layout(frame);
@@ -71,11 +71,10 @@ impl Converter {
             out_layout,
         );
         converted.set_rate(self.rate);
-        // With the frame mislabelled as the other layout, libswresample would
-        // refuse it: relabel it with the layout it was set up for.
-        let mut frame_in = frame.clone();
-        frame_in.set_channel_layout(layout);
-        resampler.run(&frame_in, &mut converted)?;
+        // A frame whose layout is unspecified is labelled with the one the
+        // resampler was set up for, else libswresample refuses it.
+        frame.set_channel_layout(layout);
+        resampler.run(frame, &mut converted)?;
         let values = converted.samples() * usize::from(self.channels);
         let bytes = &converted.data(0)[..values * 4];
         out.extend(

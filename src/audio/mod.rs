@@ -264,7 +264,7 @@ impl Job {
             if ended || self.shared.queue().queued() >= AHEAD {
                 continue;
             }
-            let decoded = match source.decode() {
+            let mut decoded = match source.decode() {
                 Ok(Some(decoded)) => decoded,
                 Ok(None) => {
                     debug!("audio: end of stream");
@@ -280,7 +280,7 @@ impl Job {
                 }
             };
             samples.clear();
-            if let Err(e) = converter.convert(&decoded.frame, &mut samples) {
+            if let Err(e) = converter.convert(&mut decoded.frame, &mut samples) {
                 warn!("{name}: cannot convert audio, sound stops: {e}");
                 ended = true;
                 continue;

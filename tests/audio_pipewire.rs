@@ -133,10 +133,40 @@ fn unusual_layouts_and_rates_are_converted_like_ffmpeg() {
             &["-c:a", "flac", "-ac", "2"],
         ),
     ];
+    // One playlist, on the output named as `reel probe` lists it: each file
+    // restarts the sound.
+    let probe = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
+        .arg("probe")
+        .envs(server.client_env())
+        .output()
+        .expect("cannot run reel probe");
+    let probe = String::from_utf8_lossy(&probe.stdout).into_owned();
+    let outputs: Vec<&str> = probe
+        .lines()
+        .skip_while(|l| !l.starts_with("Audio outputs"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(str::trim)
+        .collect();
+    assert!(
+        outputs.contains(&"pipewire"),
+        "reel probe lists no pipewire output: {outputs:?}\n{probe}"
+    );
+    let recording = server.record("playlist");
+    let files: Vec<&Path> = clips.iter().map(|c| c.as_path()).collect();
+    let mut reel = Reel::spawn(
+        &server.client_env(),
+        server.runtime_dir(),
+        &["--output", "null", "--audio-device", "pipewire"],
+        &files,
+    );
+    let status = reel.wait_exit();
+    sleep(Duration::from_millis(300));
+    let recorded = mono(&recording.stop());
+    let log = reel.log();
+    assert!(status.success(), "{log}");
+    assert!(warnings(&log).is_empty(), "{log}");
     for clip in &clips {
-        let (status, log, recorded) = play(&server, clip, &[]);
-        assert_eq!(status, 0, "{log}");
-        assert!(warnings(&log).is_empty(), "{log}");
         assert_plays_as_ffmpeg(clip, &recorded, &log);
     }
 }
@@ -347,5 +377,23 @@ fn no_sound_server_costs_the_sound_only() {
     let status = reel.wait_exit();
     let log = reel.log();
     assert_video_only(status.code().unwrap_or(-1), &log, "75", "no audio output");
+
+    // A device that does not exist: the same.
+    let args = [
+        "--output",
+        "null",
+        "--stats",
+        "--audio-device",
+        "no-such-device",
+    ];
+    let mut reel = Reel::spawn(&env, &dir, &args, &[clip.as_path()]);
+    let status = reel.wait_exit();
+    let log = reel.log();
+    assert_video_only(
+        status.code().unwrap_or(-1),
+        &log,
+        "75",
+        "no audio output device named \"no-such-device\"",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -90,21 +90,18 @@ pub fn choose(offers: &[Offer], stream_rate: u32) -> Option<Layout> {
     })
 }
 
-/// The names of the output devices, the default first.
-pub fn list() -> Result<Vec<String>, OutputError> {
+/// The names of the output devices, each with whether it is the default.
+pub fn list() -> Result<Vec<(String, bool)>, OutputError> {
     let host = cpal::default_host();
-    let mut names: Vec<String> = host
-        .default_output_device()
-        .and_then(|d| d.name().ok())
-        .into_iter()
-        .collect();
+    let default = host.default_output_device().and_then(|d| d.name().ok());
+    let mut names: Vec<(String, bool)> = default.iter().map(|n| (n.clone(), true)).collect();
     let devices = host.output_devices().map_err(|e| OutputError::Device {
         device: host.id().name().to_string(),
         message: e.to_string(),
     })?;
     for name in devices.filter_map(|d| d.name().ok()) {
-        if !names.contains(&name) {
-            names.push(name);
+        if default.as_ref() != Some(&name) {
+            names.push((name, false));
         }
     }
     Ok(names)

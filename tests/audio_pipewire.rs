@@ -17,17 +17,25 @@ use support::sound_server::{SoundServer, RATE};
 
 const MS: usize = RATE as usize / 1000;
 
+/// One test at a time: on two cores, a test comparing PCM starves another's
+/// sound server, whose recording then has gaps.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+const AAC: &[&str] = &["-c:a", "aac", "-ac", "2"];
+/// For the tests that seek: AAC decoded from a seek is not sample for sample
+/// what it is decoded from the start (even FFmpeg's own seek correlates at
+/// 0.990 with it), FLAC is.
+const FLAC: &[&str] = &["-c:a", "flac", "-ac", "2"];
+
 fn pink(seed: u32, rate: u32) -> String {
     format!("anoisesrc=color=pink:seed={seed}:amplitude=0.5:sample_rate={rate}")
 }
 
 fn stereo_clip() -> std::path::PathBuf {
-    pcm::clip(
-        "stereo_aac.mkv",
-        3.0,
-        &pink(7, 48_000),
-        &["-c:a", "aac", "-ac", "2"],
-    )
+    pcm::clip("stereo_aac.mkv", 3.0, &pink(7, 48_000), AAC)
 }
 
 /// Plays `file` to its end with `args`; returns reel's exit status, its log
@@ -78,6 +86,7 @@ fn warnings(log: &str) -> Vec<&str> {
 
 #[test]
 fn plays_the_default_audio_stream_as_ffmpeg_decodes_it() {
+    let _serial = one_at_a_time();
     let server = SoundServer::start();
     let clip = stereo_clip();
     let (status, log, recorded) = play(&server, &clip, &[]);
@@ -109,6 +118,7 @@ fn plays_the_default_audio_stream_as_ffmpeg_decodes_it() {
 
 #[test]
 fn unusual_layouts_and_rates_are_converted_like_ffmpeg() {
+    let _serial = one_at_a_time();
     let server = SoundServer::start();
     let clips = [
         // 5.1, planar float (AAC's decoder output), 44.1 kHz: downmixed.
@@ -196,6 +206,7 @@ fn pieces(recorded: &[f32], oracle: &[f32]) -> Vec<Piece> {
 
 #[test]
 fn pause_volume_and_seek_through_the_control_socket() {
+    let _serial = one_at_a_time();
     let server = SoundServer::start();
     let clip = pcm::clip(
         "stereo_aac_6s.mkv",
@@ -276,8 +287,12 @@ fn pause_volume_and_seek_through_the_control_socket() {
     let after_pause = &recorded[silent_to..];
     let (lag, peak) = find(template, after_pause).expect("sound after the seek");
     eprintln!("after the seek: correlation {peak:.4} with FFmpeg's decode from {target} s");
+    // After this seek the recording correlates at 0.985 with FFmpeg's decode
+    // (0.993 later on; the stream is FLAC, so not the codec): the server's
+    // stream seems to adapt its rate once playback restarts mid-stream. A
+    // start 20 ms late would read below 0.97 (300 ms compared).
     assert!(
-        peak >= 0.97,
+        peak >= 0.98,
         "sound after the seek is not the target's: {peak}\n{log}"
     );
     let early = &after_pause[lag - 100 * MS..lag - 40 * MS];
@@ -312,6 +327,7 @@ fn assert_video_only(status: i32, log: &str, frames: &str, warning: &str) {
 
 #[test]
 fn bad_audio_costs_the_sound_only() {
+    let _serial = one_at_a_time();
     let server = SoundServer::start();
     let clean = stereo_clip();
 
@@ -359,6 +375,7 @@ fn bad_audio_costs_the_sound_only() {
 
 #[test]
 fn no_sound_server_costs_the_sound_only() {
+    let _serial = one_at_a_time();
     // A runtime directory where no server listens.
     let dir = std::env::temp_dir().join(format!("reel-no-sound-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -396,4 +413,94 @@ fn no_sound_server_costs_the_sound_only() {
         "no audio output device named \"no-such-device\"",
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ipc_volume_mute_frame_step_and_loop() {
+    let _serial = one_at_a_time();
+    use serde_json::json;
+    use support::mpv_ipc::Player;
+
+    let server = SoundServer::start();
+    let clip = pcm::clip("stereo_flac_3s.mkv", 3.0, &pink(22, 48_000), FLAC);
+    let oracle = mono(&pcm::decode(&clip, None, RATE, 2));
+    let recording = server.record("ipc");
+    let mut env = server.client_env();
+    env.push(("RUST_LOG".into(), "reel=debug".into()));
+    let clip_arg = clip.display().to_string();
+    let args = [
+        "--no-config",
+        "--output",
+        "null",
+        "--loop",
+        clip_arg.as_str(),
+    ];
+    let mut reel = Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &args,
+        &env,
+        &server.runtime_dir().join("ipc"),
+    );
+    let mut ipc = reel.connect();
+    let ok = |reply: serde_json::Value| assert_eq!(reply["error"], "success", "{reply}");
+    sleep(Duration::from_millis(900));
+    ok(ipc.request(json!(["set_property", "volume", 50])));
+    assert_eq!(
+        ipc.request(json!(["get_property", "volume"]))["data"],
+        json!(50.0)
+    );
+    sleep(Duration::from_millis(500));
+    ok(ipc.request(json!(["set_property", "mute", true])));
+    assert_eq!(
+        ipc.request(json!(["get_property", "mute"]))["data"],
+        json!(true)
+    );
+    sleep(Duration::from_millis(600));
+    ok(ipc.request(json!(["cycle", "mute"])));
+    ok(ipc.request(json!(["set_property", "volume", 100])));
+    sleep(Duration::from_millis(300));
+    // A frame step pauses: the sound stays paused.
+    ok(ipc.request(json!(["frame-step"])));
+    sleep(Duration::from_millis(800));
+    ok(ipc.request(json!(["set_property", "pause", false])));
+    // Past the end: the loop starts the sound again from the beginning.
+    sleep(Duration::from_millis(2000));
+    ok(ipc.request(json!(["quit"])));
+    let status = reel.wait();
+    sleep(Duration::from_millis(300));
+    let recorded = mono(&recording.stop());
+    let log = reel.log();
+    assert!(status.success(), "{status}\n{log}");
+
+    let pieces = pieces(&recorded, &oracle);
+    let levels: Vec<String> = pieces.iter().map(|p| format!("{:.1}", p.db)).collect();
+    eprintln!("levels (dB): {levels:?}");
+    let at = |db: f64| pieces.iter().filter(|p| (p.db - db).abs() < 0.5).count();
+    assert!(
+        at(-18.06) >= 3,
+        "volume 50 not heard at -18 dB: {levels:?}\n{log}"
+    );
+    // Muted, then paused by the step: two silences.
+    let quiet = silences(&recorded, 400 * MS);
+    let quiet: Vec<_> = quiet.iter().filter(|(from, _)| *from > 500 * MS).collect();
+    eprintln!(
+        "silences (ms): {:?}",
+        quiet
+            .iter()
+            .map(|(a, b)| (a / MS, b / MS))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        quiet.len() >= 2,
+        "no silence for mute and step: {quiet:?}\n{log}"
+    );
+    // The loop: the beginning heard again after the step's pause.
+    let after = &recorded[quiet[1].1..];
+    let (_, peak) = find(&oracle[100 * MS..600 * MS], after).expect("sound after the step");
+    eprintln!("loop: the beginning again with correlation {peak:.4}");
+    assert!(
+        peak >= 0.99,
+        "the loop did not restart the sound: {peak}\n{log}"
+    );
 }

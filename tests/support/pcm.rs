@@ -14,7 +14,13 @@ pub fn clip(name: &str, seconds: f64, audio: &str, codec: &[&str]) -> PathBuf {
     if path.exists() {
         return path;
     }
-    let partial = dir.join(format!("partial-{name}"));
+    // Tests run in parallel and may make the same clip at once: each writes
+    // its own and renames it into place.
+    let partial = dir.join(format!(
+        "partial-{}-{:?}-{name}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     let status = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
         .arg(format!("testsrc2=size=160x120:rate=25:duration={seconds}"))

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use tracing::{debug, info, warn};
 
 use queue::Queue;
+use source::AudioSource;
 pub use source::Track;
-use source::{AudioSource, SourceError};
 
 /// How much decoded audio the thread keeps ahead of the output.
 const AHEAD: Duration = Duration::from_millis(500);
@@ -193,10 +193,6 @@ impl Job {
             Ok(Some(source)) => source,
             Ok(None) => {
                 debug!("{name}: no audio stream");
-                return;
-            }
-            Err(e @ (SourceError::Unsupported(_) | SourceError::NoTrack(_))) => {
-                warn!("{name}: {e}: playing without sound");
                 return;
             }
             Err(e) => {

@@ -223,6 +223,9 @@ mod tests {
         assert_eq!(s.get(Property::PercentPos), Ok(json!(50.0)));
         assert_eq!(s.get(Property::EstimatedFrameNumber), Ok(json!(15)));
         assert_eq!(s.get(Property::IdleActive), Ok(json!(false)));
+        assert_eq!(s.get(Property::Volume), Ok(json!(50.0)));
+        assert_eq!(s.get(Property::Mute), Ok(json!(false)));
+        assert_eq!(Property::from_name("volume"), Some(Property::Volume));
         assert_eq!(
             s.get(Property::Playlist),
             Ok(json!([

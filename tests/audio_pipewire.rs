@@ -110,6 +110,30 @@ fn plays_the_default_audio_stream_as_ffmpeg_decodes_it() {
     eprintln!("A/V offset: mean {mean} ms, max {max} ms");
     assert!(mean <= 20.0, "mean A/V offset {mean} ms\n{log}");
 
+    // Sound that starts 1 s after the picture waits for its time: the
+    // picture is not hurried to it.
+    let late = clip.with_file_name("audio_starts_late.mkv");
+    if !late.exists() {
+        let status = std::process::Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-y", "-i"])
+            .arg(&clip)
+            .args(["-itsoffset", "1", "-i"])
+            .arg(&clip)
+            .args(["-map", "0:v", "-map", "1:a", "-t", "3", "-c", "copy"])
+            .arg(&late)
+            .status()
+            .expect("cannot run ffmpeg");
+        assert!(status.success());
+    }
+    let (status, log, recorded) = play(&server, &late, &[]);
+    assert_eq!(status, 0, "{log}");
+    let stats = reel_output::stats(&log).expect("stats");
+    assert_eq!(reel_output::number(&stats, "presented"), 75, "{log}");
+    assert_eq!(reel_output::number(&stats, "dropped_late"), 0, "{log}");
+    let oracle = mono(&pcm::decode(&late, None, RATE, 2));
+    let (_, peak) = find(&oracle[100 * MS..1500 * MS], &recorded).expect("the late sound");
+    assert!(peak >= 0.99, "late sound: {peak}\n{log}");
+
     // --no-audio: silence, the video as before.
     let (status, log, recorded) = play(&server, &clip, &["--no-audio"]);
     assert_eq!(status, 0, "{log}");

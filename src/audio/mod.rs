@@ -93,7 +93,7 @@ pub struct Audio {
 
 impl Audio {
     /// Starts the audio of `path` at media time `start` (None: from the
-    /// beginning), silent until `set_playing(true)`. None with
+    /// beginning), silent until `play_from`. None with
     /// `--no-audio`.
     pub fn start(
         path: &Path,
@@ -137,13 +137,21 @@ impl Audio {
         })
     }
 
+    /// Plays with the player's clock at media time `media` now (sound due
+    /// later waits for its time).
+    pub fn play_from(&self, media: Duration, now: Instant) {
+        self.shared.queue().play_from(media, now);
+        self.set_playing(true);
+    }
+
     /// Plays (true) or outputs silence and holds its position (false).
     pub fn set_playing(&self, playing: bool) {
+        debug!(playing, "audio");
         self.shared.playing.store(playing, Ordering::Relaxed);
     }
 
     /// Drops what was queued and restarts at media time `target`, silent
-    /// until `set_playing(true)`.
+    /// until `play_from`.
     pub fn seek(&self, target: Duration) {
         self.set_playing(false);
         let generation = self.shared.queue().flush();

@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 /// An output that has not asked for samples for this long has stalled (the
 /// sound server went away): its clock is no longer trusted.
 const STALL: Duration = Duration::from_millis(250);
+/// Sound due later than this after playback starts is preceded by silence
+/// (a stream starting after the picture); less is not worth a gap.
+const LEAD_IN_MIN: Duration = Duration::from_millis(20);
 
 /// When the output took samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +48,11 @@ pub struct Queue {
     /// The stream's last sample has been queued.
     ended: bool,
     timing: Option<Timing>,
+    /// Where the player's clock was when it started playback: (media time,
+    /// instant), until the output first takes samples.
+    start: Option<(Duration, Instant)>,
+    /// Frames of silence to play before `samples[0]`.
+    lead_in: usize,
 }
 
 impl Queue {
@@ -57,6 +65,8 @@ impl Queue {
             generation: 0,
             ended: false,
             timing: None,
+            start: None,
+            lead_in: 0,
         }
     }
 
@@ -73,7 +83,15 @@ impl Queue {
         self.samples.clear();
         self.ended = false;
         self.timing = None;
+        self.start = None;
+        self.lead_in = 0;
         self.generation
+    }
+
+    /// Playback starts with the player's clock at media time `media` at
+    /// `at`: sound due later is preceded by as much silence.
+    pub fn play_from(&mut self, media: Duration, at: Instant) {
+        self.start = Some((media, at));
     }
 
     pub fn generation(&self) -> u64 {
@@ -104,9 +122,10 @@ impl Queue {
         }
     }
 
-    /// Fills `out` (interleaved) with queued samples times `gain`, silence
-    /// for the rest, and records when they are heard. With `playing` false
-    /// it is all silence and the queue stays as it is.
+    /// Fills `out` (interleaved) with queued samples times `gain` (after
+    /// any lead-in silence), silence for the rest, and records when they are
+    /// heard. With `playing` false it is all silence and the queue stays as
+    /// it is.
     pub fn fill(
         &mut self,
         out: &mut [f32],
@@ -115,22 +134,36 @@ impl Queue {
         at: Instant,
         delay: Duration,
     ) {
-        let wanted = out.len() / self.channels * self.channels;
-        let take = if playing {
-            wanted.min(self.samples.len())
-        } else {
-            0
-        };
-        self.timing = (take > 0).then_some(Timing {
-            at,
-            pts: self.head_pts,
-            delay,
-        });
-        for (slot, sample) in out.iter_mut().zip(self.samples.drain(..take)) {
+        out.fill(0.0);
+        if !playing || self.samples.is_empty() {
+            self.timing = None;
+            return;
+        }
+        if let Some((media, since)) = self.start.take() {
+            // The media time a sample written now is heard at.
+            let heard_at = media + at.saturating_duration_since(since) + delay;
+            let early = self.head_pts.saturating_sub(heard_at);
+            if early > LEAD_IN_MIN {
+                self.lead_in = (early.as_secs_f64() * f64::from(self.rate)) as usize;
+            }
+        }
+        let frames = out.len() / self.channels;
+        let silent = self.lead_in.min(frames);
+        let first_pts = self
+            .head_pts
+            .saturating_sub(self.frames_to_duration(self.lead_in));
+        self.lead_in -= silent;
+        let take = ((frames - silent) * self.channels).min(self.samples.len());
+        let from = silent * self.channels;
+        for (slot, sample) in out[from..].iter_mut().zip(self.samples.drain(..take)) {
             *slot = sample * gain;
         }
-        out[take..].fill(0.0);
         self.head_pts += self.frames_to_duration(take / self.channels);
+        self.timing = Some(Timing {
+            at,
+            pts: first_pts,
+            delay,
+        });
     }
 
     /// The media time heard now, while samples are flowing.
@@ -199,6 +232,31 @@ mod tests {
         assert_eq!(&out[10..], &[0.0; 6]);
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(queue.heard(t0), None);
+    }
+
+    #[test]
+    fn sound_due_after_the_start_is_preceded_by_silence() {
+        let t0 = Instant::now();
+        let mut queue = Queue::new(1, 1000);
+        let generation = queue.generation();
+        // The stream's sound starts at 5.1 s; playback starts at 5 s.
+        queue.push(generation, Duration::from_millis(5_100), &[1.0; 200]);
+        queue.play_from(Duration::from_secs(5), t0);
+        let mut out = [9.0; 60];
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert!(out.iter().all(|&s| s == 0.0));
+        assert_eq!(queue.heard(t0), Some(Duration::from_secs(5)));
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(&out[..40], &[0.0; 40]);
+        assert_eq!(&out[40..], &[1.0; 20]);
+        assert_eq!(queue.heard(t0), Some(Duration::from_millis(5_060)));
+
+        // Sound due now (or 20 ms on): no gap.
+        let generation = queue.flush();
+        queue.push(generation, Duration::from_millis(5_010), &[1.0; 200]);
+        queue.play_from(Duration::from_secs(5), t0);
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(out, [1.0; 60]);
     }
 
     #[test]

@@ -558,7 +558,7 @@ impl Player {
             if !self.paused {
                 self.clock.resume(now);
                 if let Some(audio) = &self.audio {
-                    audio.set_playing(true);
+                    audio.play_from(frame.pts, now);
                 }
             }
             if self.pending_steps > 0 {
@@ -765,7 +765,11 @@ impl Player {
         }
         // A seek in flight starts the sound when its frame is shown.
         if let Some(audio) = &self.audio {
-            audio.set_playing(!paused && !self.preroll);
+            if paused || self.preroll {
+                audio.set_playing(false);
+            } else {
+                audio.play_from(self.clock.now(now), now);
+            }
         }
     }
 

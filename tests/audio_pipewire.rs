@@ -528,3 +528,37 @@ fn ipc_volume_mute_frame_step_and_loop() {
         "the loop did not restart the sound: {peak}\n{log}"
     );
 }
+
+#[test]
+fn sound_server_gone_mid_play_leaves_the_video_playing() {
+    let _serial = one_at_a_time();
+    let server = SoundServer::start();
+    let env = server.client_env();
+    let dir = std::env::temp_dir().join(format!("reel-sound-gone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let clip = stereo_clip();
+    let mut reel = Reel::spawn(
+        &env,
+        &dir,
+        &["--output", "null", "--stats"],
+        &[clip.as_path()],
+    );
+    reel.wait_for("playback past 0.8 s", |s| {
+        s.get("position").and_then(|p| p.parse::<f64>().ok()) > Some(0.8)
+    });
+    drop(server);
+    let started = Instant::now();
+    let status = reel.wait_exit();
+    let log = reel.log();
+    eprintln!(
+        "ended {:.1} s after the server went away",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(status.success(), "{status}\n{log}");
+    let stats = reel_output::stats(&log).expect("stats");
+    assert_eq!(reel_output::number(&stats, "presented"), 75, "{log}");
+    let warned = warnings(&log);
+    assert_eq!(warned.len(), 1, "one warning expected\n{log}");
+    assert!(warned[0].contains("video goes on"), "{warned:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -169,7 +169,12 @@ impl Audio {
         if self.shared.failed.load(Ordering::Relaxed) {
             return None;
         }
-        self.shared.queue().heard(now)
+        let queue = self.shared.queue();
+        if queue.stalled(now) && !self.shared.failed.swap(true, Ordering::Relaxed) {
+            warn!("the sound output stopped (sound server gone?): video goes on by its own clock");
+            return None;
+        }
+        queue.heard(now)
     }
 }
 

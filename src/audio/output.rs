@@ -209,7 +209,7 @@ where
             },
             move |error| {
                 if !error_shared.failed.swap(true, Ordering::Relaxed) {
-                    warn!("audio output failed, video goes on by itself: {error}");
+                    warn!("audio output failed, video goes on by its own clock: {error}");
                 }
             },
             None,

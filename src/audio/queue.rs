@@ -166,6 +166,13 @@ impl Queue {
         });
     }
 
+    /// The output took samples, then stopped asking for more while
+    /// playing (the sound server went away).
+    pub fn stalled(&self, now: Instant) -> bool {
+        self.timing
+            .is_some_and(|t| now.saturating_duration_since(t.at) > STALL)
+    }
+
     /// The media time heard now, while samples are flowing.
     pub fn heard(&self, now: Instant) -> Option<Duration> {
         self.timing.and_then(|timing| timing.heard(now))

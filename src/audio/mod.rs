@@ -59,6 +59,8 @@ pub struct Shared {
     gain: AtomicU32,
     /// The output reported an error (the sound server went away).
     failed: AtomicBool,
+    /// The output's stall has been reported.
+    stall_warned: AtomicBool,
 }
 
 impl Shared {
@@ -107,6 +109,7 @@ impl Audio {
             playing: AtomicBool::new(false),
             gain: AtomicU32::new(gain.to_bits()),
             failed: AtomicBool::new(false),
+            stall_warned: AtomicBool::new(false),
         });
         let (commands, command_rx) = mpsc::channel();
         if let Some(target) = start {
@@ -170,8 +173,14 @@ impl Audio {
             return None;
         }
         let queue = self.shared.queue();
-        if queue.stalled(now) && !self.shared.failed.swap(true, Ordering::Relaxed) {
-            warn!("the sound output stopped (sound server gone?): video goes on by its own clock");
+        if queue.stalled(now) {
+            // Said once; should it come back (a machine too busy for a
+            // while), the clock follows it again.
+            if !self.shared.stall_warned.swap(true, Ordering::Relaxed) {
+                warn!(
+                    "the sound output stopped (sound server gone?): video goes on by its own clock"
+                );
+            }
             return None;
         }
         queue.heard(now)

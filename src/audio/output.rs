@@ -208,7 +208,9 @@ where
                 }
             },
             move |error| {
-                if !error_shared.failed.swap(true, Ordering::Relaxed) {
+                // Said once, whether the stall or the error is noticed first.
+                let first = !error_shared.failed.swap(true, Ordering::Relaxed);
+                if first && !error_shared.stall_warned.swap(true, Ordering::Relaxed) {
                     warn!("audio output failed, video goes on by its own clock: {error}");
                 }
             },

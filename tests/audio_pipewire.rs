@@ -449,6 +449,8 @@ fn ipc_volume_mute_frame_step_and_loop() {
         "--output",
         "null",
         "--loop",
+        "--volume",
+        "50",
         clip_arg.as_str(),
     ];
     let mut reel = Player::spawn(
@@ -460,11 +462,15 @@ fn ipc_volume_mute_frame_step_and_loop() {
     );
     let mut ipc = reel.connect();
     let ok = |reply: serde_json::Value| assert_eq!(reply["error"], "success", "{reply}");
-    sleep(Duration::from_millis(900));
-    ok(ipc.request(json!(["set_property", "volume", 50])));
     assert_eq!(
         ipc.request(json!(["get_property", "volume"]))["data"],
         json!(50.0)
+    );
+    sleep(Duration::from_millis(900));
+    ok(ipc.request(json!(["set_property", "volume", 100])));
+    assert_eq!(
+        ipc.request(json!(["get_property", "volume"]))["data"],
+        json!(100.0)
     );
     sleep(Duration::from_millis(500));
     ok(ipc.request(json!(["set_property", "mute", true])));
@@ -474,7 +480,6 @@ fn ipc_volume_mute_frame_step_and_loop() {
     );
     sleep(Duration::from_millis(600));
     ok(ipc.request(json!(["cycle", "mute"])));
-    ok(ipc.request(json!(["set_property", "volume", 100])));
     sleep(Duration::from_millis(300));
     // A frame step pauses: the sound stays paused.
     ok(ipc.request(json!(["frame-step"])));
@@ -492,11 +497,15 @@ fn ipc_volume_mute_frame_step_and_loop() {
     let pieces = pieces(&recorded, &oracle);
     let levels: Vec<String> = pieces.iter().map(|p| format!("{:.1}", p.db)).collect();
     eprintln!("levels (dB): {levels:?}");
-    let at = |db: f64| pieces.iter().filter(|p| (p.db - db).abs() < 0.5).count();
+    // --volume 50 from the start, then 100.
+    let near = |p: &Piece, db: f64| (p.db - db).abs() < 0.5;
+    let quiet_first = pieces.iter().take_while(|p| near(p, -18.06)).count();
+    let loud = pieces.iter().filter(|p| near(p, 0.0)).count();
     assert!(
-        at(-18.06) >= 3,
-        "volume 50 not heard at -18 dB: {levels:?}\n{log}"
+        quiet_first >= 5,
+        "--volume 50 not heard at -18 dB: {levels:?}\n{log}"
     );
+    assert!(loud >= 5, "volume 100 not heard at 0 dB: {levels:?}\n{log}");
     // Muted, then paused by the step: two silences.
     let quiet = silences(&recorded, 400 * MS);
     let quiet: Vec<_> = quiet.iter().filter(|(from, _)| *from > 500 * MS).collect();

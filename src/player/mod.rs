@@ -1074,3 +1074,21 @@ fn key_command(key: Key) -> Option<Command> {
         Key::Char(_) => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_keys_as_mpv() {
+        assert_eq!(
+            key_command(Key::Char('9')),
+            Some(Command::Volume(VolumeChange::By(-2.0)))
+        );
+        assert_eq!(
+            key_command(Key::Char('0')),
+            Some(Command::Volume(VolumeChange::By(2.0)))
+        );
+        assert_eq!(key_command(Key::Char('m')), Some(Command::Mute(None)));
+    }
+}

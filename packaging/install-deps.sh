@@ -40,19 +40,25 @@ fi
 
 install() { apt-get install -y -q --no-install-recommends "$@"; }
 
-runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libxkbcommon0 fonts-dejavu-core)
+runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libxkbcommon0
+         libasound2 fonts-dejavu-core)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
-       libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev)
+       libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev
+       libasound2-dev)
 tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme mpv python3-venv
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav
-       debhelper lintian desktop-file-utils man-db systemd tesseract-ocr)
+       debhelper lintian desktop-file-utils man-db systemd tesseract-ocr
+       pipewire pipewire-bin pipewire-alsa wireplumber libspa-0.2-modules dbus-daemon)
 # fonts-dejavu-core: the OSD's font (DejaVu Sans Mono). tesseract-ocr: reads
 # the OSD off weston's screenshots (tests/osd_weston.rs).
 # debhelper ... systemd: the Debian package's build and checks
 # (tests/package_deb.rs: lintian, desktop-file-validate, man, systemd-analyze).
+# pipewire ... dbus-daemon: the sound server the audio tests start per test
+# (tests/support/sound_server.rs; wireplumber needs a session bus), reached by
+# reel through ALSA's PipeWire plugin; pw-record records what it plays.
 # sway: the compositor for what weston lacks (idle inhibit, decorations, a
 # virtual pointer), tests/kiosk_sway.rs.
 # From bookworm-backports: the compositor the tests run against, its Mesa, and

@@ -104,6 +104,23 @@ pub struct PlayArgs {
     #[arg(long)]
     pub idle: bool,
 
+    /// Play the file's Nth audio stream (from 1) instead of its default one.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub aid: Option<u32>,
+
+    /// Play no sound.
+    #[arg(long, conflicts_with = "aid")]
+    pub no_audio: bool,
+
+    /// Play sound on this output device (`reel probe` lists them; default:
+    /// the system's default, i.e. the sound server).
+    #[arg(long, value_name = "NAME")]
+    pub audio_device: Option<String>,
+
+    /// Start volume in percent, 0..100 (on mpv's cubic curve: 50 is -18 dB).
+    #[arg(long, value_name = "PERCENT", default_value_t = 100.0, value_parser = parse_volume)]
+    pub volume: f64,
+
     /// Print presentation statistics at exit.
     #[arg(long)]
     pub stats: bool,
@@ -136,6 +153,13 @@ pub enum Output {
 }
 
 pub use crate::player::commands::parse_time;
+
+fn parse_volume(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not a volume from 0 to 100")),
+    }
+}
 pub use crate::player::decoder_choice::Hwdec;
 
 /// `--osd-level`: mpv's 0, 1 or 3.
@@ -170,6 +194,17 @@ mod tests {
         assert_eq!(cli.play.files.len(), 2);
         assert!(cli.play.looping);
         assert!(Cli::try_parse_from(["reel"]).is_err());
+        let cli = Cli::try_parse_from(["reel", "--volume", "50", "--aid", "2", "a.mkv"])
+            .expect("audio options parse");
+        assert_eq!((cli.play.volume, cli.play.aid), (50.0, Some(2)));
+        for bad in [
+            &["--volume", "101"][..],
+            &["--aid", "0"],
+            &["--aid", "1", "--no-audio"],
+        ] {
+            let args = ["reel"].iter().chain(bad).chain(&["a.mkv"]);
+            assert!(Cli::try_parse_from(args).is_err(), "{bad:?} accepted");
+        }
         let cli = Cli::try_parse_from(["reel", "--idle", "--input-ipc-server", "/tmp/s"])
             .expect("--idle needs no file");
         assert!(cli.play.files.is_empty());

@@ -1,6 +1,7 @@
 //! reel: a Wayland video player with V4L2 stateless decoding and zero-copy
 //! dmabuf presentation, and a software decoding fallback.
 
+pub mod audio;
 pub mod cli;
 pub mod codec;
 pub mod config;

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 
 use tracing_subscriber::EnvFilter;
 
+use reel::audio::{AudioOptions, Track};
 use reel::cli::{Command, Hwdec, LogArgs, Output, PlayArgs};
 use reel::exit::{Exit, Fatal, Outcome};
 use reel::osd::OsdLevel;
@@ -140,5 +141,14 @@ fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> Pla
         osd_level: OsdLevel::from_number(args.osd_level).unwrap_or_default(),
         threads: args.threads,
         decoder,
+        audio: AudioOptions {
+            track: match (args.no_audio, args.aid) {
+                (true, _) => None,
+                (false, Some(n)) => Some(Track::Number(n as usize)),
+                (false, None) => Some(Track::Default),
+            },
+            device: args.audio_device,
+        },
+        volume: args.volume,
     }
 }

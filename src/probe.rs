@@ -63,6 +63,8 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
         }
     };
 
+    audio_section(&mut out);
+
     if let Some(path) = file {
         let demuxer = Demuxer::open(path)?;
         let stream = demuxer.stream();
@@ -119,6 +121,25 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// The sound outputs `--audio-device` can name, the default first.
+fn audio_section(out: &mut String) {
+    let _ = writeln!(out, "Audio outputs (ALSA; --audio-device NAME):");
+    match crate::audio::output::list() {
+        Ok(names) if names.is_empty() => {
+            let _ = writeln!(out, "  none: video plays without sound");
+        }
+        Ok(names) => {
+            for (name, default) in names {
+                let default = if default { " (default)" } else { "" };
+                let _ = writeln!(out, "  {name}{default}");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "  not available: {e}");
+        }
+    }
 }
 
 /// The negotiation a V4L2 decode of `path` really makes with this

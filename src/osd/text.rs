@@ -41,6 +41,9 @@ pub struct Stats {
     pub decode_errors: u64,
     /// Mean time between frames presented over the last second.
     pub frame_time: Option<Duration>,
+    /// Mean and largest distance between the frame shown and the sound
+    /// heard, while sound plays.
+    pub av_offset: Option<(Duration, Duration)>,
 }
 
 /// `HH:MM:SS`.
@@ -148,6 +151,13 @@ pub fn stats_lines(p: &Playback, s: &Stats) -> Vec<String> {
     if let Some(t) = s.frame_time {
         lines.push(format!("frame time: {:.1} ms", t.as_secs_f64() * 1000.0));
     }
+    if let Some((mean, max)) = s.av_offset {
+        lines.push(format!(
+            "A/V offset: mean {:.1} ms, max {:.1} ms",
+            mean.as_secs_f64() * 1000.0,
+            max.as_secs_f64() * 1000.0
+        ));
+    }
     lines
 }
 
@@ -228,13 +238,16 @@ mod tests {
             dropped: 1,
             decode_errors: 0,
             frame_time: Some(Duration::from_millis(40)),
+            av_offset: Some((Duration::from_millis(12), Duration::from_millis(30))),
         };
         let lines = stats_lines(&at(2.0, true), &stats);
         assert!(lines.contains(&"size: 1920x1080 visible, 1920x1088 coded".to_string()));
         assert!(lines.contains(&"frames: NV12:LINEAR zero-copy".to_string()));
         assert!(lines.contains(&"presented 10  dropped 1  decode errors 0".to_string()));
         assert!(lines.contains(&"frame time: 40.0 ms".to_string()));
+        assert!(lines.contains(&"A/V offset: mean 12.0 ms, max 30.0 ms".to_string()));
         let without = stats_lines(&at(2.0, true), &Stats::default());
         assert!(!without.iter().any(|l| l.starts_with("negotiated")));
+        assert!(!without.iter().any(|l| l.starts_with("A/V")));
     }
 }

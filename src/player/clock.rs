@@ -70,9 +70,70 @@ impl MediaClock {
     }
 }
 
+/// How far the pictures shown were from the sound heard (|A-V|).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AvOffset {
+    count: u64,
+    total: Duration,
+    max: Duration,
+}
+
+impl AvOffset {
+    /// A frame of media time `pts` shown while `heard` was heard.
+    pub fn add(&mut self, pts: Duration, heard: Duration) {
+        let offset = pts.abs_diff(heard);
+        self.count += 1;
+        self.total += offset;
+        self.max = self.max.max(offset);
+    }
+
+    pub fn max(&self) -> Duration {
+        self.max
+    }
+
+    pub fn mean(&self) -> Option<Duration> {
+        u32::try_from(self.count)
+            .ok()
+            .filter(|&n| n > 0)
+            .map(|n| self.total / n)
+    }
+}
+
+/// `av_offset_mean_ms=... av_offset_max_ms=...` (`none` without sound).
+impl std::fmt::Display for AvOffset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.mean() {
+            Some(mean) => write!(
+                f,
+                "av_offset_mean_ms={:.1} av_offset_max_ms={:.1}",
+                mean.as_secs_f64() * 1e3,
+                self.max.as_secs_f64() * 1e3
+            ),
+            None => f.write_str("av_offset_mean_ms=none av_offset_max_ms=none"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn av_offset_is_mean_and_max_of_the_distance() {
+        let mut offset = AvOffset::default();
+        assert_eq!(
+            offset.to_string(),
+            "av_offset_mean_ms=none av_offset_max_ms=none"
+        );
+        let ms = Duration::from_millis;
+        offset.add(ms(1000), ms(990));
+        offset.add(ms(2000), ms(2030));
+        assert_eq!(offset.mean(), Some(ms(20)));
+        assert_eq!(
+            offset.to_string(),
+            "av_offset_mean_ms=20.0 av_offset_max_ms=30.0"
+        );
+    }
 
     #[test]
     fn paused_clock_stands_still_and_resumes_where_it_stopped() {

@@ -24,6 +24,12 @@ impl SeekTarget {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
+pub enum VolumeChange {
+    To(f64),
+    By(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Command {
     TogglePause,
     Pause,
@@ -44,6 +50,10 @@ pub enum Command {
     SetOsdLevel(OsdLevel),
     /// `s`: the frame on screen as a PNG, named `reel-shot-NNNN.png`.
     Screenshot,
+    /// Set the volume (percent) or change it by so much.
+    Volume(VolumeChange),
+    /// Mute (true), unmute (false) or toggle (None).
+    Mute(Option<bool>),
     /// Answer with the player's state (control socket only).
     Status,
     Quit,
@@ -88,6 +98,26 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
             Some("off") => Ok(Command::SetFullscreen(false)),
             Some(a) => Err(format!("fullscreen takes on|off|toggle, got '{a}'")),
         },
+        "mute" => match arg {
+            None | Some("toggle") => Ok(Command::Mute(None)),
+            Some("on") | Some("yes") => Ok(Command::Mute(Some(true))),
+            Some("off") | Some("no") => Ok(Command::Mute(Some(false))),
+            Some(a) => Err(format!("mute takes on|off|toggle, got '{a}'")),
+        },
+        "volume" => {
+            let arg = arg.ok_or_else(|| "volume needs a percentage: 50, +2 or -2".to_string())?;
+            let number = |text: &str| match text.parse::<f64>() {
+                Ok(value) if value.is_finite() => Ok(value),
+                _ => Err(format!("invalid volume '{arg}': expected 0..100, +N or -N")),
+            };
+            Ok(Command::Volume(if let Some(rest) = arg.strip_prefix('+') {
+                VolumeChange::By(number(rest)?)
+            } else if let Some(rest) = arg.strip_prefix('-') {
+                VolumeChange::By(-number(rest)?)
+            } else {
+                VolumeChange::To(number(arg)?)
+            }))
+        }
         "seek" => {
             let arg = arg.ok_or_else(|| "seek needs a time: 12.5, +5, -5 or 1:02".to_string())?;
             let target = if let Some(rest) = arg.strip_prefix('+') {
@@ -159,7 +189,21 @@ mod tests {
         assert_eq!(parse_command("osd"), Ok(Command::ToggleOsdStatus));
         assert_eq!(parse_command("stats"), Ok(Command::ToggleStats));
         assert_eq!(parse_command("screenshot"), Ok(Command::Screenshot));
+        assert_eq!(
+            parse_command("volume 50"),
+            Ok(Command::Volume(VolumeChange::To(50.0)))
+        );
+        assert_eq!(
+            parse_command("volume -2"),
+            Ok(Command::Volume(VolumeChange::By(-2.0)))
+        );
+        assert_eq!(parse_command("mute"), Ok(Command::Mute(None)));
+        assert_eq!(parse_command("mute off"), Ok(Command::Mute(Some(false))));
         for bad in [
+            "volume",
+            "volume loud",
+            "volume nan",
+            "mute maybe",
             "",
             "seek",
             "seek x",

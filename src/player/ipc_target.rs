@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tracing::warn;
 
-use super::commands::{Command, SeekTarget};
+use super::commands::{Command, SeekTarget, VolumeChange};
 use super::ipc::codec::{IpcError, Outcome};
 use super::ipc::commands::{number, IpcCommand, LoadMode, SeekTo};
 use super::ipc::events::EndReason;
@@ -159,6 +159,8 @@ impl IpcTarget for Player {
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             paused: self.paused,
+            volume: self.volume.percent,
+            muted: self.volume.muted,
             fullscreen: self.display.is_fullscreen(),
             playlist: self.options.files.clone(),
             playlist_ids: self.entry_ids.clone(),
@@ -180,6 +182,7 @@ impl IpcTarget for Player {
                 let command = match Property::from_name(&name) {
                     Some(Property::Pause) => Command::TogglePause,
                     Some(Property::Fullscreen) => Command::ToggleFullscreen,
+                    Some(Property::Mute) => Command::Mute(None),
                     Some(_) => return Err(IpcError::CommandFailed),
                     None => return Err(IpcError::PropertyNotFound),
                 };
@@ -219,6 +222,11 @@ impl IpcTarget for Player {
                     .and_then(crate::osd::OsdLevel::from_number)
                     .ok_or(IpcError::UnsupportedFormat)?;
                 self.execute(Command::SetOsdLevel(level));
+            }
+            Property::Mute => self.execute(Command::Mute(Some(flag(value)?))),
+            Property::Volume => {
+                let percent = number(value).ok_or(IpcError::UnsupportedFormat)?;
+                self.execute(Command::Volume(VolumeChange::To(percent)));
             }
             Property::PlaylistPos => {
                 let index = value.as_i64().ok_or(IpcError::UnsupportedFormat)?;

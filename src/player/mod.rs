@@ -30,6 +30,8 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
 use tracing::{debug, error, info, warn};
 
+use crate::audio::volume::{self, Volume};
+use crate::audio::{Audio, AudioOptions};
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
@@ -41,8 +43,8 @@ use ipc::events::{EndReason, PlayerEvent};
 use ipc::IpcTarget;
 use screen::{NullScreen, Screen};
 
-use clock::MediaClock;
-use commands::{parse_command, Command, SeekTarget};
+use clock::{AvOffset, MediaClock};
+use commands::{parse_command, Command, SeekTarget, VolumeChange};
 use negotiation::{Negotiator, Renegotiated};
 use pipeline::{Pipeline, PipelineOptions};
 use source::{Request, Source, SourceEvent};
@@ -80,6 +82,9 @@ pub struct PlayerOptions {
     pub osd_level: OsdLevel,
     pub threads: usize,
     pub decoder: decoder_choice::DecoderChoice,
+    pub audio: AudioOptions,
+    /// Start volume, percent.
+    pub volume: f64,
 }
 
 /// The frame on screen.
@@ -123,6 +128,11 @@ struct Player {
     /// when frames are always copied: `--copy`, `--shm`).
     negotiator: Option<Negotiator>,
     source: Option<Source>,
+    /// The loaded file's sound (None: `--no-audio`); its position is the
+    /// media clock while it plays.
+    audio: Option<Audio>,
+    volume: Volume,
+    av_offset: AvOffset,
     start_time: Duration,
     wake: Ping,
     handle: LoopHandle<'static, Player>,
@@ -242,6 +252,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     let options_osd_level = options.osd_level;
 
     let now = Instant::now();
+    let volume = Volume::new(options.volume);
     let mut player = Player {
         paused: options.paused,
         options,
@@ -258,6 +269,9 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         file_frame_rate: None,
         negotiator,
         source: None,
+        audio: None,
+        volume,
+        av_offset: AvOffset::default(),
         start_time: Duration::ZERO,
         wake,
         handle,
@@ -367,6 +381,7 @@ impl Player {
                     self.file_index = index;
                     self.decoder_opened =
                         Some((pipeline.decoder_kind(), pipeline.describe_decoder()));
+                    let has_audio = pipeline.has_audio();
                     let stream = pipeline.stream();
                     self.codec_summary = stream.codec_summary();
                     self.start_time = stream.start_time;
@@ -388,6 +403,16 @@ impl Player {
                         self.epoch,
                         self.wake.clone(),
                     ));
+                    self.audio = has_audio
+                        .then(|| {
+                            Audio::start(
+                                &path,
+                                &self.options.audio,
+                                start.map(|start| self.start_time + start),
+                                self.volume.gain(),
+                            )
+                        })
+                        .flatten();
                     self.loaded = Some(entry);
                     self.osd.event(Instant::now(), true);
                     self.announce_restart = true;
@@ -446,10 +471,11 @@ impl Player {
             if self.next.is_none() && !self.fetch() {
                 break;
             }
+            let now = Instant::now();
+            self.follow_audio(now);
             let Some(frame) = self.next.as_ref() else {
                 break;
             };
-            let now = Instant::now();
             if !self.preroll {
                 if self.paused {
                     break;
@@ -564,11 +590,16 @@ impl Player {
             self.clock.set(frame.pts, now);
             if !self.paused {
                 self.clock.resume(now);
+                if let Some(audio) = &self.audio {
+                    audio.play_from(frame.pts, now);
+                }
             }
             if self.pending_steps > 0 {
                 self.pending_steps -= 1;
                 self.preroll = true;
             }
+        } else if let Some(heard) = self.audio.as_ref().and_then(|a| a.position(now)) {
+            self.av_offset.add(frame.pts, heard);
         }
         self.late_streak = 0;
         self.counters.presented += 1;
@@ -637,6 +668,7 @@ impl Player {
     /// Stops the file loaded, if any, announcing why.
     fn close_file(&mut self, reason: EndReason) {
         self.source = None;
+        self.audio = None;
         self.epoch += 1;
         self.next = None;
         self.shown = None;
@@ -692,6 +724,11 @@ impl Player {
         self.preroll = true;
         self.seek_target = Some(position);
         self.cancel_timer();
+        // A reopened decoder goes on from where the picture is: the sound
+        // plays on.
+        if let (Some(audio), false) = (&self.audio, reopen_decoder) {
+            audio.seek(self.start_time + position);
+        }
         if let Some(source) = &self.source {
             source.request(Request::Seek {
                 position,
@@ -762,6 +799,45 @@ impl Player {
         } else {
             self.clock.resume(now);
         }
+        // A seek in flight starts the sound when its frame is shown.
+        if let Some(audio) = &self.audio {
+            if paused || self.preroll {
+                audio.set_playing(false);
+            } else {
+                audio.play_from(self.clock.now(now), now);
+            }
+        }
+    }
+
+    /// While sound plays, the clock reads what is being heard.
+    fn follow_audio(&mut self, now: Instant) {
+        if self.paused || self.preroll || !self.clock.is_running() {
+            return;
+        }
+        if let Some(heard) = self.audio.as_ref().and_then(|audio| audio.position(now)) {
+            self.clock.set(heard, now);
+        }
+    }
+
+    fn change_volume(&mut self, change: Option<VolumeChange>, mute: Option<Option<bool>>) {
+        match change {
+            Some(VolumeChange::To(percent)) => self.volume.set(percent),
+            Some(VolumeChange::By(delta)) => self.volume.add(delta),
+            None => {}
+        }
+        match mute {
+            Some(Some(muted)) => self.volume.muted = muted,
+            Some(None) => self.volume.muted = !self.volume.muted,
+            None => {}
+        }
+        info!(
+            volume = self.volume.percent,
+            muted = self.volume.muted,
+            "volume"
+        );
+        if let Some(audio) = &self.audio {
+            audio.set_gain(self.volume.gain());
+        }
     }
 
     fn execute(&mut self, command: Command) {
@@ -830,6 +906,8 @@ impl Player {
                     warn!("screenshot: {e:#}");
                 }
             }
+            Command::Volume(change) => self.change_volume(Some(change), None),
+            Command::Mute(mute) => self.change_volume(None, Some(mute)),
             Command::Status => {}
             Command::Quit => self.quit(),
         }
@@ -889,7 +967,8 @@ impl Player {
         ));
         reply.push_str(&format!(
             " zero_copy_frames={} copy_frames={} dmabuf_frames={} shm_frames={} \
-             zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={}",
+             zero_copy_buffers={} copy_buffers={} wl_buffers={} wl_buffers_held={} fullscreen={} \
+             volume={} mute={} {}",
             stats.frames_zero_copy,
             stats.frames_dmabuf + stats.frames_shm,
             stats.frames_dmabuf,
@@ -898,7 +977,10 @@ impl Player {
             stats.buffers_allocated,
             stats.live_now,
             stats.held_now,
-            self.display.is_fullscreen()
+            self.display.is_fullscreen(),
+            self.volume.percent,
+            if self.volume.muted { "yes" } else { "no" },
+            self.av_offset,
         ));
         reply
     }
@@ -1001,6 +1083,11 @@ impl Player {
             dropped: self.counters.dropped_late + stats.frames_dropped,
             decode_errors: damage.decode_errors,
             frame_time: self.frame_time,
+            av_offset: self
+                .audio
+                .as_ref()
+                .and(self.av_offset.mean())
+                .map(|mean| (mean, self.av_offset.max())),
         }
     }
 
@@ -1103,7 +1190,7 @@ impl Player {
             "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
              buffers_allocated={} buffers_released={} dropped_no_buffer={} \
-             decode_errors={} frames_skipped={} decoder={}",
+             decode_errors={} frames_skipped={} decoder={} {}",
             self.counters.presented,
             self.counters.dropped_late,
             stats.frames_zero_copy,
@@ -1121,6 +1208,7 @@ impl Player {
             // The decoder of the last frame shown (the last file's).
             self.shown
                 .map_or("none".to_owned(), |shown| shown.decoder.to_string()),
+            self.av_offset,
         );
     }
 }
@@ -1167,6 +1255,27 @@ fn key_command(key: Key) -> Option<Command> {
         Key::Char('o') => Command::ToggleOsdStatus,
         Key::Char('i') => Command::ToggleStats,
         Key::Char('s') => Command::Screenshot,
+        Key::Char('9') => Command::Volume(VolumeChange::By(-volume::KEY_STEP)),
+        Key::Char('0') => Command::Volume(VolumeChange::By(volume::KEY_STEP)),
+        Key::Char('m') => Command::Mute(None),
         Key::Char(_) => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_keys_as_mpv() {
+        assert_eq!(
+            key_command(Key::Char('9')),
+            Some(Command::Volume(VolumeChange::By(-2.0)))
+        );
+        assert_eq!(
+            key_command(Key::Char('0')),
+            Some(Command::Volume(VolumeChange::By(2.0)))
+        );
+        assert_eq!(key_command(Key::Char('m')), Some(Command::Mute(None)));
+    }
 }

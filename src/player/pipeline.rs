@@ -130,6 +130,15 @@ impl Pipeline {
         self.decoder.kind()
     }
 
+    /// Whether the file has a sound track (the audio thread opens the file
+    /// again only then).
+    pub fn has_audio(&self) -> bool {
+        self.demuxer
+            .streams()
+            .iter()
+            .any(|s| s.kind == crate::media::StreamKind::Audio)
+    }
+
     pub fn describe_decoder(&self) -> String {
         self.decoder.describe()
     }

@@ -17,6 +17,8 @@
 //! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
 //! - `mpv_ipc`: a client of mpv's JSON IPC and the player processes it drives.
+//! - `sound_server`: PipeWire with a null sink, recording what is played;
+//!   `pcm`: clips with sound, FFmpeg's decode of them and comparing PCM.
 
 // Every test binary compiles this whole tree but uses a different subset of
 // it; what one binary leaves unused is used by another.
@@ -28,10 +30,12 @@ pub mod h264;
 pub mod media;
 pub mod mpv_ipc;
 pub mod oracle;
+pub mod pcm;
 pub mod picture;
 pub mod reel_output;
 pub mod reel_process;
 pub mod reel_runs;
+pub mod sound_server;
 pub mod sway;
 pub mod visl_bitstream;
 pub mod visl_trace;

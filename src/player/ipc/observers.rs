@@ -62,6 +62,8 @@ mod tests {
     fn idle(paused: bool) -> Snapshot {
         Snapshot {
             paused,
+            volume: 100.0,
+            muted: false,
             fullscreen: false,
             playlist: vec![],
             playlist_ids: vec![],

@@ -27,12 +27,14 @@ pub enum Property {
     IdleActive,
     /// What the OSD shows unasked: 0, 1 or 3.
     OsdLevel,
+    Volume,
+    Mute,
     /// The names of all of these (clients ask it to learn what exists).
     PropertyList,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 19] = [
+const NAMES: [(&str, Property); 21] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -51,6 +53,8 @@ const NAMES: [(&str, Property); 19] = [
     ("eof-reached", Property::EofReached),
     ("idle-active", Property::IdleActive),
     ("osd-level", Property::OsdLevel),
+    ("volume", Property::Volume),
+    ("mute", Property::Mute),
     ("property-list", Property::PropertyList),
 ];
 
@@ -90,6 +94,9 @@ pub struct Loaded {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub paused: bool,
+    /// Percent, 0..=100.
+    pub volume: f64,
+    pub muted: bool,
     pub fullscreen: bool,
     pub playlist: Vec<PathBuf>,
     pub playlist_ids: Vec<u64>,
@@ -108,6 +115,8 @@ impl Snapshot {
         Ok(match property {
             Property::Pause => json!(self.paused),
             Property::Fullscreen => json!(self.fullscreen),
+            Property::Volume => json!(self.volume),
+            Property::Mute => json!(self.muted),
             Property::IdleActive => json!(self.current.is_none()),
             Property::OsdLevel => json!(self.osd_level),
             Property::PropertyList => json!(NAMES.iter().map(|(n, _)| n).collect::<Vec<_>>()),
@@ -189,6 +198,8 @@ mod tests {
     fn playing() -> Snapshot {
         Snapshot {
             paused: true,
+            volume: 50.0,
+            muted: false,
             fullscreen: false,
             playlist: vec!["/m/a.mp4".into(), "/m/b.mkv".into()],
             playlist_ids: vec![1, 2],
@@ -218,6 +229,9 @@ mod tests {
         assert_eq!(s.get(Property::PercentPos), Ok(json!(50.0)));
         assert_eq!(s.get(Property::EstimatedFrameNumber), Ok(json!(15)));
         assert_eq!(s.get(Property::IdleActive), Ok(json!(false)));
+        assert_eq!(s.get(Property::Volume), Ok(json!(50.0)));
+        assert_eq!(s.get(Property::Mute), Ok(json!(false)));
+        assert_eq!(Property::from_name("volume"), Some(Property::Volume));
         assert_eq!(
             s.get(Property::Playlist),
             Ok(json!([

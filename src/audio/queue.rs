@@ -1,0 +1,283 @@
+//! The decoded samples waiting for the output, and what the output last
+//! said about when they are heard: the audio clock.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// An output that has not asked for samples for this long has stalled (the
+/// sound server went away): its clock is no longer trusted.
+const STALL: Duration = Duration::from_millis(250);
+/// Sound due later than this after playback starts is preceded by silence
+/// (a stream starting after the picture); less is not worth a gap.
+const LEAD_IN_MIN: Duration = Duration::from_millis(20);
+
+/// When the output took samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// When the output asked for them.
+    pub at: Instant,
+    /// Media time of the first sample it took.
+    pub pts: Duration,
+    /// How long after `at` that sample is heard (the output's latency).
+    pub delay: Duration,
+}
+
+impl Timing {
+    /// The media time heard at `now`; None once the output stalled.
+    pub fn heard(&self, now: Instant) -> Option<Duration> {
+        let since = now.saturating_duration_since(self.at);
+        if since > STALL {
+            return None;
+        }
+        // Before `at + delay` the output still plays earlier samples.
+        Some((self.pts + since).saturating_sub(self.delay))
+    }
+}
+
+/// Interleaved f32 samples in the output's layout, with the media time of
+/// the first one.
+#[derive(Debug)]
+pub struct Queue {
+    channels: usize,
+    rate: u32,
+    samples: VecDeque<f32>,
+    /// Media time of `samples[0]`.
+    head_pts: Duration,
+    /// Bumped by every seek: samples decoded for an older one are refused.
+    generation: u64,
+    /// The stream's last sample has been queued.
+    ended: bool,
+    timing: Option<Timing>,
+    /// Where the player's clock was when it started playback: (media time,
+    /// instant), until the output first takes samples.
+    start: Option<(Duration, Instant)>,
+    /// Frames of silence to play before `samples[0]`.
+    lead_in: usize,
+}
+
+impl Queue {
+    pub fn new(channels: usize, rate: u32) -> Self {
+        Self {
+            channels: channels.max(1),
+            rate: rate.max(1),
+            samples: VecDeque::new(),
+            head_pts: Duration::ZERO,
+            generation: 0,
+            ended: false,
+            timing: None,
+            start: None,
+            lead_in: 0,
+        }
+    }
+
+    /// The output's layout, once it is open (drops what was queued).
+    pub fn configure(&mut self, channels: usize, rate: u32) {
+        self.channels = channels.max(1);
+        self.rate = rate.max(1);
+        self.samples.clear();
+    }
+
+    /// Drops everything for a seek; returns the new generation.
+    pub fn flush(&mut self) -> u64 {
+        self.generation += 1;
+        self.samples.clear();
+        self.ended = false;
+        self.timing = None;
+        self.start = None;
+        self.lead_in = 0;
+        self.generation
+    }
+
+    /// Playback starts with the player's clock at media time `media` at
+    /// `at`: sound due later is preceded by as much silence.
+    pub fn play_from(&mut self, media: Duration, at: Instant) {
+        self.start = Some((media, at));
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Seconds of audio queued.
+    pub fn queued(&self) -> Duration {
+        self.frames_to_duration(self.samples.len() / self.channels)
+    }
+
+    /// Appends samples starting at media time `pts` (used when the queue is
+    /// empty; otherwise they follow on). False if `generation` is stale.
+    pub fn push(&mut self, generation: u64, pts: Duration, samples: &[f32]) -> bool {
+        if generation != self.generation {
+            return false;
+        }
+        if self.samples.is_empty() {
+            self.head_pts = pts;
+        }
+        self.samples.extend(samples);
+        true
+    }
+
+    pub fn end(&mut self, generation: u64) {
+        if generation == self.generation {
+            self.ended = true;
+        }
+    }
+
+    /// Fills `out` (interleaved) with queued samples times `gain` (after
+    /// any lead-in silence), silence for the rest, and records when they are
+    /// heard. With `playing` false it is all silence and the queue stays as
+    /// it is.
+    pub fn fill(
+        &mut self,
+        out: &mut [f32],
+        gain: f32,
+        playing: bool,
+        at: Instant,
+        delay: Duration,
+    ) {
+        out.fill(0.0);
+        if !playing || self.samples.is_empty() {
+            self.timing = None;
+            return;
+        }
+        if let Some((media, since)) = self.start.take() {
+            // The media time a sample written now is heard at.
+            let heard_at = media + at.saturating_duration_since(since) + delay;
+            let early = self.head_pts.saturating_sub(heard_at);
+            if early > LEAD_IN_MIN {
+                self.lead_in = (early.as_secs_f64() * f64::from(self.rate)) as usize;
+            }
+        }
+        let frames = out.len() / self.channels;
+        let silent = self.lead_in.min(frames);
+        let first_pts = self
+            .head_pts
+            .saturating_sub(self.frames_to_duration(self.lead_in));
+        self.lead_in -= silent;
+        let take = ((frames - silent) * self.channels).min(self.samples.len());
+        let from = silent * self.channels;
+        for (slot, sample) in out[from..].iter_mut().zip(self.samples.drain(..take)) {
+            *slot = sample * gain;
+        }
+        self.head_pts += self.frames_to_duration(take / self.channels);
+        self.timing = Some(Timing {
+            at,
+            pts: first_pts,
+            delay,
+        });
+    }
+
+    /// The output took samples, then stopped asking for more while
+    /// playing (the sound server went away).
+    pub fn stalled(&self, now: Instant) -> bool {
+        self.timing
+            .is_some_and(|t| now.saturating_duration_since(t.at) > STALL)
+    }
+
+    /// The media time heard now, while samples are flowing.
+    pub fn heard(&self, now: Instant) -> Option<Duration> {
+        self.timing.and_then(|timing| timing.heard(now))
+    }
+
+    /// Everything queued has been played and nothing more will come.
+    pub fn drained(&self) -> bool {
+        self.ended && self.samples.is_empty()
+    }
+
+    fn frames_to_duration(&self, frames: usize) -> Duration {
+        Duration::from_nanos((frames as u128 * 1_000_000_000 / u128::from(self.rate)) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heard_position_subtracts_the_latency() {
+        let t0 = Instant::now();
+        let timing = Timing {
+            at: t0,
+            pts: Duration::from_secs(10),
+            delay: Duration::from_millis(40),
+        };
+        assert_eq!(timing.heard(t0), Some(Duration::from_millis(9_960)));
+        assert_eq!(
+            timing.heard(t0 + Duration::from_millis(100)),
+            Some(Duration::from_millis(10_060))
+        );
+        assert_eq!(timing.heard(t0 + Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn fill_counts_media_time_and_applies_gain() {
+        let t0 = Instant::now();
+        let mut queue = Queue::new(2, 1000);
+        let generation = queue.flush();
+        assert!(queue.push(generation, Duration::from_secs(2), &[1.0; 200]));
+        assert_eq!(queue.queued(), Duration::from_millis(100));
+        let mut out = [9.0; 40];
+        queue.fill(&mut out, 0.5, true, t0, Duration::ZERO);
+        assert!(out.iter().all(|&s| s == 0.5));
+        // 20 frames at 1 kHz: the next sample is 20 ms later.
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(queue.heard(t0), Some(Duration::from_millis(2_020)));
+    }
+
+    #[test]
+    fn paused_and_underrun_output_silence_without_a_clock() {
+        let t0 = Instant::now();
+        let mut queue = Queue::new(1, 1000);
+        let generation = queue.generation();
+        queue.push(generation, Duration::ZERO, &[1.0; 10]);
+        let mut out = [9.0; 16];
+        queue.fill(&mut out, 1.0, false, t0, Duration::ZERO);
+        assert!(out.iter().all(|&s| s == 0.0));
+        assert_eq!(queue.heard(t0), None);
+        assert_eq!(queue.queued(), Duration::from_millis(10));
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(&out[..10], &[1.0; 10]);
+        assert_eq!(&out[10..], &[0.0; 6]);
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(queue.heard(t0), None);
+    }
+
+    #[test]
+    fn sound_due_after_the_start_is_preceded_by_silence() {
+        let t0 = Instant::now();
+        let mut queue = Queue::new(1, 1000);
+        let generation = queue.generation();
+        // The stream's sound starts at 5.1 s; playback starts at 5 s.
+        queue.push(generation, Duration::from_millis(5_100), &[1.0; 200]);
+        queue.play_from(Duration::from_secs(5), t0);
+        let mut out = [9.0; 60];
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert!(out.iter().all(|&s| s == 0.0));
+        assert_eq!(queue.heard(t0), Some(Duration::from_secs(5)));
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(&out[..40], &[0.0; 40]);
+        assert_eq!(&out[40..], &[1.0; 20]);
+        assert_eq!(queue.heard(t0), Some(Duration::from_millis(5_060)));
+
+        // Sound due now (or 20 ms on): no gap.
+        let generation = queue.flush();
+        queue.push(generation, Duration::from_millis(5_010), &[1.0; 200]);
+        queue.play_from(Duration::from_secs(5), t0);
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(out, [1.0; 60]);
+    }
+
+    #[test]
+    fn a_seek_refuses_samples_decoded_before_it() {
+        let mut queue = Queue::new(1, 1000);
+        let old = queue.generation();
+        let new = queue.flush();
+        assert!(!queue.push(old, Duration::ZERO, &[1.0]));
+        assert!(queue.push(new, Duration::from_secs(5), &[1.0]));
+        queue.end(old);
+        assert!(!queue.drained());
+        queue.end(new);
+        let mut out = [0.0; 1];
+        queue.fill(&mut out, 1.0, true, Instant::now(), Duration::ZERO);
+        assert!(queue.drained());
+    }
+}

@@ -1,0 +1,223 @@
+//! A real sound server for integration tests: PipeWire with WirePlumber
+//! (which links streams to the default sink) and a null sink, in a private
+//! runtime directory with its own session bus (WirePlumber needs one), as
+//! a desktop session has. `pw-record` records the sink's monitor: what reel
+//! played, as the server mixed it.
+//!
+//! `SoundServer::start` fails the test (with the logs) if the server cannot
+//! run; it never skips.
+
+use std::fs::{self, File};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// The rate and layout of the null sink, and of what is recorded.
+pub const RATE: u32 = 48_000;
+pub const CHANNELS: usize = 2;
+const SINK: &str = "reel-test-sink";
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(0);
+
+pub struct SoundServer {
+    /// Session bus, pipewire, wireplumber: stopped in reverse order.
+    children: Vec<(&'static str, Child)>,
+    runtime_dir: PathBuf,
+}
+
+/// A running `pw-record`.
+pub struct Recording {
+    child: Child,
+    wav: PathBuf,
+}
+
+impl SoundServer {
+    pub fn start() -> SoundServer {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let runtime_dir =
+            std::env::temp_dir().join(format!("reel-sound-{}-{id}", std::process::id()));
+        let _ = fs::remove_dir_all(&runtime_dir);
+        fs::create_dir_all(&runtime_dir).expect("create the sound server's runtime dir");
+        fs::set_permissions(&runtime_dir, fs::Permissions::from_mode(0o700))
+            .expect("chmod the runtime dir");
+        let mut server = SoundServer {
+            children: Vec::new(),
+            runtime_dir,
+        };
+        let bus = server.runtime_dir.join("bus");
+        server.spawn(
+            "dbus-daemon",
+            &[
+                "--session",
+                &format!("--address=unix:path={}", bus.display()),
+                "--nofork",
+                "--nopidfile",
+            ],
+        );
+        server.wait_for("the session bus", |s| bus.exists() && s.alive());
+        server.spawn("pipewire", &[]);
+        let socket = server.runtime_dir.join("pipewire-0");
+        server.wait_for("pipewire's socket", |s| socket.exists() && s.alive());
+        server.spawn("wireplumber", &[]);
+        let sink = format!(
+            "{{ factory.name=support.null-audio-sink node.name={SINK} \
+             media.class=Audio/Sink object.linger=true audio.rate={RATE} \
+             audio.position=[FL FR] }}"
+        );
+        let created = server
+            .command("pw-cli")
+            .args(["create-node", "adapter", &sink])
+            .output()
+            .expect("cannot run pw-cli");
+        assert!(
+            created.status.success(),
+            "pw-cli create-node failed: {}\n{}",
+            String::from_utf8_lossy(&created.stderr),
+            server.logs()
+        );
+        // The sink is the default once WirePlumber has seen it: it then
+        // links new streams to it.
+        server.wait_for("WirePlumber to choose the null sink", |s| {
+            s.alive()
+                && s.command("wpctl").arg("status").output().is_ok_and(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .any(|l| l.contains('*') && l.contains(SINK))
+                })
+        });
+        server
+    }
+
+    /// The environment a client of this server runs with.
+    pub fn client_env(&self) -> Vec<(String, String)> {
+        let dir = self.runtime_dir.display().to_string();
+        vec![
+            ("XDG_RUNTIME_DIR".into(), dir.clone()),
+            (
+                "DBUS_SESSION_BUS_ADDRESS".into(),
+                format!("unix:path={dir}/bus"),
+            ),
+            // Nothing of the user's (stored volumes, configuration) applies.
+            ("HOME".into(), dir.clone()),
+            ("XDG_CONFIG_HOME".into(), format!("{dir}/config")),
+            ("XDG_STATE_HOME".into(), format!("{dir}/state")),
+        ]
+    }
+
+    pub fn runtime_dir(&self) -> &Path {
+        &self.runtime_dir
+    }
+
+    /// Starts recording the null sink's monitor (f32, 48 kHz, stereo).
+    pub fn record(&self, name: &str) -> Recording {
+        let wav = self.runtime_dir.join(format!("{name}.wav"));
+        let child = self
+            .command("pw-record")
+            .args(["--target", SINK, "--format", "f32", "--channels", "2"])
+            .arg(format!("--rate={RATE}"))
+            .arg(&wav)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start pw-record");
+        // Its stream is linked to the monitor before reel starts playing.
+        sleep(Duration::from_millis(300));
+        Recording { child, wav }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut command = Command::new(program);
+        command.envs(self.client_env());
+        command
+    }
+
+    fn spawn(&mut self, name: &'static str, args: &[&str]) {
+        let log = File::create(self.runtime_dir.join(format!("{name}.log"))).expect("log file");
+        let err = log.try_clone().expect("dup log file");
+        let child = self
+            .command(name)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name} (packaging/install-deps.sh): {e}"));
+        self.children.push((name, child));
+    }
+
+    fn alive(&mut self) -> bool {
+        self.children
+            .iter_mut()
+            .all(|(_, child)| matches!(child.try_wait(), Ok(None)))
+    }
+
+    fn wait_for(&mut self, what: &str, mut ready: impl FnMut(&mut Self) -> bool) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        while !ready(self) {
+            assert!(
+                Instant::now() < deadline && self.alive(),
+                "the sound server did not start: no {what}\n{}",
+                self.logs()
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn logs(&self) -> String {
+        let mut text = String::new();
+        for (name, _) in &self.children {
+            let log = fs::read_to_string(self.runtime_dir.join(format!("{name}.log")))
+                .unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            text.push_str(&format!("--- {name} log (last lines) ---\n"));
+            for line in tail.iter().rev() {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        text
+    }
+}
+
+impl Drop for SoundServer {
+    fn drop(&mut self) {
+        while let Some((_, mut child)) = self.children.pop() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+            eprintln!("sound server dir kept: {}", self.runtime_dir.display());
+        } else {
+            let _ = fs::remove_dir_all(&self.runtime_dir);
+        }
+    }
+}
+
+impl Recording {
+    /// Stops recording and returns what was recorded, interleaved stereo.
+    pub fn stop(mut self) -> Vec<f32> {
+        // SIGINT: pw-record finishes the WAV header on it.
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let _ = self.child.wait();
+        let pcm = super::pcm::decode(&self.wav, None, RATE, CHANNELS);
+        assert!(
+            !pcm.is_empty(),
+            "nothing recorded in {}",
+            self.wav.display()
+        );
+        pcm
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

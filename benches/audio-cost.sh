@@ -51,10 +51,15 @@ i=0
 while [ $i -lt "$runs" ]; do
     cpu reel-sound "$reel" --no-config --output null --control "$work/c.sock" --hwdec no "$clip"
     cpu reel-silent "$reel" --no-config --output null --control "$work/c.sock" --hwdec no --no-audio "$clip"
-    cpu mpv-sound mpv --no-config --vo=null --ao=alsa --hwdec=no "$clip"
+    cpu mpv-sound mpv --no-config --vo=null --ao=alsa --hwdec=no --msg-level=ao=v "$clip"
     cpu mpv-silent mpv --no-config --vo=null --no-audio --hwdec=no "$clip"
     i=$((i + 1))
 done
+# The sound really went out: neither player said it played without it.
+if grep -l -i -E "without sound|no audio output|could not open audio" "$work"/*-sound.log; then
+    echo "a run played without sound: not measured" >&2
+    exit 1
+fi
 median() { sort -n "$work/$1.cpu" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 rs=$(median reel-sound) rn=$(median reel-silent) ms=$(median mpv-sound) mn=$(median mpv-silent)
 echo "| player | CPU with sound (s) | without (s) | sound's cost (s) |"

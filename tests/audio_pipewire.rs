@@ -112,19 +112,26 @@ fn plays_the_default_audio_stream_as_ffmpeg_decodes_it() {
 
     // Sound that starts 1 s after the picture waits for its time: the
     // picture is not hurried to it.
-    let late = clip.with_file_name("audio_starts_late.mkv");
-    if !late.exists() {
-        let status = std::process::Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-y", "-i"])
-            .arg(&clip)
-            .args(["-itsoffset", "1", "-i"])
-            .arg(&clip)
-            .args(["-map", "0:v", "-map", "1:a", "-t", "3", "-c", "copy"])
-            .arg(&late)
-            .status()
-            .expect("cannot run ffmpeg");
-        assert!(status.success());
-    }
+    let late = pcm::derived(
+        &clip,
+        "audio_starts_late.mkv",
+        &[
+            "-i",
+            path_text(&clip),
+            "-itsoffset",
+            "1",
+            "-i",
+            path_text(&clip),
+            "-map",
+            "0:v",
+            "-map",
+            "1:a",
+            "-t",
+            "3",
+            "-c",
+            "copy",
+        ],
+    );
     let (status, log, recorded) = play(&server, &late, &[]);
     assert_eq!(status, 0, "{log}");
     let stats = reel_output::stats(&log).expect("stats");
@@ -341,6 +348,11 @@ fn assert_video_only(status: i32, log: &str, frames: &str, warning: &str) {
     assert!(warned[0].contains(warning), "{warned:?}");
 }
 
+/// A clip's path as ffmpeg's argument (the target dir's paths are UTF-8).
+fn path_text(path: &std::path::Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
 #[test]
 fn bad_audio_costs_the_sound_only() {
     let _serial = one_at_a_time();
@@ -348,17 +360,18 @@ fn bad_audio_costs_the_sound_only() {
     let clean = stereo_clip();
 
     // Damaged AAC packets (FFmpeg's noise filter): skipped, one warning.
-    let damaged = clean.with_file_name("stereo_aac_damaged.mkv");
-    if !damaged.exists() {
-        let status = std::process::Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-y", "-i"])
-            .arg(&clean)
-            .args(["-c", "copy", "-bsf:a", "noise=amount=1000"])
-            .arg(&damaged)
-            .status()
-            .expect("cannot run ffmpeg");
-        assert!(status.success());
-    }
+    let damaged = pcm::derived(
+        &clean,
+        "stereo_aac_damaged.mkv",
+        &[
+            "-i",
+            path_text(&clean),
+            "-c",
+            "copy",
+            "-bsf:a",
+            "noise=amount=1000",
+        ],
+    );
     let (status, log, recorded) = play(&server, &damaged, &[]);
     assert_video_only(status, &log, "75", "damaged audio skipped");
     assert!(pcm::rms(&recorded) > 0.01, "no sound at all\n{log}");
@@ -366,16 +379,12 @@ fn bad_audio_costs_the_sound_only() {
     // A codec libavcodec does not know: Matroska's PCM codec id renamed.
     let unknown = clean.with_file_name("unknown_audio_codec.mkv");
     if !unknown.exists() {
-        let pcm = clean.with_file_name("pcm_for_unknown.mkv");
-        let status = std::process::Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-y", "-i"])
-            .arg(&clean)
-            .args(["-c:v", "copy", "-c:a", "pcm_s16le"])
-            .arg(&pcm)
-            .status()
-            .expect("cannot run ffmpeg");
-        assert!(status.success());
-        let mut bytes = std::fs::read(&pcm).expect("read the PCM clip");
+        let pcm_clip = pcm::derived(
+            &clean,
+            "pcm_for_unknown.mkv",
+            &["-i", path_text(&clean), "-c:v", "copy", "-c:a", "pcm_s16le"],
+        );
+        let mut bytes = std::fs::read(&pcm_clip).expect("read the PCM clip");
         let id = b"A_PCM/INT/LIT";
         let at = bytes
             .windows(id.len())

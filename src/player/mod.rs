@@ -1108,7 +1108,7 @@ impl Player {
     /// text is due to go.
     fn update_osd(&mut self) {
         let now = Instant::now();
-        let playback = self.playback();
+        let playback = self.osd.wants_text(now).then(|| self.playback()).flatten();
         let fresh = self
             .osd
             .stats_due(now, self.paused)

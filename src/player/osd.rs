@@ -117,6 +117,14 @@ impl Osd {
         self.event.map(|(until, _)| until).filter(|&t| t > now)
     }
 
+    /// Whether anything is to show now: the player gathers the facts only
+    /// then, not for every frame the OSD would leave hidden.
+    pub fn wants_text(&self, now: Instant) -> bool {
+        self.stats_page
+            || self.level == OsdLevel::Status
+            || (self.level == OsdLevel::Events && self.event.is_some_and(|(until, _)| until > now))
+    }
+
     /// Whether the stats page wants its facts gathered afresh: it shows,
     /// and they are older than a second (playing) or it is paused.
     pub fn stats_due(&self, now: Instant, paused: bool) -> bool {
@@ -257,8 +265,10 @@ mod tests {
         let t0 = Instant::now();
         let p = playback(true);
         let mut osd = Osd::new(OsdLevel::Events);
+        assert!(!osd.wants_text(t0));
         assert!(osd.lines(t0, Some(&p), None).is_empty());
         osd.event(t0, false);
+        assert!(osd.wants_text(t0));
         assert_eq!(osd.deadline(t0), Some(t0 + EVENT_DURATION));
         assert_eq!(osd.lines(t0, Some(&p), None).len(), 1);
         // The seek's frame lands later: a full second from then.
@@ -268,6 +278,7 @@ mod tests {
         assert_eq!(osd.lines(later, Some(&p), None).len(), 1);
         let after = landed + EVENT_DURATION;
         assert!(osd.lines(after, Some(&p), None).is_empty());
+        assert!(!osd.wants_text(after));
         assert_eq!(osd.deadline(after), None);
 
         let mut off = Osd::new(OsdLevel::Off);

@@ -36,6 +36,30 @@ pub fn clip(name: &str, seconds: f64, audio: &str, codec: &[&str]) -> PathBuf {
     path
 }
 
+/// A clip ffmpeg makes with `args` (its inputs and options; the output
+/// comes last), named `name` beside `beside`, made on first use and renamed
+/// into place as `clip` does.
+pub fn derived(beside: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let path = beside.with_file_name(name);
+    if path.exists() {
+        return path;
+    }
+    let partial = beside.with_file_name(format!(
+        "partial-{}-{:?}-{name}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y"])
+        .args(args)
+        .arg(&partial)
+        .status()
+        .expect("cannot run ffmpeg");
+    assert!(status.success(), "ffmpeg could not make {name}");
+    std::fs::rename(&partial, &path).expect("rename the clip into place");
+    path
+}
+
 /// FFmpeg's decode of `file`'s first audio stream (or of a recording),
 /// from `start` seconds, resampled to `rate` Hz and `channels` channels:
 /// interleaved f32.

@@ -165,6 +165,15 @@ impl Audio {
         self.shared.gain.store(gain.to_bits(), Ordering::Relaxed);
     }
 
+    /// How long from now sound started now is heard at the soonest: the
+    /// output's latency (None before the output is open).
+    pub fn soonest(&self) -> Option<Duration> {
+        if self.shared.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.shared.queue().soonest()
+    }
+
     /// The media time being heard now, while sound flows (None before it
     /// starts, when paused, after its end or when the output failed: the
     /// player's own clock then runs on).

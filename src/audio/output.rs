@@ -93,18 +93,24 @@ pub fn choose(offers: &[Offer], stream_rate: u32) -> Option<Layout> {
 /// The names of the output devices, each with whether it is the default.
 pub fn list() -> Result<Vec<(String, bool)>, OutputError> {
     let host = cpal::default_host();
-    let default = host.default_output_device().and_then(|d| d.name().ok());
+    let default = host.default_output_device().and_then(|d| device_name(&d));
     let mut names: Vec<(String, bool)> = default.iter().map(|n| (n.clone(), true)).collect();
     let devices = host.output_devices().map_err(|e| OutputError::Device {
         device: host.id().name().to_string(),
         message: e.to_string(),
     })?;
-    for name in devices.filter_map(|d| d.name().ok()) {
+    for name in devices.filter_map(|d| device_name(&d)) {
         if default.as_ref() != Some(&name) {
             names.push((name, false));
         }
     }
     Ok(names)
+}
+
+/// What a device is called on the command line and in `reel probe`: its
+/// ALSA PCM name (`default`, `pipewire`, `hw:CARD=...`).
+fn device_name(device: &cpal::Device) -> Option<String> {
+    device.id().ok().map(|id| id.id().to_string())
 }
 
 fn find(name: Option<&str>) -> Result<cpal::Device, OutputError> {
@@ -118,7 +124,7 @@ fn find(name: Option<&str>) -> Result<cpal::Device, OutputError> {
     })?;
     devices
         .into_iter()
-        .find(|d| d.name().is_ok_and(|n| n == name))
+        .find(|d| device_name(d).is_some_and(|n| n == name))
         .ok_or_else(|| OutputError::NotFound(name.to_string()))
 }
 
@@ -139,8 +145,8 @@ fn offers(device: &cpal::Device, name: &str) -> Result<Vec<Offer>, OutputError> 
             };
             Some(Offer {
                 channels: c.channels(),
-                min_rate: c.min_sample_rate().0,
-                max_rate: c.max_sample_rate().0,
+                min_rate: c.min_sample_rate(),
+                max_rate: c.max_sample_rate(),
                 kind,
             })
         })
@@ -155,29 +161,50 @@ pub fn open(
     shared: &Arc<Shared>,
 ) -> Result<(cpal::Stream, Layout, String), OutputError> {
     let device = find(name)?;
-    let device_name = device.name().unwrap_or_else(|_| "audio device".into());
+    let device_name = device_name(&device).unwrap_or_else(|| "audio device".into());
     let offers = offers(&device, &device_name)?;
     debug!(device = %device_name, offers = offers.len(), "audio output layouts offered");
     let layout = choose(&offers, stream_rate).ok_or(OutputError::NoFormat(device_name.clone()))?;
+    // Periods of 40 ms, two in the buffer: sound that survives a busy
+    // moment on a small board (the device's default through PipeWire is
+    // 2 x 10 ms). The latency is measured, so its size costs no sync. A
+    // device that cannot take it chooses.
     let config = cpal::StreamConfig {
         channels: layout.channels,
-        sample_rate: cpal::SampleRate(layout.rate),
-        buffer_size: cpal::BufferSize::Default,
+        sample_rate: layout.rate,
+        buffer_size: cpal::BufferSize::Fixed(layout.rate / 25),
     };
-    let stream = match layout.kind {
-        Kind::F32 => build::<f32>(&device, &config, shared),
-        Kind::I16 => build::<i16>(&device, &config, shared),
-        Kind::I32 => build::<i32>(&device, &config, shared),
-    }
-    .map_err(|message| OutputError::Device {
-        device: device_name.clone(),
-        message,
-    })?;
+    let stream = build_as(layout.kind, &device, &config, shared)
+        .or_else(|message| {
+            debug!(%message, "audio output: a 40 ms period refused, the device's own");
+            let config = cpal::StreamConfig {
+                buffer_size: cpal::BufferSize::Default,
+                ..config
+            };
+            build_as(layout.kind, &device, &config, shared)
+        })
+        .map_err(|message| OutputError::Device {
+            device: device_name.clone(),
+            message,
+        })?;
     stream.play().map_err(|e| OutputError::Device {
         device: device_name.clone(),
         message: e.to_string(),
     })?;
     Ok((stream, layout, device_name))
+}
+
+fn build_as(
+    kind: Kind,
+    device: &cpal::Device,
+    config: &cpal::StreamConfig,
+    shared: &Arc<Shared>,
+) -> Result<cpal::Stream, String> {
+    match kind {
+        Kind::F32 => build::<f32>(device, config, shared),
+        Kind::I16 => build::<i16>(device, config, shared),
+        Kind::I32 => build::<i32>(device, config, shared),
+    }
 }
 
 fn build<T>(
@@ -193,14 +220,11 @@ where
     let mut scratch: Vec<f32> = Vec::new();
     device
         .build_output_stream(
-            config,
+            *config,
             move |data: &mut [T], info: &cpal::OutputCallbackInfo| {
                 let at = Instant::now();
                 let stamp = info.timestamp();
-                let delay = stamp
-                    .playback
-                    .duration_since(&stamp.callback)
-                    .unwrap_or_default();
+                let delay = stamp.playback.duration_since(stamp.callback);
                 scratch.resize(data.len(), 0.0);
                 data_shared.fill(&mut scratch, at, delay);
                 for (slot, &sample) in data.iter_mut().zip(&scratch) {

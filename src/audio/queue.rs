@@ -53,6 +53,9 @@ pub struct Queue {
     start: Option<(Duration, Instant)>,
     /// Frames of silence to play before `samples[0]`.
     lead_in: usize,
+    /// How long after it is asked for the output's next sample is heard at
+    /// the soonest (its latency and one request), once it asked.
+    soonest: Option<Duration>,
 }
 
 impl Queue {
@@ -67,6 +70,7 @@ impl Queue {
             timing: None,
             start: None,
             lead_in: 0,
+            soonest: None,
         }
     }
 
@@ -135,14 +139,21 @@ impl Queue {
         delay: Duration,
     ) {
         out.fill(0.0);
+        // The output asks again when about as much has played out.
+        self.soonest = Some(delay + self.frames_to_duration(out.len() / self.channels));
         if !playing || self.samples.is_empty() {
             self.timing = None;
             return;
         }
         if let Some((media, since)) = self.start.take() {
-            // The media time a sample written now is heard at.
-            let heard_at = media + at.saturating_duration_since(since) + delay;
-            let early = self.head_pts.saturating_sub(heard_at);
+            // By the player's clock, the media time a sample written now is
+            // heard at (`since` may be ahead: the clock starts with a frame
+            // still on its way to the screen).
+            let heard_wall = at + delay;
+            let early = match heard_wall.checked_duration_since(since) {
+                Some(after) => self.head_pts.saturating_sub(media + after),
+                None => (self.head_pts + (since - heard_wall)).saturating_sub(media),
+            };
             if early > LEAD_IN_MIN {
                 self.lead_in = (early.as_secs_f64() * f64::from(self.rate)) as usize;
             }
@@ -164,6 +175,12 @@ impl Queue {
             pts: first_pts,
             delay,
         });
+    }
+
+    /// How long from now sound queued now is heard at the soonest (None
+    /// before the output first asked for samples).
+    pub fn soonest(&self) -> Option<Duration> {
+        self.soonest
     }
 
     /// The output took samples, then stopped asking for more while
@@ -264,6 +281,21 @@ mod tests {
         queue.play_from(Duration::from_secs(5), t0);
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(out, [1.0; 60]);
+    }
+
+    #[test]
+    fn a_start_still_ahead_is_waited_for_in_silence() {
+        let t0 = Instant::now();
+        let mut queue = Queue::new(1, 1000);
+        let generation = queue.generation();
+        queue.push(generation, Duration::from_secs(5), &[1.0; 200]);
+        // The frame at 5 s reaches the screen 60 ms from now; what is
+        // written now is heard in 10 ms: 50 ms of silence first.
+        queue.play_from(Duration::from_secs(5), t0 + Duration::from_millis(60));
+        let mut out = [9.0; 80];
+        queue.fill(&mut out, 1.0, true, t0, Duration::from_millis(10));
+        assert_eq!(&out[..50], &[0.0; 50]);
+        assert_eq!(&out[50..], &[1.0; 30]);
     }
 
     #[test]

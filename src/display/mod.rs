@@ -31,6 +31,7 @@ mod protocol;
 mod shm_convert;
 mod state;
 mod user_data;
+pub mod vblank;
 mod wayland;
 
 #[cfg(test)]
@@ -126,6 +127,10 @@ pub struct Presented {
     /// When it was shown, on the compositor's presentation clock
     /// ([`Display::presentation_clock`], usually CLOCK_MONOTONIC).
     pub shown_at: std::time::Duration,
+    /// The same moment as an `Instant`, when the clock could be read.
+    pub shown: Option<std::time::Instant>,
+    /// When it was committed.
+    pub committed: std::time::Instant,
     /// The output's refresh period (zero if unknown).
     pub refresh: std::time::Duration,
 }

@@ -119,12 +119,35 @@ impl Dispatch2<WpPresentationFeedback, State> for PresentationData {
                 ..
             } => {
                 let secs = (u64::from(tv_sec_hi) << 32) | u64::from(tv_sec_lo);
+                let shown_at = std::time::Duration::new(secs, tv_nsec.min(999_999_999));
+                let refresh = std::time::Duration::from_nanos(u64::from(refresh));
+                let shown = state
+                    .presentation_clock
+                    .and_then(|clock| super::vblank::instant_of(clock, shown_at));
+                if let Some(shown) = shown {
+                    state.vblank.observe(self.committed, shown, refresh);
+                }
                 state.stats.frames_shown += 1;
-                state.last_presented = Some(super::Presented {
-                    pts: self.0,
-                    shown_at: std::time::Duration::new(secs, tv_nsec.min(999_999_999)),
-                    refresh: std::time::Duration::from_nanos(u64::from(refresh)),
-                });
+                let presented = super::Presented {
+                    pts: self.pts,
+                    shown_at,
+                    shown,
+                    committed: self.committed,
+                    refresh,
+                };
+                // Numbers only: tests read when each frame was shown here.
+                debug!(
+                    pts_us = self.pts.as_micros() as u64,
+                    shown_ns = shown_at.as_nanos() as u64,
+                    clock = state.presentation_clock.map_or(-1, i64::from),
+                    refresh_ns = refresh.as_nanos() as u64,
+                    after_commit_us = shown.map_or(0, |s| {
+                        s.saturating_duration_since(self.committed).as_micros() as u64
+                    }),
+                    "frame on screen"
+                );
+                state.last_presented = Some(presented);
+                state.presented.push(presented);
             }
             wp_presentation_feedback::Event::Discarded => state.stats.frames_discarded += 1,
             _ => {}

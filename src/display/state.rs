@@ -124,6 +124,9 @@ pub(super) struct State {
     pub(super) presentation: Option<WpPresentation>,
     pub(super) presentation_clock: Option<u32>,
     pub(super) last_presented: Option<Presented>,
+    /// Presentations the player has not yet taken.
+    pub(super) presented: Vec<Presented>,
+    pub(super) vblank: super::vblank::VblankPredictor,
     pub(super) dmabuf: Option<ZwpLinuxDmabufV1>,
     /// What dmabuf imports may use: the feedback in effect (or the v3
     /// modifiers) less the pairs the compositor refused.
@@ -244,6 +247,8 @@ impl State {
             presentation,
             presentation_clock: None,
             last_presented: None,
+            presented: Vec::new(),
+            vblank: Default::default(),
             dmabuf,
             advertised: AdvertisedFormats::new(),
             refused: Vec::new(),

@@ -17,5 +17,9 @@ pub(super) struct ParamsData;
 pub(super) struct BufferData;
 /// User data of the OSD overlay's wl_buffers.
 pub(super) struct OverlayBufferData;
-/// User data of a wp_presentation_feedback: the pts of the frame committed.
-pub(super) struct PresentationData(pub(super) std::time::Duration);
+/// User data of a wp_presentation_feedback: the pts of the frame committed,
+/// and when it was committed.
+pub(super) struct PresentationData {
+    pub(super) pts: std::time::Duration,
+    pub(super) committed: std::time::Instant,
+}

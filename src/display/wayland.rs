@@ -247,6 +247,18 @@ impl Display {
         self.state.last_presented
     }
 
+    /// The frames shown since the last call, in order.
+    pub fn take_presented(&mut self) -> Vec<Presented> {
+        std::mem::take(&mut self.state.presented)
+    }
+
+    /// When a frame committed now would reach the screen (the vblank it
+    /// can still make) and the refresh period; None without recent
+    /// presentation feedback.
+    pub fn next_vblank(&self, now: Instant) -> Option<super::vblank::Aim> {
+        self.state.vblank.aim(now)
+    }
+
     /// The clock `Presented::shown_at` is on (a `clockid_t`), once known.
     pub fn presentation_clock(&self) -> Option<u32> {
         self.state.presentation_clock
@@ -656,8 +668,23 @@ impl Display {
         surface.attach(Some(buffer), 0, 0);
         surface.damage_buffer(0, 0, clamp_i32(frame.width), clamp_i32(frame.height));
         surface.frame(&self.qh, FrameCallbackData(surface.clone()));
-        if let Some(presentation) = &self.state.presentation {
-            presentation.feedback(&surface, &self.qh, PresentationData(frame.pts));
+        let committed = Instant::now();
+        match &self.state.presentation {
+            Some(presentation) => {
+                let data = PresentationData {
+                    pts: frame.pts,
+                    committed,
+                };
+                presentation.feedback(&surface, &self.qh, data);
+            }
+            // No feedback: the commit is the best guess of when it shows.
+            None => self.state.presented.push(Presented {
+                pts: frame.pts,
+                shown_at: Duration::ZERO,
+                shown: None,
+                committed,
+                refresh: Duration::ZERO,
+            }),
         }
         surface.commit();
         self.state.has_buffer = true;

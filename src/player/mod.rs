@@ -32,6 +32,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::audio::volume::{self, Volume};
 use crate::audio::{Audio, AudioOptions};
+use crate::display::vblank::Aim;
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
@@ -52,6 +53,9 @@ use source::{Request, Source, SourceEvent};
 /// A frame this close to its deadline is shown now rather than after
 /// another timer round trip.
 const EARLY_SLACK: Duration = Duration::from_millis(2);
+/// How long after a vblank's commit deadline a frame for the next one is
+/// committed: room for the deadline being a little later than learned.
+const COMMIT_MARGIN: Duration = Duration::from_millis(1);
 /// A frame later than this is dropped, unless too many were dropped in a
 /// row (then a slow decoder still shows something).
 const LATE_DROP: Duration = Duration::from_millis(80);
@@ -133,6 +137,9 @@ struct Player {
     audio: Option<Audio>,
     volume: Volume,
     av_offset: AvOffset,
+    /// Frames committed before this (a seek, pause or resume since) say
+    /// nothing of how well picture and sound agree.
+    sync_since: Instant,
     start_time: Duration,
     wake: Ping,
     handle: LoopHandle<'static, Player>,
@@ -272,6 +279,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         audio: None,
         volume,
         av_offset: AvOffset::default(),
+        sync_since: Instant::now(),
         start_time: Duration::ZERO,
         wake,
         handle,
@@ -467,6 +475,7 @@ impl Player {
             return;
         }
         self.update_screen();
+        self.measure_sync(Instant::now());
         loop {
             if self.next.is_none() && !self.fetch() {
                 break;
@@ -480,13 +489,12 @@ impl Player {
                 if self.paused {
                     break;
                 }
-                match self.clock.deadline(frame.pts, now) {
-                    None => break,
-                    Some(deadline) if deadline > now + EARLY_SLACK => {
-                        self.arm_timer(deadline);
-                        break;
-                    }
-                    Some(_) => {}
+                let Some(deadline) = self.clock.deadline(frame.pts, now) else {
+                    break;
+                };
+                if let Some(wake) = too_early(deadline, now, self.display.next_vblank(now)) {
+                    self.arm_timer(wake);
+                    break;
                 }
                 let late = self.clock.now(now).saturating_sub(frame.pts);
                 if late > LATE_DROP && self.late_streak < MAX_LATE_STREAK {
@@ -560,6 +568,9 @@ impl Player {
     }
 
     fn present(&mut self, frame: Frame, now: Instant) {
+        // Where this commit lands: a prerolled frame starts the clock (and
+        // the sound) there.
+        let shows_at = self.display.next_vblank(now).map_or(now, |aim| aim.vblank);
         if let Err(e) = self.display.present(&frame) {
             // A malformed frame costs that frame; a broken connection ends playback.
             if matches!(e, DisplayError::BadFrame { .. } | DisplayError::Copy(_)) {
@@ -589,17 +600,23 @@ impl Player {
             self.osd.landed(now);
             self.clock.set(frame.pts, now);
             if !self.paused {
+                // The clock stands at the frame until it is on screen and
+                // its sound can be heard.
+                let start = match self.audio.as_ref().and_then(Audio::soonest) {
+                    Some(soonest) => shows_at.max(now + soonest),
+                    None => shows_at,
+                };
                 self.clock.resume(now);
+                self.clock.set(frame.pts, start);
                 if let Some(audio) = &self.audio {
-                    audio.play_from(frame.pts, now);
+                    audio.play_from(frame.pts, start);
+                    self.sync_since = now;
                 }
             }
             if self.pending_steps > 0 {
                 self.pending_steps -= 1;
                 self.preroll = true;
             }
-        } else if let Some(heard) = self.audio.as_ref().and_then(|a| a.position(now)) {
-            self.av_offset.add(frame.pts, heard);
         }
         self.late_streak = 0;
         self.counters.presented += 1;
@@ -717,6 +734,7 @@ impl Player {
     /// Drops what was decoded and prerolls from `position`, reopening the
     /// decoder first if asked.
     fn restart_at(&mut self, position: Duration, reopen_decoder: bool) {
+        self.sync_since = Instant::now();
         self.pending_steps = 0;
         self.epoch += 1;
         self.next = None;
@@ -792,20 +810,53 @@ impl Player {
 
     fn set_paused(&mut self, paused: bool) {
         let now = Instant::now();
+        self.sync_since = now;
         self.paused = paused;
         if paused {
             self.clock.pause(now);
             self.cancel_timer();
         } else {
+            let media = self.clock.now(now);
             self.clock.resume(now);
+            // Pictures wait for the sound to be heard again.
+            if let Some(soonest) = self.audio.as_ref().and_then(Audio::soonest) {
+                if !self.preroll {
+                    self.clock.set(media, now + soonest);
+                }
+            }
         }
         // A seek in flight starts the sound when its frame is shown.
         if let Some(audio) = &self.audio {
             if paused || self.preroll {
                 audio.set_playing(false);
             } else {
-                audio.play_from(self.clock.now(now), now);
+                let media = self.clock.now(now);
+                audio.play_from(media, now + audio.soonest().unwrap_or_default());
             }
+        }
+    }
+
+    /// How far each frame shown since the last call was from the sound:
+    /// its pts against what was heard when it reached the screen.
+    fn measure_sync(&mut self, now: Instant) {
+        let presented = self.display.take_presented();
+        if self.paused || self.preroll {
+            return;
+        }
+        let Some(heard_now) = self.audio.as_ref().and_then(|audio| audio.position(now)) else {
+            return;
+        };
+        for frame in presented {
+            if frame.committed < self.sync_since {
+                continue;
+            }
+            // Nothing restarted the sound since: it flowed at its pace.
+            let shown = frame.shown.unwrap_or(frame.committed);
+            let heard = match now.checked_duration_since(shown) {
+                Some(ago) => heard_now.saturating_sub(ago),
+                None => heard_now + (shown - now),
+            };
+            self.av_offset.add(frame.pts, heard);
         }
     }
 
@@ -1237,6 +1288,21 @@ impl control::CommandTarget for Player {
 }
 
 /// The keys, as the README lists them.
+/// When a frame due at `deadline` is too early to commit now: the moment
+/// to look again. With presentation feedback a frame goes to the vblank
+/// nearest its time (a commit now is shown at `aim.vblank`); without, it
+/// is committed when due.
+fn too_early(deadline: Instant, now: Instant, aim: Option<Aim>) -> Option<Instant> {
+    let Some(aim) = aim else {
+        return (deadline > now + EARLY_SLACK).then_some(deadline);
+    };
+    if deadline <= aim.vblank + aim.slack {
+        return None;
+    }
+    // Due at a later vblank: not before a commit misses this one.
+    Some((now + (deadline - aim.vblank - aim.slack)).max(aim.commit_by + COMMIT_MARGIN))
+}
+
 fn key_command(key: Key) -> Option<Command> {
     let five = Duration::from_secs(5);
     let minute = Duration::from_secs(60);
@@ -1265,6 +1331,31 @@ fn key_command(key: Key) -> Option<Command> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_are_aimed_at_the_vblank_nearest_their_time() {
+        let now = Instant::now();
+        let ms = Duration::from_millis;
+        // No feedback: committed when due.
+        assert_eq!(too_early(now + ms(1), now, None), None);
+        assert_eq!(too_early(now + ms(30), now, None), Some(now + ms(30)));
+        // A commit now shows in 10 ms, at 60 Hz; its deadline is in 3 ms.
+        let aim = Aim {
+            vblank: now + ms(10),
+            slack: ms(8),
+            commit_by: now + ms(3),
+        };
+        // Due up to half a period after that vblank: it is the nearest.
+        assert_eq!(too_early(now + ms(18), now, Some(aim)), None);
+        assert_eq!(too_early(now, now, Some(aim)), None);
+        // Nearer the next one: wait until a commit misses this vblank.
+        assert_eq!(
+            too_early(now + ms(19), now, Some(aim)),
+            Some(now + ms(3) + COMMIT_MARGIN)
+        );
+        // Further still: until it is due for the vblank it is nearest.
+        assert_eq!(too_early(now + ms(60), now, Some(aim)), Some(now + ms(42)));
+    }
 
     #[test]
     fn volume_keys_as_mpv() {

@@ -3,10 +3,13 @@
 //! `--vo=null` is, so a controller sees playback as it would on screen).
 
 use crate::display::formats::FeedbackError;
-use crate::display::{CompositorFormats, Display, DisplayError, DisplayEvent, PresentStats};
+use crate::display::vblank::Aim;
+use crate::display::{
+    CompositorFormats, Display, DisplayError, DisplayEvent, PresentStats, Presented,
+};
 use crate::frame::Frame;
 use crate::osd::OverlayImage;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub trait Screen {
     fn dispatch(&mut self) -> Result<(), DisplayError>;
@@ -36,6 +39,11 @@ pub trait Screen {
     fn surface_size(&self) -> Option<(u32, u32)>;
     /// How the last frame reached the screen, in words.
     fn presentation_path(&self) -> Option<String>;
+    /// The frames the compositor reported shown since the last call.
+    fn take_presented(&mut self) -> Vec<Presented>;
+    /// Where a frame committed now is aimed (None: unknown, a frame is
+    /// shown when it is due).
+    fn next_vblank(&self, now: Instant) -> Option<Aim>;
 }
 
 impl Screen for Display {
@@ -93,6 +101,12 @@ impl Screen for Display {
     fn presentation_path(&self) -> Option<String> {
         Display::presentation_path(self).map(str::to_owned)
     }
+    fn take_presented(&mut self) -> Vec<Presented> {
+        Display::take_presented(self)
+    }
+    fn next_vblank(&self, now: Instant) -> Option<Aim> {
+        Display::next_vblank(self, now)
+    }
 }
 
 /// No window: frames are counted and let go. Fullscreen is only a flag.
@@ -100,6 +114,7 @@ impl Screen for Display {
 pub struct NullScreen {
     fullscreen: bool,
     stats: PresentStats,
+    presented: Vec<Presented>,
 }
 
 impl Screen for NullScreen {
@@ -125,8 +140,17 @@ impl Screen for NullScreen {
     fn stats(&self) -> PresentStats {
         self.stats
     }
-    fn present(&mut self, _: &Frame) -> Result<(), DisplayError> {
+    fn present(&mut self, frame: &Frame) -> Result<(), DisplayError> {
         self.stats.frames_shown += 1;
+        // Shown, as far as there is a screen, when let go.
+        let now = Instant::now();
+        self.presented.push(Presented {
+            pts: frame.pts,
+            shown_at: Duration::ZERO,
+            shown: Some(now),
+            committed: now,
+            refresh: Duration::ZERO,
+        });
         Ok(())
     }
     fn compositor_formats(&self) -> Option<Result<CompositorFormats, FeedbackError>> {
@@ -151,5 +175,11 @@ impl Screen for NullScreen {
     }
     fn presentation_path(&self) -> Option<String> {
         Some("not shown (no window)".into())
+    }
+    fn take_presented(&mut self) -> Vec<Presented> {
+        std::mem::take(&mut self.presented)
+    }
+    fn next_vblank(&self, _: Instant) -> Option<Aim> {
+        None
     }
 }

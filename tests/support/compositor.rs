@@ -66,6 +66,19 @@ impl Weston {
     /// (gl: linux-dmabuf available; pixman: no linux-dmabuf in Debian's
     /// build, for the wl_shm-only case).
     pub fn start_with(width: u32, height: u32, shell: &str, renderer: &str) -> Weston {
+        // 1000 Hz: frame callbacks never hold a test back.
+        Self::start_at(width, height, shell, renderer, 1_000_000)
+    }
+
+    /// `start_with` at a refresh rate of `millihertz` (60000: a monitor's
+    /// 60 Hz).
+    pub fn start_at(
+        width: u32,
+        height: u32,
+        shell: &str,
+        renderer: &str,
+        millihertz: u32,
+    ) -> Weston {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let tag = format!("reel-test-{}-{id}", std::process::id());
         let runtime_dir = std::env::temp_dir().join(&tag);
@@ -82,9 +95,9 @@ impl Weston {
                 "--backend=headless",
                 "--debug",
                 "--logger-scopes=log,proto",
-                "--refresh-rate=1000000",
                 "--idle-time=0",
             ])
+            .arg(format!("--refresh-rate={millihertz}"))
             .arg(format!("--shell={shell}"))
             .arg(format!("--renderer={renderer}"))
             .arg(format!("--width={width}"))

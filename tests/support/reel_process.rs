@@ -31,7 +31,10 @@ impl Reel {
         let stderr = dir.join(format!("reel-{n}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_reel"))
             .envs(env.iter().cloned())
-            .env("RUST_LOG", "reel=debug")
+            .env(
+                "RUST_LOG",
+                std::env::var("REEL_TEST_LOG").unwrap_or("reel=debug".into()),
+            )
             // A configuration file on the machine must not change the test.
             .arg("--no-config")
             // Pictures are compared with the decoder's frames: no OSD over

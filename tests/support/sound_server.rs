@@ -35,6 +35,82 @@ pub struct Recording {
     wav: PathBuf,
 }
 
+/// A running `pw-record` writing raw samples into a pipe, each read of it
+/// dated on CLOCK_MONOTONIC.
+pub struct TimedRecording {
+    child: Child,
+    reader: std::thread::JoinHandle<(Vec<u8>, Vec<Read>)>,
+}
+
+/// One read of the pipe: how many sample frames came before it, and when it
+/// returned.
+#[derive(Debug, Clone, Copy)]
+pub struct Read {
+    frames_before: usize,
+    at: Duration,
+}
+
+/// What a `TimedRecording` recorded.
+pub struct Timed {
+    /// Interleaved stereo.
+    pub samples: Vec<f32>,
+    reads: Vec<Read>,
+}
+
+/// Reads this side and that of a sample date it.
+const DATING_WINDOW: usize = 60;
+
+impl Timed {
+    /// When sample frame `frame` was played, on CLOCK_MONOTONIC, and how
+    /// far the reads around it disagree (10th to 90th percentile).
+    ///
+    /// A null sink's clock is a timer, not exactly `RATE` (1 % slow was
+    /// seen): the reads around the sample give the local pace (a straight
+    /// line through them), and their earliest tenth the hop through
+    /// pw-record (a read returns at or after the cycle that played it).
+    pub fn time_of(&self, frame: usize) -> (Duration, Duration) {
+        let at = self
+            .reads
+            .partition_point(|read| read.frames_before <= frame)
+            .max(2);
+        let from = at.saturating_sub(DATING_WINDOW).max(1);
+        let to = (at + DATING_WINDOW).min(self.reads.len());
+        let window = &self.reads[from..to];
+        let x = |r: &Read| r.frames_before as f64;
+        let y = |r: &Read| r.at.as_secs_f64();
+        let n = window.len() as f64;
+        let (mx, my) = (
+            window.iter().map(x).sum::<f64>() / n,
+            window.iter().map(y).sum::<f64>() / n,
+        );
+        let sxy: f64 = window.iter().map(|r| (x(r) - mx) * (y(r) - my)).sum();
+        let sxx: f64 = window.iter().map(|r| (x(r) - mx) * (x(r) - mx)).sum();
+        let pace = if sxx > 0.0 {
+            sxy / sxx
+        } else {
+            1.0 / f64::from(RATE)
+        };
+        let mut residuals: Vec<f64> = window
+            .iter()
+            .map(|r| y(r) - (my + pace * (x(r) - mx)))
+            .collect();
+        residuals.sort_by(f64::total_cmp);
+        let percentile = |p: usize| residuals[(residuals.len() - 1) * p / 100];
+        let time = my + pace * (frame as f64 - mx) + percentile(10);
+        (
+            Duration::from_secs_f64(time),
+            Duration::from_secs_f64(percentile(90) - percentile(10)),
+        )
+    }
+}
+
+/// CLOCK_MONOTONIC now.
+pub fn monotonic_now() -> Duration {
+    let now =
+        nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC");
+    Duration::new(now.tv_sec() as u64, now.tv_nsec() as u32)
+}
+
 impl SoundServer {
     pub fn start() -> SoundServer {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -129,6 +205,39 @@ impl SoundServer {
         Recording { child, wav }
     }
 
+    /// Starts recording the null sink's monitor into a pipe: the samples of
+    /// a graph cycle reach it as the sink plays them, so the time each read
+    /// returns, less the samples before it, dates the recording's start
+    /// (a little late, by the hop through pw-record: the median is taken).
+    pub fn record_timed(&self) -> TimedRecording {
+        let mut child = self
+            .command("pw-record")
+            .args(["--target", SINK, "--format", "f32", "--channels", "2"])
+            .arg(format!("--rate={RATE}"))
+            // Small cycles date the samples finely.
+            .args(["--latency", "256", "-"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start pw-record");
+        let mut pipe = child.stdout.take().expect("pw-record's stdout");
+        let reader = std::thread::spawn(move || {
+            use std::io::Read as _;
+            let (mut bytes, mut reads) = (Vec::new(), Vec::new());
+            let mut buffer = vec![0u8; 1 << 16];
+            while let Ok(n @ 1..) = pipe.read(&mut buffer) {
+                reads.push(Read {
+                    frames_before: bytes.len() / (4 * CHANNELS),
+                    at: monotonic_now(),
+                });
+                bytes.extend_from_slice(&buffer[..n]);
+            }
+            (bytes, reads)
+        });
+        sleep(Duration::from_millis(300));
+        TimedRecording { child, reader }
+    }
+
     fn command(&self, program: &str) -> Command {
         let mut command = Command::new(program);
         command.envs(self.client_env());
@@ -212,6 +321,27 @@ impl Recording {
             self.wav.display()
         );
         pcm
+    }
+}
+
+impl TimedRecording {
+    pub fn stop(mut self) -> Timed {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let _ = self.child.wait();
+        let (bytes, reads) = self.reader.join().expect("the recording's reader");
+        let samples: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        // (The first read holds what queued while pw-record started: the
+        // dating leaves it out.)
+        assert!(
+            reads.len() > 2 * DATING_WINDOW,
+            "too few reads to date the recording: {}",
+            reads.len()
+        );
+        Timed { samples, reads }
     }
 }
 

@@ -1,0 +1,200 @@
+//! Picture and sound in sync, measured outside reel: a clip with a white
+//! flash and a beep at the same pts every second plays into weston 14
+//! (headless) and a PipeWire null sink. When each flash reached the screen
+//! is weston's wp_presentation feedback (reel logs it at debug); when each
+//! beep was played is read off a recording of the sink's monitor, dated on
+//! the same clock (CLOCK_MONOTONIC). Their distance must stay within 40 ms,
+//! also after an exact seek and a pause, on a 60 Hz output.
+
+mod support;
+
+use std::path::PathBuf;
+use std::thread::sleep;
+use std::time::Duration;
+
+use support::compositor::Weston;
+use support::pcm;
+use support::reel_process::Reel;
+use support::sound_server::{monotonic_now, SoundServer, Timed, RATE};
+
+const SECONDS: u32 = 20;
+const TOLERANCE: Duration = Duration::from_millis(40);
+
+/// Black 320x240 at 25 fps with one white frame at every whole second;
+/// a 100 ms 1 kHz beep starting at every whole second (FLAC: exact).
+fn flash_and_beep() -> PathBuf {
+    let dir = support::target_dir().join("audio-media");
+    std::fs::create_dir_all(&dir).expect("audio-media dir");
+    let video = format!(
+        "color=black:size=320x240:rate=25:duration={SECONDS},\
+         drawbox=color=white:thickness=fill:enable='eq(mod(n\\,25)\\,0)'"
+    );
+    let audio =
+        format!("aevalsrc='0.5*cos(2*PI*1000*t)*lt(mod(t\\,1)\\,0.1)':s={RATE}:d={SECONDS}");
+    pcm::derived(
+        &dir.join("anchor"),
+        "flash_beep.mkv",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            &video,
+            "-f",
+            "lavfi",
+            "-i",
+            &audio,
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-g",
+            "25",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:a",
+            "flac",
+            "-ac",
+            "2",
+        ],
+    )
+}
+
+/// When each frame reached the screen, on CLOCK_MONOTONIC: (pts, shown)
+/// from reel's log of weston's presentation feedback.
+fn presentations(log: &str) -> Vec<(Duration, Duration)> {
+    let mut shown = Vec::new();
+    for line in log.lines().filter(|l| l.contains("frame on screen")) {
+        let field = |name: &str| -> i64 {
+            line.split_whitespace()
+                .find_map(|word| word.strip_prefix(&format!("{name}=")))
+                .and_then(|value| value.parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+        };
+        let clock = field("clock");
+        assert!(clock >= 0, "weston gave no presentation clock: {line}");
+        // The presentation clock read against CLOCK_MONOTONIC now (the
+        // same clock, or one that drifts from it by parts per million).
+        let reading = nix::time::clock_gettime(nix::time::ClockId::from_raw(clock as i32))
+            .expect("the presentation clock");
+        let reading = Duration::new(reading.tv_sec() as u64, reading.tv_nsec() as u32);
+        let at = Duration::from_nanos(field("shown_ns") as u64);
+        let monotonic = monotonic_now() + at - reading;
+        shown.push((Duration::from_micros(field("pts_us") as u64), monotonic));
+    }
+    shown
+}
+
+/// When each beep began: the first sample above half its level after at
+/// at least 50 ms of quiet, on CLOCK_MONOTONIC, with the uncertainty of that
+/// date.
+fn beeps(recording: &Timed) -> Vec<(Duration, Duration)> {
+    let mono = pcm::mono(&recording.samples);
+    let mut onsets = Vec::new();
+    let mut quiet_since = 0usize;
+    for (i, &sample) in mono.iter().enumerate() {
+        if sample.abs() < 0.01 {
+            continue;
+        }
+        if sample.abs() > 0.25 && i - quiet_since > RATE as usize / 20 {
+            onsets.push(recording.time_of(i));
+        }
+        quiet_since = i;
+    }
+    onsets
+}
+
+/// The flashes shown while sound played (pts k s), each against the
+/// nearest beep: (pts, flash shown - beep played, the beep's dating
+/// uncertainty).
+fn offsets(
+    shown: &[(Duration, Duration)],
+    beeps: &[(Duration, Duration)],
+) -> Vec<(Duration, f64, Duration)> {
+    shown
+        .iter()
+        .filter(|(pts, _)| pts.subsec_micros() == 0 && !pts.is_zero())
+        .filter_map(|&(pts, at)| {
+            let (beep, spread) = beeps.iter().min_by_key(|(beep, _)| beep.abs_diff(at))?;
+            let offset = at.as_secs_f64() - beep.as_secs_f64();
+            (offset.abs() < 0.5).then_some((pts, offset, *spread))
+        })
+        .collect()
+}
+
+#[test]
+fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
+    let clip = flash_and_beep();
+    let server = SoundServer::start();
+    // A monitor's 60 Hz: each frame can only go to a vblank, which reel
+    // aims at from weston's presentation feedback.
+    let weston = Weston::start_at(640, 480, "kiosk", "gl", 60_000);
+    let mut env = server.client_env();
+    env.push((
+        "WAYLAND_DISPLAY".into(),
+        weston.socket_path().display().to_string(),
+    ));
+    let recording = server.record_timed();
+    let mut reel = Reel::spawn(&env, server.runtime_dir(), &["--stats"], &[&clip]);
+    reel.wait_for("playback", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 4.5)
+    });
+    // Exactly to the frame before a flash: the first frame after a seek
+    // is shown while the sound starts (as the very first is), the flash is
+    // the next.
+    assert_eq!(reel.command("seek 8.96"), "ok");
+    reel.wait_for("the seek", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 11.2)
+    });
+    assert_eq!(reel.command("pause"), "ok");
+    sleep(Duration::from_millis(700));
+    assert_eq!(reel.command("resume"), "ok");
+    let status = reel.wait_exit();
+    sleep(Duration::from_millis(300));
+    let recording = recording.stop();
+    let log = reel.log();
+    assert!(status.success(), "{log}");
+
+    let shown = presentations(&log);
+    let beeps = beeps(&recording);
+    let offsets = offsets(&shown, &beeps);
+    let report = offsets
+        .iter()
+        .map(|(pts, offset, spread)| {
+            format!(
+                "{:>4.1}s {:+6.1} ms (beep dated within {:.1} ms)",
+                pts.as_secs_f64(),
+                offset * 1e3,
+                spread.as_secs_f64() * 1e3
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    eprintln!("flash shown - beep played, by flash pts:\n{report}");
+    // 1-4 s, then 9 (just after the seek) to 19 s: 15 flashes. The first
+    // frame (0 s) is on screen before sound can be heard: not counted.
+    let seconds: Vec<u64> = offsets.iter().map(|(pts, ..)| pts.as_secs()).collect();
+    for second in (1..=4).chain(9..SECONDS as u64) {
+        assert!(
+            seconds.contains(&second),
+            "no flash at {second} s was seen with its beep: {seconds:?}\n{} beeps, {} frames shown",
+            beeps.len(),
+            shown.len()
+        );
+    }
+    for (pts, offset, _) in &offsets {
+        assert!(
+            offset.abs() <= TOLERANCE.as_secs_f64(),
+            "the flash at {pts:?} was {:.1} ms from its beep\n{report}",
+            offset * 1e3
+        );
+    }
+    // The reads of the recording come at the pace of the sink's cycles, so
+    // the beeps are dated to a few ms (a busy machine delays some reads,
+    // which the dating leaves aside).
+    let mut spreads: Vec<Duration> = offsets.iter().map(|(.., spread)| *spread).collect();
+    spreads.sort();
+    assert!(
+        spreads[spreads.len() / 2] < Duration::from_millis(10),
+        "the recording cannot be dated finely enough\n{report}"
+    );
+}

@@ -353,6 +353,67 @@ fn path_text(path: &std::path::Path) -> &str {
     path.to_str().expect("a UTF-8 path")
 }
 
+/// The largest step between neighbouring samples in `x[from..to]`.
+fn largest_step(x: &[f32], from: usize, to: usize) -> f32 {
+    x[from..to.min(x.len())]
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn pause_and_resume_ramp_the_sound_without_a_click() {
+    let _serial = one_at_a_time();
+    let server = SoundServer::start();
+    // 440 Hz at half scale: neighbouring samples differ by 0.029 at most,
+    // a cut mid-wave by up to 0.5.
+    let clip = pcm::clip(
+        "sine_440_half_flac.mkv",
+        4.0,
+        "aevalsrc=0.5*sin(2*PI*440*t):s=48000",
+        FLAC,
+    );
+    let recording = server.record("click");
+    let mut reel = Reel::spawn(
+        &server.client_env(),
+        server.runtime_dir(),
+        &["--output", "null"],
+        &[clip.as_path()],
+    );
+    reel.wait_for("playback past 1.2 s", |s| {
+        s.get("position").and_then(|p| p.parse::<f64>().ok()) > Some(1.2)
+    });
+    assert_eq!(reel.command("pause"), "ok");
+    sleep(Duration::from_millis(600));
+    assert_eq!(reel.command("resume"), "ok");
+    let status = reel.wait_exit();
+    sleep(Duration::from_millis(300));
+    let recorded = mono(&recording.stop());
+    let log = reel.log();
+    assert!(status.success(), "{status}\n{log}");
+
+    let quiet = silences(&recorded, 400 * MS);
+    let &(silent_from, silent_to) = quiet
+        .iter()
+        .find(|(from, _)| *from > 500 * MS)
+        .unwrap_or_else(|| panic!("no silence while paused: {quiet:?}\n{log}"));
+    let sine_step = largest_step(&recorded, silent_from - 300 * MS, silent_from - 100 * MS);
+    let stop = largest_step(&recorded, silent_from - 40 * MS, silent_from + 10 * MS);
+    let start = largest_step(&recorded, silent_to - 10 * MS, silent_to + 40 * MS);
+    eprintln!(
+        "largest step: playing {sine_step:.4}, at the pause {stop:.4}, at the resume {start:.4}"
+    );
+    assert!(
+        sine_step > 0.02,
+        "the sine was not recorded: {sine_step}\n{log}"
+    );
+    assert!(stop < 0.05, "a click when pausing: a step of {stop}\n{log}");
+    assert!(
+        start < 0.05,
+        "a click when resuming: a step of {start}\n{log}"
+    );
+}
+
 #[test]
 fn bad_audio_costs_the_sound_only() {
     let _serial = one_at_a_time();

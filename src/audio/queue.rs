@@ -10,6 +10,9 @@ const STALL: Duration = Duration::from_millis(250);
 /// Sound due later than this after playback starts is preceded by silence
 /// (a stream starting after the picture); less is not worth a gap.
 const LEAD_IN_MIN: Duration = Duration::from_millis(20);
+/// Sound stops (pause) and starts (play, resume, after an underrun) along
+/// a ramp this long: a cut mid-wave is a click.
+const FADE: Duration = Duration::from_millis(5);
 
 /// When the output took samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,6 +59,9 @@ pub struct Queue {
     /// How long after it is asked for the output's next sample is heard at
     /// the soonest (its latency and one request), once it asked.
     soonest: Option<Duration>,
+    /// The last fill played sound: the next silent one fades it out, and
+    /// sound after silence fades in.
+    sounding: bool,
 }
 
 impl Queue {
@@ -71,6 +77,7 @@ impl Queue {
             start: None,
             lead_in: 0,
             soonest: None,
+            sounding: false,
         }
     }
 
@@ -89,6 +96,8 @@ impl Queue {
         self.timing = None;
         self.start = None;
         self.lead_in = 0;
+        // What follows a seek is a new start.
+        self.sounding = false;
         self.generation
     }
 
@@ -128,8 +137,8 @@ impl Queue {
 
     /// Fills `out` (interleaved) with queued samples times `gain` (after
     /// any lead-in silence), silence for the rest, and records when they are
-    /// heard. With `playing` false it is all silence and the queue stays as
-    /// it is.
+    /// heard. With `playing` false it is silence and the queue stays as it
+    /// is, but for the few ms faded out when the sound stops.
     pub fn fill(
         &mut self,
         out: &mut [f32],
@@ -142,6 +151,9 @@ impl Queue {
         // The output asks again when about as much has played out.
         self.soonest = Some(delay + self.frames_to_duration(out.len() / self.channels));
         if !playing || self.samples.is_empty() {
+            if std::mem::take(&mut self.sounding) {
+                self.fade_out(out, gain);
+            }
             self.timing = None;
             return;
         }
@@ -166,8 +178,16 @@ impl Queue {
         self.lead_in -= silent;
         let take = ((frames - silent) * self.channels).min(self.samples.len());
         let from = silent * self.channels;
-        for (slot, sample) in out[from..].iter_mut().zip(self.samples.drain(..take)) {
-            *slot = sample * gain;
+        let fade_in = if self.sounding { 0 } else { self.fade_frames() };
+        for (i, (slot, sample)) in out[from..]
+            .iter_mut()
+            .zip(self.samples.drain(..take))
+            .enumerate()
+        {
+            *slot = sample * gain * ramp(i / self.channels, fade_in);
+        }
+        if take > 0 {
+            self.sounding = true;
         }
         self.head_pts += self.frames_to_duration(take / self.channels);
         self.timing = Some(Timing {
@@ -175,6 +195,24 @@ impl Queue {
             pts: first_pts,
             delay,
         });
+    }
+
+    /// The sound that would have come next, faded to nothing over `FADE`
+    /// (or what is left of it): taken from the queue, as played.
+    fn fade_out(&mut self, out: &mut [f32], gain: f32) {
+        let fade = self.fade_frames();
+        let frames = fade
+            .min(out.len() / self.channels)
+            .min(self.samples.len() / self.channels);
+        let take = frames * self.channels;
+        for (i, (slot, sample)) in out.iter_mut().zip(self.samples.drain(..take)).enumerate() {
+            *slot = sample * gain * (1.0 - ramp(i / self.channels + 1, fade));
+        }
+        self.head_pts += self.frames_to_duration(frames);
+    }
+
+    fn fade_frames(&self) -> usize {
+        (FADE.as_secs_f64() * f64::from(self.rate)).ceil() as usize
     }
 
     /// How long from now sound queued now is heard at the soonest (None
@@ -205,9 +243,21 @@ impl Queue {
     }
 }
 
+/// Gain `frame` frames into a ramp of `length` frames up from silence.
+fn ramp(frame: usize, length: usize) -> f32 {
+    if frame >= length {
+        1.0
+    } else {
+        frame as f32 / length as f32
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 1.0s faded in over 5 ms at 1 kHz.
+    const FADED_IN: [f32; 10] = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0];
 
     #[test]
     fn heard_position_subtracts_the_latency() {
@@ -234,7 +284,9 @@ mod tests {
         assert_eq!(queue.queued(), Duration::from_millis(100));
         let mut out = [9.0; 40];
         queue.fill(&mut out, 0.5, true, t0, Duration::ZERO);
-        assert!(out.iter().all(|&s| s == 0.5));
+        // Faded in over 5 ms (5 frames, 10 values), then at the gain.
+        assert_eq!(&out[..4], &[0.0, 0.0, 0.1, 0.1]);
+        assert!(out[10..].iter().all(|&s| s == 0.5));
         // 20 frames at 1 kHz: the next sample is 20 ms later.
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(queue.heard(t0), Some(Duration::from_millis(2_020)));
@@ -252,7 +304,7 @@ mod tests {
         assert_eq!(queue.heard(t0), None);
         assert_eq!(queue.queued(), Duration::from_millis(10));
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
-        assert_eq!(&out[..10], &[1.0; 10]);
+        assert_eq!(&out[..10], &FADED_IN);
         assert_eq!(&out[10..], &[0.0; 6]);
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(queue.heard(t0), None);
@@ -272,7 +324,8 @@ mod tests {
         assert_eq!(queue.heard(t0), Some(Duration::from_secs(5)));
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(&out[..40], &[0.0; 40]);
-        assert_eq!(&out[40..], &[1.0; 20]);
+        assert_eq!(&out[40..50], &FADED_IN);
+        assert_eq!(&out[50..], &[1.0; 10]);
         assert_eq!(queue.heard(t0), Some(Duration::from_millis(5_060)));
 
         // Sound due now (or 20 ms on): no gap.
@@ -280,7 +333,8 @@ mod tests {
         queue.push(generation, Duration::from_millis(5_010), &[1.0; 200]);
         queue.play_from(Duration::from_secs(5), t0);
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
-        assert_eq!(out, [1.0; 60]);
+        assert_eq!(&out[..10], &FADED_IN);
+        assert_eq!(&out[10..], &[1.0; 50]);
     }
 
     #[test]
@@ -295,7 +349,31 @@ mod tests {
         let mut out = [9.0; 80];
         queue.fill(&mut out, 1.0, true, t0, Duration::from_millis(10));
         assert_eq!(&out[..50], &[0.0; 50]);
-        assert_eq!(&out[50..], &[1.0; 30]);
+        assert_eq!(&out[50..60], &FADED_IN);
+        assert_eq!(&out[60..], &[1.0; 20]);
+    }
+
+    #[test]
+    fn sound_stops_and_starts_along_a_ramp_not_a_cut() {
+        let t0 = Instant::now();
+        let mut queue = Queue::new(1, 1000);
+        let generation = queue.generation();
+        queue.push(generation, Duration::ZERO, &[1.0; 100]);
+        let mut out = [9.0; 20];
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(&out[..10], &FADED_IN);
+        // Paused: what came next fades out over 5 ms, played, then silence.
+        queue.fill(&mut out, 1.0, false, t0, Duration::ZERO);
+        for (got, want) in out[..5].iter().zip([0.8, 0.6, 0.4, 0.2, 0.0]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", &out[..5]);
+        }
+        assert_eq!(&out[5..], &[0.0; 15]);
+        assert_eq!(queue.queued(), Duration::from_millis(75));
+        queue.fill(&mut out, 1.0, false, t0, Duration::ZERO);
+        assert_eq!(out, [0.0; 20]);
+        // Resumed: in again.
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(&out[..10], &FADED_IN);
     }
 
     #[test]

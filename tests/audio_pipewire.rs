@@ -415,6 +415,42 @@ fn pause_and_resume_ramp_the_sound_without_a_click() {
 }
 
 #[test]
+fn a_file_without_picture_plays_its_sound_over_black_frames() {
+    let _serial = one_at_a_time();
+    let server = SoundServer::start();
+    let dir = support::target_dir().join("audio-media");
+    let music = pcm::derived(
+        &dir.join("anchor"),
+        "music_only.flac",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            &pink(5, 44_100),
+            "-t",
+            "2.5",
+            "-ac",
+            "2",
+        ],
+    );
+    let (status, log, recorded) = play(&server, &music, &[]);
+    assert_eq!(status, 0, "{log}");
+    assert_plays_as_ffmpeg(&music, &recorded, &log);
+    // Ten black frames a second, over the sound's 2.5 s.
+    let stats = reel_output::stats(&log).expect("stats");
+    assert_eq!(reel_output::number(&stats, "presented"), 25, "{log}");
+    assert!(
+        log.contains("no video stream: the sound over a black picture"),
+        "{log}"
+    );
+
+    // Without its sound such a file has nothing to play.
+    let (status, log, _) = play(&server, &music, &["--no-audio"]);
+    assert_ne!(status, 0, "{log}");
+    assert!(log.contains("no video stream"), "{log}");
+}
+
+#[test]
 fn bad_audio_costs_the_sound_only() {
     let _serial = one_at_a_time();
     let server = SoundServer::start();

@@ -198,3 +198,49 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
         "the recording cannot be dated finely enough\n{report}"
     );
 }
+
+#[test]
+fn a_file_without_picture_plays_in_a_black_window_that_takes_keys() {
+    let dir = support::target_dir().join("audio-media");
+    let music = pcm::derived(
+        &dir.join("anchor"),
+        "tone_only.flac",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:sample_rate=48000:duration=3",
+        ],
+    );
+    let server = SoundServer::start();
+    let weston = Weston::start(640, 480);
+    let mut env = server.client_env();
+    env.push((
+        "WAYLAND_DISPLAY".into(),
+        weston.socket_path().display().to_string(),
+    ));
+    let recording = server.record_timed();
+    let mut reel = Reel::spawn(&env, server.runtime_dir(), &[], &[&music]);
+    reel.wait_for("playback", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 0.5)
+    });
+    // The window is there, black.
+    let shot = weston.screenshot();
+    let [r, g, b] = shot.pixel(320, 240);
+    assert!(r < 8 && g < 8 && b < 8, "not black: {:?}", [r, g, b]);
+    // Its position moves with the sound, and it pauses.
+    assert_eq!(reel.command("pause"), "ok");
+    let paused = reel.settled()["position"].clone();
+    sleep(Duration::from_millis(400));
+    assert_eq!(reel.status()["position"], paused);
+    assert_eq!(reel.command("resume"), "ok");
+    let status = reel.wait_exit();
+    let recording = recording.stop();
+    assert!(status.success(), "{}", reel.log());
+    let heard = pcm::rms(&pcm::mono(&recording.samples));
+    assert!(
+        heard > 0.01,
+        "no sound recorded: rms {heard}\n{}",
+        reel.log()
+    );
+}

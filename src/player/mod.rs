@@ -17,6 +17,7 @@ pub mod screen;
 pub mod screenshot;
 pub mod socket_file;
 pub mod source;
+pub mod still;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use crate::display::vblank::Aim;
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
+use crate::media::MediaError;
 use crate::message::causes;
 use crate::osd::text::{Playback, Stats};
 use crate::osd::OsdLevel;
@@ -48,7 +50,8 @@ use clock::{AvOffset, MediaClock};
 use commands::{parse_command, Command, SeekTarget, VolumeChange};
 use negotiation::{Negotiator, Renegotiated};
 use pipeline::{Pipeline, PipelineOptions};
-use source::{Request, Source, SourceEvent};
+use source::{Frames, Request, Source, SourceEvent};
+use still::BlackPicture;
 
 /// A frame this close to its deadline is shown now rather than after
 /// another timer round trip.
@@ -177,6 +180,24 @@ struct Player {
     /// When the last second of presented frames began, and how many.
     frame_time_window: (Instant, u64),
     frame_time: Option<Duration>,
+}
+
+/// A file opened for playing: where its frames come from and what it is.
+struct Opened {
+    frames: Frames,
+    decoder: (DecoderKind, String),
+    codec: String,
+    start_time: Duration,
+    duration: Option<Duration>,
+    frame_rate: Option<f64>,
+    has_audio: bool,
+}
+
+/// The file could not be played for want of a video stream.
+fn has_no_video(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| matches!(cause.downcast_ref(), Some(MediaError::NoVideoStream(_))))
 }
 
 /// Plays `options.files` in a Wayland window until the end, `q`, or a
@@ -312,15 +333,19 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         player.open_file(0, start, EndReason::Stop);
     }
 
-    event_loop
-        .run(tick, &mut player, |player| {
-            player.pump();
-            if let Err(e) = player.display.flush() {
-                player.compositor_lost(&e);
-            }
-            player.flush_ipc();
-        })
-        .context("event loop failed")?;
+    // A playlist of files that cannot be played ends before the loop runs
+    // (its stop would be lost on it).
+    if !player.quitting {
+        event_loop
+            .run(tick, &mut player, |player| {
+                player.pump();
+                if let Err(e) = player.display.flush() {
+                    player.compositor_lost(&e);
+                }
+                player.flush_ipc();
+            })
+            .context("event loop failed")?;
+    }
 
     // Ending within a second matters more than a tidy decoder.
     if player.outcome.exit == Exit::CompositorLost {
@@ -366,6 +391,29 @@ fn window_title(path: &std::path::Path) -> String {
 }
 
 impl Player {
+    /// A file with sound and no picture, played over black frames; None
+    /// when it has no sound either (the caller's error stands).
+    fn audio_only(&self, path: &std::path::Path) -> Option<Result<Opened>> {
+        let black = match BlackPicture::for_audio_only(path) {
+            Ok(Some(black)) => black,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        info!(file = %path.display(), "no video stream: the sound over a black picture");
+        Some(Ok(Opened {
+            decoder: (
+                DecoderKind::Software,
+                "none (no video stream: black)".into(),
+            ),
+            codec: "no video (sound only)".into(),
+            start_time: black.start_time(),
+            duration: Some(black.duration()),
+            frame_rate: Some(black.frame_rate()),
+            has_audio: true,
+            frames: Frames::Black(black),
+        }))
+    }
+
     /// Opens playlist entry `index` and starts decoding it; a file that
     /// cannot be opened is reported and skipped.
     /// The file playing before ends with `reason` (IPC `end-file`).
@@ -382,22 +430,37 @@ impl Player {
                 threads: self.options.threads,
                 decoder: self.options.decoder.clone(),
             };
-            match Pipeline::open(&path, &options) {
-                Ok(mut pipeline) => {
-                    pipeline.count_damage_in(self.damage.clone());
-                    self.failed_in_a_row = 0;
-                    self.file_index = index;
-                    self.decoder_opened =
-                        Some((pipeline.decoder_kind(), pipeline.describe_decoder()));
-                    let has_audio = pipeline.has_audio();
-                    let stream = pipeline.stream();
-                    self.codec_summary = stream.codec_summary();
-                    self.start_time = stream.start_time;
-                    self.file_duration = stream.duration;
-                    self.file_frame_rate = stream
+            let opened = Pipeline::open(&path, &options).map(|mut pipeline| {
+                pipeline.count_damage_in(self.damage.clone());
+                let stream = pipeline.stream();
+                Opened {
+                    decoder: (pipeline.decoder_kind(), pipeline.describe_decoder()),
+                    codec: stream.codec_summary(),
+                    start_time: stream.start_time,
+                    duration: stream.duration,
+                    frame_rate: stream
                         .frame_rate
                         .filter(|&(_, den)| den != 0)
-                        .map(|(num, den)| f64::from(num) / f64::from(den));
+                        .map(|(num, den)| f64::from(num) / f64::from(den)),
+                    has_audio: pipeline.has_audio(),
+                    frames: Frames::Decoded(Box::new(pipeline)),
+                }
+            });
+            let opened = match opened {
+                Err(e) if self.options.audio.track.is_some() && has_no_video(&e) => {
+                    self.audio_only(&path).unwrap_or(Err(e))
+                }
+                opened => opened,
+            };
+            match opened {
+                Ok(opened) => {
+                    self.failed_in_a_row = 0;
+                    self.file_index = index;
+                    self.decoder_opened = Some(opened.decoder);
+                    self.codec_summary = opened.codec;
+                    self.start_time = opened.start_time;
+                    self.file_duration = opened.duration;
+                    self.file_frame_rate = opened.frame_rate;
                     self.epoch += 1;
                     self.next = None;
                     self.ended = false;
@@ -406,12 +469,13 @@ impl Player {
                     self.cancel_timer();
                     self.display.set_title(&window_title(&path));
                     self.source = Some(Source::spawn(
-                        pipeline,
+                        opened.frames,
                         start,
                         self.epoch,
                         self.wake.clone(),
                     ));
-                    self.audio = has_audio
+                    self.audio = opened
+                        .has_audio
                         .then(|| {
                             Audio::start(
                                 &path,

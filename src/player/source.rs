@@ -1,6 +1,7 @@
-//! The decode thread: runs a `Pipeline` ahead of presentation and hands
-//! frames to the event loop through a bounded queue, so decoding never
-//! blocks the Wayland side and a paused player holds only a few frames.
+//! The decode thread: runs a `Pipeline` (or a file's black picture) ahead
+//! of presentation and hands frames to the event loop through a bounded
+//! queue, so decoding never blocks the Wayland side and a paused player
+//! holds only a few frames.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
@@ -14,6 +15,7 @@ use crate::frame::Frame;
 use crate::message::causes;
 
 use super::pipeline::Pipeline;
+use super::still::BlackPicture;
 use crate::exit::Exit;
 
 use super::frame_decoder::DECODE_AHEAD;
@@ -45,6 +47,54 @@ pub enum SourceEvent {
     },
 }
 
+/// Where the decode thread takes frames from.
+pub enum Frames {
+    /// The file's video, decoded.
+    Decoded(Box<Pipeline>),
+    /// A file with sound and no picture: black frames over its length.
+    Black(BlackPicture),
+}
+
+impl Frames {
+    fn set_epoch(&mut self, epoch: u64) {
+        match self {
+            Self::Decoded(pipeline) => pipeline.set_epoch(epoch),
+            Self::Black(black) => black.set_epoch(epoch),
+        }
+    }
+
+    fn seek(&mut self, position: Duration, epoch: u64, reopen_decoder: bool) -> anyhow::Result<()> {
+        match self {
+            Self::Decoded(pipeline) => {
+                if reopen_decoder {
+                    pipeline
+                        .reopen_decoder()
+                        .context("cannot reopen the decoder")?;
+                }
+                pipeline.seek(position, epoch)
+            }
+            Self::Black(black) => {
+                black.seek(position, epoch);
+                Ok(())
+            }
+        }
+    }
+
+    fn next_frame(&mut self) -> anyhow::Result<Option<Frame>> {
+        match self {
+            Self::Decoded(pipeline) => pipeline.next_frame(),
+            Self::Black(black) => Ok(black.next_frame()),
+        }
+    }
+
+    fn error_summary(&self) -> Option<String> {
+        match self {
+            Self::Decoded(pipeline) => pipeline.error_summary(),
+            Self::Black(_) => None,
+        }
+    }
+}
+
 pub struct Source {
     requests: mpsc::Sender<Request>,
     events: Receiver<SourceEvent>,
@@ -52,10 +102,10 @@ pub struct Source {
 }
 
 impl Source {
-    /// Starts decoding `pipeline` from `start` (None: from the beginning),
-    /// pinging `wake` whenever an event is queued.
-    pub fn spawn(mut pipeline: Pipeline, start: Option<Duration>, epoch: u64, wake: Ping) -> Self {
-        pipeline.set_epoch(epoch);
+    /// Starts taking frames from `frames` from `start` (None: from the
+    /// beginning), pinging `wake` whenever an event is queued.
+    pub fn spawn(mut frames: Frames, start: Option<Duration>, epoch: u64, wake: Ping) -> Self {
+        frames.set_epoch(epoch);
         let (requests, request_rx) = mpsc::channel();
         let (event_tx, events) = mpsc::sync_channel(DECODE_AHEAD);
         if let Some(position) = start {
@@ -67,7 +117,7 @@ impl Source {
         }
         let thread = std::thread::Builder::new()
             .name("reel-decode".into())
-            .spawn(move || decode_loop(&mut pipeline, epoch, &request_rx, &event_tx, &wake));
+            .spawn(move || decode_loop(&mut frames, epoch, &request_rx, &event_tx, &wake));
         let thread = match thread {
             Ok(handle) => Some(handle),
             Err(error) => {
@@ -117,7 +167,7 @@ impl Drop for Source {
 }
 
 fn decode_loop(
-    pipeline: &mut Pipeline,
+    pipeline: &mut Frames,
     mut epoch: u64,
     requests: &Receiver<Request>,
     events: &SyncSender<SourceEvent>,
@@ -153,15 +203,7 @@ fn decode_loop(
             }) => {
                 epoch = new_epoch;
                 ended = false;
-                let done = if reopen_decoder {
-                    pipeline
-                        .reopen_decoder()
-                        .context("cannot reopen the decoder")
-                        .and_then(|()| pipeline.seek(position, epoch))
-                } else {
-                    pipeline.seek(position, epoch)
-                };
-                if let Err(error) = done {
+                if let Err(error) = pipeline.seek(position, epoch, reopen_decoder) {
                     let message = format!("seek to {position:?} failed: {}", causes(&error));
                     let exit = Exit::of(&error);
                     if !send(SourceEvent::Failed {

@@ -13,16 +13,9 @@ use std::time::{Duration, Instant};
 use support::pcm::{self, find, gain, mono, ncc, silences};
 use support::reel_output;
 use support::reel_process::Reel;
-use support::sound_server::{SoundServer, RATE};
+use support::sound_server::{one_at_a_time, SoundServer, RATE};
 
 const MS: usize = RATE as usize / 1000;
-
-/// One test at a time: on two cores, a test comparing PCM starves another's
-/// sound server, whose recording then has gaps.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 const AAC: &[&str] = &["-c:a", "aac", "-ac", "2"];
 /// For the tests that seek: AAC decoded from a seek is not sample for sample
@@ -418,9 +411,7 @@ fn pause_and_resume_ramp_the_sound_without_a_click() {
 fn a_file_without_picture_plays_its_sound_over_black_frames() {
     let _serial = one_at_a_time();
     let server = SoundServer::start();
-    let dir = support::target_dir().join("audio-media");
-    let music = pcm::derived(
-        &dir.join("anchor"),
+    let music = pcm::made(
         "music_only.flac",
         &[
             "-f",

@@ -15,7 +15,7 @@ use std::time::Duration;
 use support::compositor::Weston;
 use support::pcm;
 use support::reel_process::Reel;
-use support::sound_server::{monotonic_now, SoundServer, Timed, RATE};
+use support::sound_server::{monotonic_now, one_at_a_time, SoundServer, Timed, RATE};
 
 const SECONDS: u32 = 20;
 const TOLERANCE: Duration = Duration::from_millis(40);
@@ -23,16 +23,13 @@ const TOLERANCE: Duration = Duration::from_millis(40);
 /// Black 320x240 at 25 fps with one white frame at every whole second;
 /// a 100 ms 1 kHz beep starting at every whole second (FLAC: exact).
 fn flash_and_beep() -> PathBuf {
-    let dir = support::target_dir().join("audio-media");
-    std::fs::create_dir_all(&dir).expect("audio-media dir");
     let video = format!(
         "color=black:size=320x240:rate=25:duration={SECONDS},\
          drawbox=color=white:thickness=fill:enable='eq(mod(n\\,25)\\,0)'"
     );
     let audio =
         format!("aevalsrc='0.5*cos(2*PI*1000*t)*lt(mod(t\\,1)\\,0.1)':s={RATE}:d={SECONDS}");
-    pcm::derived(
-        &dir.join("anchor"),
+    pcm::made(
         "flash_beep.mkv",
         &[
             "-f",
@@ -123,6 +120,7 @@ fn offsets(
 
 #[test]
 fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
+    let _serial = one_at_a_time();
     let clip = flash_and_beep();
     let server = SoundServer::start();
     // A monitor's 60 Hz: each frame can only go to a vblank, which reel
@@ -201,9 +199,8 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
 
 #[test]
 fn a_file_without_picture_plays_in_a_black_window_that_takes_keys() {
-    let dir = support::target_dir().join("audio-media");
-    let music = pcm::derived(
-        &dir.join("anchor"),
+    let _serial = one_at_a_time();
+    let music = pcm::made(
         "tone_only.flac",
         &[
             "-f",

@@ -25,7 +25,8 @@ impl MediaClock {
         self.running
     }
 
-    /// The media time now.
+    /// The media time now (a running clock set to start later reads its
+    /// start until then).
     pub fn now(&self, now: Instant) -> Duration {
         if self.running {
             self.media_at_anchor + now.saturating_duration_since(self.anchor)
@@ -55,17 +56,15 @@ impl MediaClock {
         }
     }
 
-    /// The wall-clock instant at which media time `pts` is reached, if the
-    /// clock runs.
+    /// The wall-clock instant at which media time `pts` is reached (now if
+    /// it has been), if the clock runs.
     pub fn deadline(&self, pts: Duration, now: Instant) -> Option<Instant> {
         if !self.running {
             return None;
         }
-        let current = self.now(now);
-        Some(if pts <= current {
-            now
-        } else {
-            now + (pts - current)
+        Some(match pts.checked_sub(self.media_at_anchor) {
+            Some(ahead) => (self.anchor + ahead).max(now),
+            None => now,
         })
     }
 }
@@ -175,6 +174,26 @@ mod tests {
             clock.deadline(Duration::from_secs(3), now),
             Some(now + Duration::from_secs(1))
         );
+    }
+
+    #[test]
+    fn a_clock_set_to_start_later_counts_deadlines_from_its_start() {
+        let t0 = Instant::now();
+        let mut clock = MediaClock::new(Duration::ZERO, t0);
+        clock.resume(t0);
+        // Playback of 9 s starts 80 ms from now (the sound's latency).
+        let start = t0 + Duration::from_millis(80);
+        clock.set(Duration::from_secs(9), start);
+        assert_eq!(
+            clock.now(t0 + Duration::from_millis(30)),
+            Duration::from_secs(9)
+        );
+        assert_eq!(
+            clock.deadline(Duration::from_millis(9_040), t0),
+            Some(start + Duration::from_millis(40))
+        );
+        assert_eq!(clock.deadline(Duration::from_secs(9), t0), Some(start));
+        assert_eq!(clock.deadline(Duration::from_secs(8), t0), Some(t0));
     }
 
     #[test]

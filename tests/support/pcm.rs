@@ -60,6 +60,14 @@ pub fn derived(beside: &Path, name: &str, args: &[&str]) -> PathBuf {
     path
 }
 
+/// A clip ffmpeg makes from `args` alone (its inputs and options),
+/// into `target/audio-media/NAME`, made on first use as `derived`.
+pub fn made(name: &str, args: &[&str]) -> PathBuf {
+    let dir = super::target_dir().join("audio-media");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    derived(&dir.join(name), name, args)
+}
+
 /// FFmpeg's decode of `file`'s first audio stream (or of a recording),
 /// from `start` seconds, resampled to `rate` Hz and `channels` channels:
 /// interleaved f32.

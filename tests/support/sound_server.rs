@@ -29,6 +29,13 @@ pub struct SoundServer {
     runtime_dir: PathBuf,
 }
 
+/// One test at a time in a test binary: on two cores, a test playing
+/// sound starves another's sound server, whose recording then has gaps.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A running `pw-record`.
 pub struct Recording {
     child: Child,

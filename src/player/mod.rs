@@ -666,10 +666,7 @@ impl Player {
             if !self.paused {
                 // The clock stands at the frame until it is on screen and
                 // its sound can be heard.
-                let start = match self.audio.as_ref().and_then(Audio::soonest) {
-                    Some(soonest) => shows_at.max(now + soonest),
-                    None => shows_at,
-                };
+                let start = self.playback_start(shows_at, now);
                 self.clock.resume(now);
                 self.clock.set(frame.pts, start);
                 if let Some(audio) = &self.audio {
@@ -882,21 +879,27 @@ impl Player {
         } else {
             let media = self.clock.now(now);
             self.clock.resume(now);
-            // Pictures wait for the sound to be heard again.
-            if let Some(soonest) = self.audio.as_ref().and_then(Audio::soonest) {
-                if !self.preroll {
-                    self.clock.set(media, now + soonest);
+            // A seek in flight starts the sound when its frame is shown.
+            if !self.preroll {
+                let start = self.playback_start(now, now);
+                self.clock.set(media, start);
+                if let Some(audio) = &self.audio {
+                    audio.play_from(media, start);
                 }
+                return;
             }
         }
-        // A seek in flight starts the sound when its frame is shown.
         if let Some(audio) = &self.audio {
-            if paused || self.preroll {
-                audio.set_playing(false);
-            } else {
-                let media = self.clock.now(now);
-                audio.play_from(media, now + audio.soonest().unwrap_or_default());
-            }
+            audio.set_playing(false);
+        }
+    }
+
+    /// When playback (re)starting now with a frame shown at `shown` begins:
+    /// once that frame is on screen and sound queued now can be heard.
+    fn playback_start(&self, shown: Instant, now: Instant) -> Instant {
+        match self.audio.as_ref().and_then(Audio::soonest) {
+            Some(soonest) => shown.max(now + soonest),
+            None => shown,
         }
     }
 

@@ -8,37 +8,19 @@ use std::process::Command;
 /// lavfi graph `audio`, encoded with `codec` (ffmpeg options), made on first
 /// use into `target/audio-media/NAME`.
 pub fn clip(name: &str, seconds: f64, audio: &str, codec: &[&str]) -> PathBuf {
-    let dir = super::target_dir().join("audio-media");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let path = dir.join(name);
-    if path.exists() {
-        return path;
-    }
-    // Tests run in parallel and may make the same clip at once: each writes
-    // its own and renames it into place.
-    let partial = dir.join(format!(
-        "partial-{}-{:?}-{name}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let status = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg(format!("testsrc2=size=160x120:rate=25:duration={seconds}"))
-        .args(["-f", "lavfi", "-t", &seconds.to_string(), "-i", audio])
-        .args(["-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset"])
-        .args(["ultrafast", "-g", "25", "-pix_fmt", "yuv420p"])
-        .args(codec)
-        .arg(&partial)
-        .status()
-        .expect("cannot run ffmpeg");
-    assert!(status.success(), "ffmpeg could not make {name}");
-    std::fs::rename(&partial, &path).expect("rename the clip into place");
-    path
+    let picture = format!("testsrc2=size=160x120:rate=25:duration={seconds}");
+    let seconds = seconds.to_string();
+    let mut args = vec!["-f", "lavfi", "-i", &picture, "-f", "lavfi", "-t", &seconds];
+    args.extend(["-i", audio, "-map", "0:v", "-map", "1:a", "-c:v", "libx264"]);
+    args.extend(["-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p"]);
+    args.extend_from_slice(codec);
+    made(name, &args)
 }
 
 /// A clip ffmpeg makes with `args` (its inputs and options; the output
-/// comes last), named `name` beside `beside`, made on first use and renamed
-/// into place as `clip` does.
+/// comes last), named `name` beside `beside`, made on first use. Tests run
+/// in parallel and may make the same clip at once: each writes its own and
+/// renames it into place.
 pub fn derived(beside: &Path, name: &str, args: &[&str]) -> PathBuf {
     let path = beside.with_file_name(name);
     if path.exists() {

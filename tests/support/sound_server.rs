@@ -199,9 +199,7 @@ impl SoundServer {
     pub fn record(&self, name: &str) -> Recording {
         let wav = self.runtime_dir.join(format!("{name}.wav"));
         let child = self
-            .command("pw-record")
-            .args(["--target", SINK, "--format", "f32", "--channels", "2"])
-            .arg(format!("--rate={RATE}"))
+            .pw_record()
             .arg(&wav)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -218,9 +216,7 @@ impl SoundServer {
     /// (a little late, by the hop through pw-record: the median is taken).
     pub fn record_timed(&self) -> TimedRecording {
         let mut child = self
-            .command("pw-record")
-            .args(["--target", SINK, "--format", "f32", "--channels", "2"])
-            .arg(format!("--rate={RATE}"))
+            .pw_record()
             // Small cycles date the samples finely.
             .args(["--latency", "256", "-"])
             .stdout(Stdio::piped())
@@ -243,6 +239,15 @@ impl SoundServer {
         });
         sleep(Duration::from_millis(300));
         TimedRecording { child, reader }
+    }
+
+    /// `pw-record` on the null sink's monitor, f32 stereo at `RATE`.
+    fn pw_record(&self) -> Command {
+        let mut command = self.command("pw-record");
+        command
+            .args(["--target", SINK, "--format", "f32", "--channels", "2"])
+            .arg(format!("--rate={RATE}"));
+        command
     }
 
     fn command(&self, program: &str) -> Command {

@@ -49,9 +49,11 @@ build=(build-essential pkg-config clang libclang-dev
 tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme mpv python3-venv
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-       gstreamer1.0-plugins-bad gstreamer1.0-libav
+       gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-alsa
        debhelper lintian desktop-file-utils man-db systemd tesseract-ocr
        pipewire pipewire-bin pipewire-alsa wireplumber libspa-0.2-modules dbus-daemon)
+# gstreamer1.0-alsa: GStreamer's sound in the V4L2-path audio benchmark
+# (benches/guest-audio-cost.sh, and its smoke run in tests/guest_bench.rs).
 # fonts-dejavu-core: the OSD's font (DejaVu Sans Mono). tesseract-ocr: reads
 # the OSD off weston's screenshots (tests/osd_weston.rs).
 # debhelper ... systemd: the Debian package's build and checks

@@ -197,6 +197,25 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
     );
 }
 
+/// A sound server and weston (640x480, kiosk), and the environment a
+/// client of both needs.
+fn sound_and_screen() -> (SoundServer, Weston, Vec<(String, String)>) {
+    let server = SoundServer::start();
+    let weston = Weston::start(640, 480);
+    let mut env = server.client_env();
+    env.push((
+        "WAYLAND_DISPLAY".into(),
+        weston.socket_path().display().to_string(),
+    ));
+    (server, weston, env)
+}
+
+fn half_a_second_in(reel: &mut Reel) {
+    reel.wait_for("playback", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 0.5)
+    });
+}
+
 #[test]
 fn a_file_without_picture_plays_in_a_black_window_that_takes_keys() {
     let _serial = one_at_a_time();
@@ -209,18 +228,10 @@ fn a_file_without_picture_plays_in_a_black_window_that_takes_keys() {
             "sine=frequency=440:sample_rate=48000:duration=3",
         ],
     );
-    let server = SoundServer::start();
-    let weston = Weston::start(640, 480);
-    let mut env = server.client_env();
-    env.push((
-        "WAYLAND_DISPLAY".into(),
-        weston.socket_path().display().to_string(),
-    ));
+    let (server, weston, env) = sound_and_screen();
     let recording = server.record_timed();
     let mut reel = Reel::spawn(&env, server.runtime_dir(), &[], &[&music]);
-    reel.wait_for("playback", |s| {
-        s["position"].parse::<f64>().is_ok_and(|p| p > 0.5)
-    });
+    half_a_second_in(&mut reel);
     // The window is there, black.
     let shot = weston.screenshot();
     let [r, g, b] = shot.pixel(320, 240);
@@ -238,6 +249,63 @@ fn a_file_without_picture_plays_in_a_black_window_that_takes_keys() {
     assert!(
         heard > 0.01,
         "no sound recorded: rms {heard}\n{}",
+        reel.log()
+    );
+}
+
+#[test]
+fn a_file_with_cover_art_plays_under_its_picture() {
+    let _serial = one_at_a_time();
+    // A red 300x200 cover (FLAC's PICTURE block), letterboxed in a 640x480
+    // window: scaled to 640x427, black bands above and below.
+    let music = pcm::made(
+        "tone_with_cover.flac",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:sample_rate=48000:duration=2",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=red:size=300x200:duration=0.04",
+            "-frames:v",
+            "1",
+            "-map",
+            "0",
+            "-map",
+            "1",
+            "-c:a",
+            "flac",
+            "-c:v",
+            "png",
+            "-disposition:v:0",
+            "attached_pic",
+        ],
+    );
+    let (server, weston, env) = sound_and_screen();
+    let mut reel = Reel::spawn(&env, server.runtime_dir(), &[], &[&music]);
+    half_a_second_in(&mut reel);
+    let shot = weston.screenshot();
+    let [r, g, b] = shot.pixel(320, 240);
+    assert!(
+        r > 200 && g < 60 && b < 60,
+        "the centre is not the cover's red: {:?}\n{}",
+        [r, g, b],
+        reel.log()
+    );
+    let [r, g, b] = shot.pixel(320, 5);
+    assert!(
+        r < 8 && g < 8 && b < 8,
+        "no black band above: {:?}",
+        [r, g, b]
+    );
+    let status = reel.wait_exit();
+    assert!(status.success(), "{}", reel.log());
+    assert!(
+        reel.log()
+            .contains("no video stream: the sound over cover art"),
+        "{}",
         reel.log()
     );
 }

@@ -12,14 +12,21 @@
 //!     decodes: 8 and 10 bits, 2x2 tiles, film grain, hidden altref frames
 //!     shown again, segmentation, superres;
 //!   - the OUTPUT buffers hold the same bytes as GStreamer's;
+//!   - across a resolution change GStreamer cannot follow on visl, the
+//!     traces and OUTPUT buffers equal GStreamer's of each part decoded
+//!     alone;
 //!   - `--output framemd5`: libdav1d's frame count (FFmpeg's AV1 decoder
 //!     here), increasing pts, the same output twice, also across the
-//!     resolution change GStreamer cannot follow on visl;
+//!     resolution change;
+//!   - frames shown again (each hidden altref frame shown twice) are the
+//!     pictures of their slots' buffers: reel's frames fall into the same
+//!     groups of equal pictures as FFmpeg's, visl's pictures of two
+//!     decodes never being equal;
 //!   - exact seek lands on FFmpeg's pts;
 //!   - 200 damaged copies of a clip with a key frame every 6 frames: no
 //!     panic, no hang, every frame from the next key frame on output;
-//!   - in weston 14 headless the altref clip plays zero-copy, its frames
-//!     shown again (show_existing_frame) included;
+//!   - in weston 14 headless that clip plays zero-copy, its frames shown
+//!     again (show_existing_frame, twice in a row) included;
 //!   - `reel probe` lists visl's AV1 decoder and what reel makes of it.
 
 mod support;
@@ -160,17 +167,22 @@ fn parsed_headers_equal_gstreamers_controls() {
 
 const LABEL: &str = "guest-av1";
 
-/// AV1 clips with no GStreamer oracle (tests/support/oracle.rs says why)
-/// that reel must still decode whole, in order.
-const FRAMEMD5_ONLY: [&str; 1] = ["av1_resolution_change"];
+/// The clip whose GStreamer oracle is its parts' (tests/support/oracle.rs
+/// says why).
+const RESOLUTION_CHANGE: &str = "av1_resolution_change";
+/// av1_altref with every frame shown again shown twice
+/// (tests/media/av1_show_again.py).
+const SHOWN_TWICE: &str = "av1_shown_twice";
+/// AV1 clips beyond GStreamer's that reel must decode whole, in order.
+const FRAMEMD5_ONLY: [&str; 2] = [RESOLUTION_CHANGE, SHOWN_TWICE];
 
 /// Where the seek test starts av1.mkv (30 fps, 30 frames, one key frame).
 const SEEK_CLIP: &str = "av1.mkv";
 const SEEK_SECONDS: f64 = 0.5;
 
-/// The clip played in weston (hidden altref frames shown again later),
-/// and its runs' name.
-const WESTON_CLIP: &str = "av1_altref.mkv";
+/// The clip played in weston (hidden altref frames shown again later, each
+/// twice in a row), and its runs' name.
+const WESTON_CLIP: &str = "av1_shown_twice.mkv";
 const WESTON_NAME: &str = "weston-av1";
 /// What reel logs when a frame is shown again (the looping playback in
 /// weston goes on until it has).
@@ -181,7 +193,7 @@ const DAMAGE_SEED: u64 = 0x4156_3100_0000;
 fn av1_clips() -> Vec<&'static OracleClip> {
     oracle::CLIPS
         .iter()
-        .filter(|c| c.element == "v4l2slav1dec")
+        .filter(|c| c.element == "v4l2slav1dec" && c.part_of.is_none())
         .collect()
 }
 
@@ -232,21 +244,24 @@ fn runs() -> &'static GuestResult {
     static RUNS: OnceLock<GuestResult> = OnceLock::new();
     RUNS.get_or_init(|| {
         let media = media::dir();
-        let v4l2_null = ["--hwdec", "v4l2", "--output", "null"];
+        // A decode traced, visl keeping the OUTPUT buffers.
+        let traced_with_bits = |name: &str, file: &Path| {
+            ScriptCall::new("visl-bitstream.sh")
+                .arg(format!("bits-{name}"))
+                .wrapping(traced_decode(
+                    &format!("trace-{name}"),
+                    &["--hwdec", "v4l2", "--output", "null"],
+                    file,
+                ))
+        };
         let mut calls = vec![damaged().guest_call()];
         for clip in av1_clips() {
-            let name = clip.name;
-            // visl keeps the OUTPUT buffers of the traced run.
-            calls.push(
-                ScriptCall::new("visl-bitstream.sh")
-                    .arg(format!("bits-{name}"))
-                    .wrapping(traced_decode(
-                        &format!("trace-{name}"),
-                        &v4l2_null,
-                        &media.join(clip.file),
-                    )),
-            );
+            calls.push(traced_with_bits(clip.name, &media.join(clip.file)));
         }
+        calls.push(traced_with_bits(
+            RESOLUTION_CHANGE,
+            &media.join(format!("{RESOLUTION_CHANGE}.mkv")),
+        ));
         for (name, file) in framemd5_clips() {
             calls.extend(reel_runs::framemd5_twice(&name, &file));
         }
@@ -301,6 +316,52 @@ fn traces_match_gstreamer() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// GStreamer cannot follow av1_resolution_change on visl; each of its
+/// parts (key frame and sequence header first) decoded alone is its oracle.
+/// reel's trace of the whole, cut where each part starts, equals them (the
+/// new sequence starts afresh, and nothing before it is referenced), and so
+/// do its OUTPUT buffers.
+#[test]
+fn a_resolution_change_decodes_as_gstreamer_decodes_its_parts() {
+    let whole = RESOLUTION_CHANGE;
+    let parts = oracle::parts_of(whole);
+    assert!(parts.len() > 1, "{whole}: oracle parts");
+    let reel = reel_runs::reel_frames(runs(), &format!("trace-{whole}"), LABEL);
+    let bits = runs().result_dir.join(format!("bits-{whole}.bitstream"));
+    let buffers = visl_bitstream::read_dump(&bits).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        buffers.len(),
+        reel.len(),
+        "{whole}: one OUTPUT buffer a frame"
+    );
+    let mut failures = Vec::new();
+    let mut first = 0;
+    for part in parts {
+        let oracle = oracle::oracle_frames(part).unwrap_or_else(|e| panic!("{e}"));
+        let ours: Vec<FrameRecord> = visl_trace::from_frame(&reel, first)
+            .into_iter()
+            .take(oracle.len())
+            .collect();
+        let diff = visl_trace::diff(&oracle, &ours);
+        failures.extend(reel_runs::diff_report(part.name, &diff));
+        let theirs = oracle::oracle_output_buffers(part).unwrap_or_else(|e| panic!("{e}"));
+        let end = (first + theirs.len()).min(buffers.len());
+        failures.extend(visl_bitstream::differences(
+            part.name,
+            &buffers[first.min(end)..end],
+            &theirs,
+        ));
+        eprintln!(
+            "{whole}: frames {first}..{} against {}",
+            first + oracle.len(),
+            part.name
+        );
+        first += oracle.len();
+    }
+    assert_eq!(first, reel.len(), "{whole}: frames traced vs the parts'");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn output_buffer_bytes_equal_gstreamers() {
     let mut failures = Vec::new();
@@ -326,6 +387,51 @@ fn framemd5_has_every_shown_frame_in_order_and_is_deterministic() {
     for (name, file) in framemd5_clips() {
         reel_runs::assert_framemd5_in_order_and_deterministic(runs(), &name, &file);
     }
+}
+
+/// The frames of a framemd5 output grouped by picture: for each frame, the
+/// index of the first frame with the same MD5.
+fn same_picture_as(lines: &[(i64, String)]) -> Vec<usize> {
+    lines
+        .iter()
+        .map(|(_, md5)| {
+            lines
+                .iter()
+                .position(|(_, other)| other == md5)
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Frames shown again come from the buffer their slot names. visl writes
+/// each decode's sequence number and timestamp into its picture, so every
+/// decode's picture differs from every other's: two frames reel outputs
+/// have the same MD5 exactly when they are one buffer. FFmpeg's decode says
+/// which frames are one picture (the hidden ones each shown twice); reel's
+/// frames must be grouped the same way. Showing any other buffer (the last
+/// decoded, another slot's) would join a frame to the wrong group.
+#[test]
+fn frames_shown_again_come_from_their_slots_buffer() {
+    let clip = media::dir().join(format!("{SHOWN_TWICE}.mkv"));
+    let output = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(&clip)
+        .args(["-f", "framemd5", "-"])
+        .output()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(output.status.success(), "ffmpeg on {}", clip.display());
+    let theirs = same_picture_as(&reel_runs::framemd5_lines(&String::from_utf8_lossy(
+        &output.stdout,
+    )));
+    let shown_again = theirs.iter().enumerate().filter(|(i, f)| i != *f).count();
+    assert!(shown_again >= 2, "FFmpeg shows no frame twice: {theirs:?}");
+    let (log, out) = reel_runs::successful(runs(), &format!("md5a-{SHOWN_TWICE}"));
+    let ours = same_picture_as(&reel_runs::framemd5_lines(&out));
+    assert_eq!(
+        ours, theirs,
+        "frames grouped by picture, reel vs FFmpeg\n{log}"
+    );
+    eprintln!("{shown_again} frames shown again, each from its slot's buffer");
 }
 
 /// FFmpeg's framemd5 pts of `clip`.

@@ -5,6 +5,9 @@
 //! figure of the table must be there, measured, for both players: a
 //! change that breaks a player's run, the strace counts or the first-
 //! picture timing fails here rather than on the day someone benchmarks.
+//! The same for what sound costs on the V4L2 path (benches/guest-audio-
+//! cost.sh: reel and GStreamer, each with and without its sound, into the
+//! guest's sound card (AC97)).
 
 use std::path::Path;
 use std::process::Command;
@@ -27,24 +30,31 @@ fn number(cell: &str) -> Option<f64> {
     cell.split_whitespace().next()?.parse().ok()
 }
 
-#[test]
-fn the_guest_benchmark_measures_both_players() {
+/// `benches/SCRIPT --smoke` with this build of reel, its runs in
+/// target/vm-runs/DIR-PID: its table, the script having succeeded.
+fn smoke_run(script: &str, dir: &str) -> String {
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = project.join(format!("target/vm-runs/guest-bench-{}", std::process::id()));
-    let out = Command::new(project.join("benches/guest-compare.sh"))
+    let dir = project.join(format!("target/vm-runs/{dir}-{}", std::process::id()));
+    let out = Command::new(project.join("benches").join(script))
         .arg("--smoke")
         .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
         .env("REEL_BENCH_DIR", &dir)
         .output()
-        .expect("run benches/guest-compare.sh");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .unwrap_or_else(|e| panic!("run benches/{script}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "guest-compare.sh --smoke: {}\n{stdout}\n{stderr}",
+        "{script} --smoke: {}\n{stdout}\n{stderr}",
         out.status
     );
     eprintln!("{stdout}");
+    stdout
+}
+
+#[test]
+fn the_guest_benchmark_measures_both_players() {
+    let stdout = smoke_run("guest-compare.sh", "guest-bench");
     let rows: Vec<Vec<&str>> = stdout
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("|---"))
@@ -70,6 +80,31 @@ fn the_guest_benchmark_measures_both_players() {
             assert!(
                 reel > Some(0.0) && gst > Some(0.0),
                 "{label}: not positive: {row:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_guest_audio_benchmark_measures_both_players_with_and_without_sound() {
+    // The script fails when a run failed, when reel played without its
+    // sound card, or when a run was not in real time.
+    let stdout = smoke_run("guest-audio-cost.sh", "guest-audio-bench");
+    for player in ["| reel |", "| gst-launch"] {
+        let row: Vec<&str> = stdout
+            .lines()
+            .find(|l| l.starts_with(player))
+            .unwrap_or_else(|| panic!("no row {player:?} in\n{stdout}"))
+            .trim_matches('|')
+            .split(" | ")
+            .map(str::trim)
+            .collect();
+        assert_eq!(row.len(), 4, "{row:?}");
+        // CPU with and without sound, each a run that happened.
+        for cell in &row[1..3] {
+            assert!(
+                number(cell).is_some_and(|v| v > 0.0),
+                "{player}: not measured: {row:?}"
             );
         }
     }

@@ -27,6 +27,13 @@
 //!   request times out after a second, it resets and resumes at the next
 //!   key frame, the same as after a refused request.
 //!
+//! - `av1_profile_max=0 av1_level_max=1 h264_level_max=3`: profile and
+//!   level menus, as MediaTek's decoders have them: `reel probe` lists
+//!   them; a profile the menu lacks (AV1 4:4:4) is refused, and software
+//!   decodes it with `--hwdec auto`; a stream above the level menu (AV1
+//!   level 3.0, H.264 level 1.3) is tried with one warning and decodes
+//!   whole through V4L2.
+//!
 //! A device that disappears mid-stream (visl unbound from its driver after
 //! 8 pictures): with `--hwdec auto` software decoding takes over from the
 //! next frame, every frame output once and in order; with `--hwdec v4l2`
@@ -109,6 +116,13 @@ const FAULT_CLIP: &str = "h264_baseline.mp4";
 /// An I picture every 12 frames: three key frames in 30, so that three
 /// requests in a row can each be the first after a reset.
 const FAULTS_IN_A_ROW_CLIP: &str = "mpeg2_matrices.ts";
+
+/// `V4L2_MPEG_VIDEO_H264_LEVEL_1_2`: below h264_baseline.mp4's level 1.3.
+const H264_LEVEL_MAX: u32 = 3;
+/// AV1 4:4:4 (seq_profile 1, High).
+const AV1_444: &str = "av1_444.mkv";
+/// What reel says of a stream above the driver's level menu.
+const LEVEL_WARNING: &str = "is above the driver's highest";
 
 fn reload(params: &[&str]) -> ScriptCall {
     ScriptCall::new("visl-reload.sh").args(params)
@@ -214,6 +228,23 @@ fn runs() -> &'static GuestResult {
             traced_decode("fault-stuck-auto", &AUTO_FRAMEMD5, &gops),
             reload(&["fail_requests=5,6,7"]),
             traced_decode("fault-stuck-v4l2", &V4L2_FRAMEMD5, &gops),
+            // Profile and level menus, as MediaTek's decoders have them:
+            // AV1 Main only, up to level 2.1; H.264 up to level 1.2.
+            reload(&[
+                "av1_profile_max=0",
+                "av1_level_max=1",
+                &format!("h264_level_max={H264_LEVEL_MAX}"),
+            ]),
+            traced_decode("menus-probe", &["probe"], &media::clip("av1.mkv")),
+            traced_decode("menus-av1", &V4L2_FRAMEMD5, &media::clip("av1.mkv")),
+            traced_decode(
+                "menus-av1-level3",
+                &V4L2_FRAMEMD5,
+                &media::clip("av1_level3.mkv"),
+            ),
+            traced_decode("menus-h264", &V4L2_FRAMEMD5, &baseline),
+            traced_decode("menus-444-v4l2", &V4L2_FRAMEMD5, &media::clip(AV1_444)),
+            traced_decode("menus-444-auto", &AUTO_FRAMEMD5, &media::clip(AV1_444)),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
@@ -631,6 +662,80 @@ fn assert_handed_over(name: &str, log: &str, out: &str, clip: &str) -> usize {
         "{name}: the software part equals FFmpeg's frame for frame"
     );
     software_from
+}
+
+#[test]
+fn profile_and_level_menus_are_listed_and_honoured() {
+    // `reel probe` lists the menus the driver offers, and only those.
+    let (rc, log, out) = reel_runs::outcome(runs(), "menus-probe");
+    assert_eq!(rc, 0, "{log}");
+    let menu = |label: &str| -> Vec<u32> {
+        let line = out
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(&format!("{label}: ")))
+            .unwrap_or_else(|| panic!("probe lists no {label} menu:\n{out}"));
+        line.split(", ")
+            .map(|item| item.split('=').next().and_then(|v| v.parse().ok()))
+            .collect::<Option<Vec<u32>>>()
+            .unwrap_or_else(|| panic!("{label}: {line}"))
+    };
+    assert_eq!(menu("av1 profile"), [0], "{out}");
+    assert_eq!(menu("av1 level"), [0, 1], "{out}");
+    assert_eq!(
+        menu("h264 level"),
+        (0..=H264_LEVEL_MAX).collect::<Vec<_>>(),
+        "{out}"
+    );
+
+    // Within the menus: decoded through V4L2, nothing said.
+    let log = assert_whole("menus-av1", &media::clip("av1.mkv"));
+    assert!(!log.contains(LEVEL_WARNING), "{log}");
+    // Above the level menu (level bounds rate, not what the hardware can
+    // decode): tried, said once, decoded whole through V4L2.
+    for (name, clip, warning) in [
+        (
+            "menus-av1-level3",
+            "av1_level3.mkv",
+            "AV1 stream of level 3.0 is above the driver's highest, 2.1",
+        ),
+        (
+            "menus-h264",
+            FAULT_CLIP,
+            "H.264 stream of level 1.3 is above the driver's highest, 1.2",
+        ),
+    ] {
+        let log = assert_whole(name, &media::clip(clip));
+        assert_eq!(log.matches(warning).count(), 1, "{name}:\n{log}");
+    }
+    // visl's own menus-less default: no level is above anything.
+    let (log, _) = reel_runs::successful(runs(), "clean-h264");
+    assert!(!log.contains(LEVEL_WARNING), "{log}");
+
+    // A profile the menu lacks is never given to the driver: --hwdec v4l2
+    // says why, auto decodes every frame in software.
+    let (rc, log, _) = reel_runs::outcome(runs(), "menus-444-v4l2");
+    assert_ne!(rc, 0, "{log}");
+    assert!(
+        log.contains("AV1 seq_profile 1 (yuv444p) is not among the decoder's profiles"),
+        "{log}"
+    );
+    let (rc, log, out) = reel_runs::outcome(runs(), "menus-444-auto");
+    assert_eq!(rc, 0, "{log}");
+    assert_eq!(
+        reel_runs::stats_decoder("menus-444-auto", &log),
+        "software",
+        "{log}"
+    );
+    let ours: Vec<i64> = reel_runs::framemd5_lines(&out)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    let ffmpeg: Vec<i64> = ffmpeg_framemd5(&media::clip(AV1_444))
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    assert!(!ffmpeg.is_empty());
+    assert_eq!(ours, ffmpeg, "menus-444-auto: frames output\n{log}");
 }
 
 #[test]

@@ -409,3 +409,31 @@ fn av1_loop_filter_flags_count_only_where_frames_are_deblocked() {
         "DELTA_ENABLED"
     );
 }
+
+#[test]
+fn a_trace_from_a_later_frame_is_numbered_from_it() {
+    let all = frames(&sample("vp8"));
+    let later = visl_trace::from_frame(&all, 1);
+    assert_eq!(later.len(), all.len() - 1);
+    assert_eq!(later[0].index, 0);
+    // Frame 1's references were frame 0, before the cut: a decoder starting
+    // at frame 1 has none.
+    for key in ["last_frame_ts", "golden_frame_ts", "alt_frame_ts"] {
+        assert_eq!(field(&later[0], "v4l2_ctrl_vp8_frame", key), "unknown");
+    }
+    // Frame 2's last frame was frame 1, now the first.
+    assert_eq!(
+        field(&later[1], "v4l2_ctrl_vp8_frame", "last_frame_ts"),
+        "frame 0"
+    );
+    // Fields without references are as they were.
+    let untouched = |f: &FrameRecord| {
+        let mut c = f.controls["v4l2_ctrl_vp8_frame"].clone();
+        for key in ["last_frame_ts", "golden_frame_ts", "alt_frame_ts"] {
+            c.remove(key);
+        }
+        c
+    };
+    assert_eq!(untouched(&later[1]), untouched(&all[2]));
+    assert!(visl_trace::from_frame(&all, all.len()).is_empty());
+}

@@ -5,6 +5,7 @@
 //! PulseAudio through their ALSA plugins, and plain ALSA hardware where no
 //! server runs.
 
+use std::str::FromStr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -122,9 +123,17 @@ fn find(name: Option<&str>) -> Result<cpal::Device, OutputError> {
         device: name.to_string(),
         message: e.to_string(),
     })?;
-    devices
+    if let Some(device) = devices
         .into_iter()
         .find(|d| device_name(d).is_some_and(|n| n == name))
+    {
+        return Ok(device);
+    }
+    // Other spellings of a card's PCM (`hw:0`, `plughw:0,0` for
+    // `plughw:CARD=0,DEV=0`), as ALSA itself takes them.
+    cpal::DeviceId::from_str(&format!("{}:{name}", host.id()))
+        .ok()
+        .and_then(|id| host.device_by_id(&id))
         .ok_or_else(|| OutputError::NotFound(name.to_string()))
 }
 

@@ -51,7 +51,7 @@ use commands::{parse_command, Command, SeekTarget, VolumeChange};
 use negotiation::{Negotiator, Renegotiated};
 use pipeline::{Pipeline, PipelineOptions};
 use source::{Frames, Request, Source, SourceEvent};
-use still::BlackPicture;
+use still::StillPicture;
 
 /// A frame this close to its deadline is shown now rather than after
 /// another timer round trip.
@@ -391,26 +391,32 @@ fn window_title(path: &std::path::Path) -> String {
 }
 
 impl Player {
-    /// A file with sound and no picture, played over black frames; None
-    /// when it has no sound either (the caller's error stands).
+    /// A file with sound and no picture, played over its cover art or
+    /// black frames; None when it has no sound either (the caller's error
+    /// stands).
     fn audio_only(&self, path: &std::path::Path) -> Option<Result<Opened>> {
-        let black = match BlackPicture::for_audio_only(path) {
-            Ok(Some(black)) => black,
+        let still = match StillPicture::for_audio_only(path) {
+            Ok(Some(still)) => still,
             Ok(None) => return None,
             Err(e) => return Some(Err(e)),
         };
-        info!(file = %path.display(), "no video stream: the sound over a black picture");
+        let picture = if still.is_cover() {
+            "cover art"
+        } else {
+            "black"
+        };
+        info!(file = %path.display(), "no video stream: the sound over {picture}");
         Some(Ok(Opened {
             decoder: (
                 DecoderKind::Software,
-                "none (no video stream: black)".into(),
+                format!("none (no video stream: {picture})"),
             ),
             codec: "no video (sound only)".into(),
-            start_time: black.start_time(),
-            duration: Some(black.duration()),
-            frame_rate: Some(black.frame_rate()),
+            start_time: still.start_time(),
+            duration: Some(still.duration()),
+            frame_rate: Some(still.frame_rate()),
             has_audio: true,
-            frames: Frames::Black(black),
+            frames: Frames::Still(still),
         }))
     }
 

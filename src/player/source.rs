@@ -1,4 +1,4 @@
-//! The decode thread: runs a `Pipeline` (or a file's black picture) ahead
+//! The decode thread: runs a `Pipeline` (or a file's still picture) ahead
 //! of presentation and hands frames to the event loop through a bounded
 //! queue, so decoding never blocks the Wayland side and a paused player
 //! holds only a few frames.
@@ -15,7 +15,7 @@ use crate::frame::Frame;
 use crate::message::causes;
 
 use super::pipeline::Pipeline;
-use super::still::BlackPicture;
+use super::still::StillPicture;
 use crate::exit::Exit;
 
 use super::frame_decoder::DECODE_AHEAD;
@@ -51,15 +51,16 @@ pub enum SourceEvent {
 pub enum Frames {
     /// The file's video, decoded.
     Decoded(Box<Pipeline>),
-    /// A file with sound and no picture: black frames over its length.
-    Black(BlackPicture),
+    /// A file with sound and no picture: its cover art or black, over its
+    /// length.
+    Still(StillPicture),
 }
 
 impl Frames {
     fn set_epoch(&mut self, epoch: u64) {
         match self {
             Self::Decoded(pipeline) => pipeline.set_epoch(epoch),
-            Self::Black(black) => black.set_epoch(epoch),
+            Self::Still(still) => still.set_epoch(epoch),
         }
     }
 
@@ -73,8 +74,8 @@ impl Frames {
                 }
                 pipeline.seek(position, epoch)
             }
-            Self::Black(black) => {
-                black.seek(position, epoch);
+            Self::Still(still) => {
+                still.seek(position, epoch);
                 Ok(())
             }
         }
@@ -83,14 +84,14 @@ impl Frames {
     fn next_frame(&mut self) -> anyhow::Result<Option<Frame>> {
         match self {
             Self::Decoded(pipeline) => pipeline.next_frame(),
-            Self::Black(black) => Ok(black.next_frame()),
+            Self::Still(still) => Ok(still.next_frame()),
         }
     }
 
     fn error_summary(&self) -> Option<String> {
         match self {
             Self::Decoded(pipeline) => pipeline.error_summary(),
-            Self::Black(_) => None,
+            Self::Still(_) => None,
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod formats;
 pub mod fwht;
 pub mod h264;
 pub mod hevc;
+pub mod level_check;
 pub mod mpeg2;
 pub mod node;
 pub mod output_queue;

@@ -17,7 +17,7 @@ exec 9>"$out/.lock"
 flock 9
 
 stamp="$out/.generated"
-digest=$(cat "$0" "$here/mpeg2_fields.py" | sha256sum | cut -d' ' -f1)
+digest=$(cat "$0" "$here"/*.py | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
     exit 0
 fi
@@ -187,6 +187,12 @@ ff -f lavfi -i "$(src 320x240 30 1)" $(aom -usage realtime -denoise-noise-level 
 # Good-quality mode with look-ahead: hidden altref frames later shown with
 # show_existing_frame.
 ff -f lavfi -i "$(src 320x240 30 1)" $(aom -lag-in-frames 16 -auto-alt-ref 1) av1_altref.mkv
+# Every hidden altref frame shown twice (two show_existing_frame units in a
+# row): the same picture must be output again, from the same buffer.
+ff -i av1_altref.mkv -c copy altref.ivf
+python3 "$here/av1_show_again.py" altref.ivf shown_twice.ivf
+ff -i shown_twice.ivf -c copy av1_shown_twice.mkv
+rm -f altref.ivf shown_twice.ivf
 # Whole-picture motion and variance AQ: segmentation with feature data.
 ff -f lavfi -i "testsrc2=size=480x360:rate=30:duration=0.5,crop=320:240:'t*60':'t*30'" \
     -c:v libaom-av1 -cpu-used 5 -lag-in-frames 8 -aq-mode 1 -enable-global-motion 1 -b:v 300k -g 15 av1_segmentation.mkv
@@ -194,12 +200,20 @@ ff -f lavfi -i "testsrc2=size=480x360:rate=30:duration=0.5,crop=320:240:'t*60':'
 # a size that is no multiple of 8.
 SVT_LOG=1 ff -f lavfi -i "$(src 318x238 30 0.5)" -c:v libsvtav1 -preset 12 -g 15 \
     -svtav1-params superres-mode=1:superres-denom=12:superres-kf-denom=12 av1_superres.mkv
+# 4:4:4 (seq_profile 1, High): a Main-only decoder must not be given it.
+ff -f lavfi -i "$(src 320x240 30 0.3)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 300k -pix_fmt yuv444p av1_444.mkv
+# 640x480: seq_level_idx 4 (level 3.0), above a level-2.1 decoder's menu.
+ff -f lavfi -i "$(src 640x480 30 0.3)" $(aom -usage realtime) av1_level3.mkv
 # Mid-stream resolution change: two low-overhead OBU streams joined at a key
 # frame (each starts with its sequence header), then put in Matroska.
 ff -f lavfi -i "$(src 320x240 30 0.5)" $(aom -usage realtime -g 15) seg_a.obu
 ff -f lavfi -i "$(src 240x180 30 0.5)" $(aom -usage realtime -g 15) seg_b.obu
 cat seg_a.obu seg_b.obu > seg_ab.obu
 ff -i seg_ab.obu -c copy av1_resolution_change.mkv
+# Each part alone too: GStreamer cannot follow the change on visl, so its
+# oracle of the whole is the oracles of the parts.
+ff -i seg_a.obu -c copy av1_resolution_change_a.mkv
+ff -i seg_b.obu -c copy av1_resolution_change_b.mkv
 rm -f seg_a.obu seg_b.obu seg_ab.obu
 
 # --- bad input ---------------------------------------------------------------

@@ -30,6 +30,9 @@ pub struct OracleClip {
     pub frame_split_bsf: Option<&'static str>,
     /// Controls every frame of the capture must carry.
     pub per_frame_controls: &'static [&'static str],
+    /// The clip this one is a part of, where GStreamer cannot decode the
+    /// whole on visl: the oracle of the whole is its parts' in order.
+    pub part_of: Option<&'static str>,
 }
 
 const H264: &[&str] = &[
@@ -71,6 +74,7 @@ const fn h264(name: &'static str, file: &'static str) -> OracleClip {
         root: Root::Host,
         frame_split_bsf: None,
         per_frame_controls: H264,
+        part_of: None,
     }
 }
 
@@ -82,6 +86,7 @@ const fn vp8(name: &'static str, file: &'static str) -> OracleClip {
         root: Root::Host,
         frame_split_bsf: None,
         per_frame_controls: VP8,
+        part_of: None,
     }
 }
 
@@ -93,6 +98,7 @@ const fn vp9(name: &'static str, file: &'static str) -> OracleClip {
         root: Root::Host,
         frame_split_bsf: Some("vp9_superframe_split"),
         per_frame_controls: VP9,
+        part_of: None,
     }
 }
 
@@ -104,6 +110,7 @@ const fn hevc(name: &'static str, file: &'static str) -> OracleClip {
         root: Root::Trixie,
         frame_split_bsf: None,
         per_frame_controls: HEVC,
+        part_of: None,
     }
 }
 
@@ -115,6 +122,7 @@ const fn mpeg2(name: &'static str, file: &'static str) -> OracleClip {
         root: Root::Host,
         frame_split_bsf: None,
         per_frame_controls: MPEG2,
+        part_of: None,
     }
 }
 
@@ -126,6 +134,14 @@ const fn av1(name: &'static str, file: &'static str) -> OracleClip {
         root: Root::Trixie,
         frame_split_bsf: Some("av1_frame_split"),
         per_frame_controls: AV1,
+        part_of: None,
+    }
+}
+
+const fn av1_part(name: &'static str, file: &'static str, whole: &'static str) -> OracleClip {
+    OracleClip {
+        part_of: Some(whole),
+        ..av1(name, file)
     }
 }
 
@@ -174,12 +190,29 @@ pub const CLIPS: &[OracleClip] = &[
     av1("av1_altref", "av1_altref.mkv"),
     av1("av1_segmentation", "av1_segmentation.mkv"),
     av1("av1_superres", "av1_superres.mkv"),
-    // No av1_resolution_change: GStreamer 1.26's v4l2slav1dec fails the
-    // mid-stream S_FMT on visl (EBUSY), as v4l2slh265dec does.
+    // GStreamer 1.26's v4l2slav1dec fails the mid-stream S_FMT of
+    // av1_resolution_change on visl (EBUSY), as v4l2slh265dec does: its
+    // two parts, each from its key frame and sequence header, are decoded
+    // alone.
+    av1_part(
+        "av1_resolution_change_a",
+        "av1_resolution_change_a.mkv",
+        "av1_resolution_change",
+    ),
+    av1_part(
+        "av1_resolution_change_b",
+        "av1_resolution_change_b.mkv",
+        "av1_resolution_change",
+    ),
 ];
 
 pub fn clip(name: &str) -> Option<&'static OracleClip> {
     CLIPS.iter().find(|c| c.name == name)
+}
+
+/// The oracle clips that are parts of `whole`, in order.
+pub fn parts_of(whole: &str) -> Vec<&'static OracleClip> {
+    CLIPS.iter().filter(|c| c.part_of == Some(whole)).collect()
 }
 
 pub fn clips_for(root: Root) -> Vec<&'static OracleClip> {

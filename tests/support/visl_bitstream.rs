@@ -1,11 +1,11 @@
 //! The OUTPUT buffers visl kept for one run (tests/vm/guest/visl-bitstream.sh
-//! saves them as `NAME.bitstream/bitstreamN`, N the buffer's sequence
-//! number), and how two runs' buffers are compared byte for byte.
+//! saves them as `NAME.bitstream/bitstreamN`, N the order visl decoded
+//! them in), and how two runs' buffers are compared byte for byte.
 
 use std::path::Path;
 
-/// The buffers of one dump directory, in sequence order; an error unless
-/// every sequence number from 0 on is there once.
+/// The buffers of one dump directory, in order; an error unless every
+/// number from 0 on is there once.
 pub fn read_dump(dir: &Path) -> Result<Vec<Vec<u8>>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut numbered = Vec::new();

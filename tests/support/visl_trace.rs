@@ -594,6 +594,50 @@ pub fn render(frames: &[FrameRecord]) -> String {
     out
 }
 
+/// The frames from `first` on, as a decoder starting there would have
+/// traced them: numbered from 0, and a reference to a frame before `first`
+/// becomes one to no frame decoded before ([`UNKNOWN`]). This makes the
+/// trace of a whole clip comparable with the trace of one of its parts
+/// decoded alone (from a key frame).
+pub fn from_frame(frames: &[FrameRecord], first: usize) -> Vec<FrameRecord> {
+    let rebase = |value: &str| -> String {
+        let mut out = String::with_capacity(value.len());
+        let mut rest = value;
+        while let Some(at) = rest.find("frame ") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + "frame ".len()..];
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            match after[..digits].parse::<usize>() {
+                Ok(n) if n >= first => out.push_str(&format!("frame {}", n - first)),
+                Ok(_) => out.push_str(UNKNOWN),
+                Err(_) => out.push_str("frame "),
+            }
+            rest = &after[digits..];
+        }
+        out.push_str(rest);
+        out
+    };
+    frames
+        .iter()
+        .skip(first)
+        .map(|frame| FrameRecord {
+            index: frame.index - first,
+            runs: frame.runs,
+            controls: frame
+                .controls
+                .iter()
+                .map(|(control, fields)| {
+                    let fields = fields
+                        .iter()
+                        .map(|(key, value)| (key.clone(), rebase(value)))
+                        .collect();
+                    (control.clone(), fields)
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 /// Differences between two normalised traces (`left` usually the oracle),
 /// one line each; empty when they match.
 pub fn diff(left: &[FrameRecord], right: &[FrameRecord]) -> Vec<String> {

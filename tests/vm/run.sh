@@ -14,6 +14,10 @@
 #     --bind PATH       with --root trixie: also show this host directory at
 #                       its path (the checkout always is; repeatable)
 #     --accel kvm|tcg   default: $REEL_VM_ACCEL, else what prepare.sh found
+#     --audio           a sound card (QEMU's AC97) whose sound goes nowhere
+#                       in real time (the `none` audio backend); load its
+#                       driver with --module snd_intel8x0 (intel-hda's codec
+#                       does not answer snd_hda_intel's probe under TCG)
 #
 # In DIR afterwards: stdout, stderr, exit_code (the command's), console.log
 # (serial console), dmesg, out/ (the command's files: $REEL_RESULTS in the
@@ -29,7 +33,7 @@ cache=$(readlink -f "${REEL_VM_CACHE:-$here/cache}")
 project=$(cd "$here/../.." && pwd)
 
 dir="" root=host timeout=120 accel=${REEL_VM_ACCEL:-}
-modules=() envs=() binds=() default_modules=1
+modules=() envs=() binds=() default_modules=1 audio_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --dir) dir=$2; shift 2 ;;
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
         --env) envs+=("$2"); shift 2 ;;
         --bind) binds+=("$2"); shift 2 ;;
         --accel) accel=$2; shift 2 ;;
+        --audio) audio_args=(-audiodev none,id=snd0 -device AC97,audiodev=snd0); shift ;;
         --) shift; break ;;
         -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
         *) break ;;
@@ -129,6 +134,7 @@ for attempt in 1 2 3; do
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -fsdev "local,id=results,path=$dir,security_model=none" \
         -device virtio-9p-pci,fsdev=results,mount_tag=results \
+        "${audio_args[@]}" \
         </dev/null >"$dir/qemu.log" 2>&1
     status=$?
     set -e

@@ -25,6 +25,8 @@ use super::H264Error;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamInfo {
     pub profile_idc: u8,
+    /// constraint_set0_flag in bit 0 ... constraint_set5_flag in bit 5.
+    pub constraint_set_flags: u8,
     pub level_idc: u8,
     /// Coded size: whole macroblocks.
     pub coded_width: u32,
@@ -48,6 +50,7 @@ impl StreamInfo {
         let (coded_width, coded_height) = sps.coded_size();
         Ok(Self {
             profile_idc: sps.profile_idc,
+            constraint_set_flags: sps.constraint_set_flags,
             level_idc: sps.level_idc,
             coded_width,
             coded_height,

@@ -22,6 +22,7 @@ use super::codec::{CodecEntry, CodecSetup};
 use super::controls::ExtControl;
 use super::discovery::{self, DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
+use super::level_check::LevelCheck;
 use crate::codec::av1::decoder::{Av1Decoder, Event, Frame};
 use crate::codec::av1::{Av1Error, NUM_REF_FRAMES};
 use crate::media::{Codec, VideoStreamInfo};
@@ -85,11 +86,8 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
         film_grain,
         "AV1 through V4L2"
     );
-    // The level menu's values are seq_level_idx (2.0 = 0 ... 7.3 = 23).
-    let max_level = info
-        .menu(b::V4L2_CID_MPEG_VIDEO_AV1_LEVEL)
-        .and_then(|menu| menu.items.iter().map(|(value, _)| *value).max());
-    let codec = Av1Codec::new((stream.width, stream.height), film_grain).with_max_level(max_level);
+    let levels = LevelCheck::new(info.menu(b::V4L2_CID_MPEG_VIDEO_AV1_LEVEL));
+    let codec = Av1Codec::new((stream.width, stream.height), film_grain).with_levels(levels);
     Ok(CodecSetup {
         codec: Box::new(codec),
         initial_controls: Vec::new(),
@@ -112,10 +110,8 @@ pub struct Av1Codec {
     film_grain: bool,
     /// Whether "grain not applied" was logged.
     grain_warned: bool,
-    /// The highest level the driver's level menu offers, if it has one.
-    max_level: Option<u32>,
-    /// Whether a level beyond it was logged.
-    level_warned: bool,
+    /// The stream's level against the driver's level menu.
+    levels: LevelCheck,
     /// The shown size of every decoded picture still referenced or due.
     sizes: HashMap<u64, (u32, u32)>,
     /// Pictures due for output, in order: AV1 shows frames in decoding
@@ -134,43 +130,33 @@ impl Av1Codec {
             started: false,
             film_grain,
             grain_warned: false,
-            max_level: None,
-            level_warned: false,
+            levels: LevelCheck::default(),
             sizes: HashMap::new(),
             due: Vec::new(),
         }
     }
 
-    /// `max_level`: the highest `V4L2_CID_MPEG_VIDEO_AV1_LEVEL` value the
-    /// driver offers (a stream above it is tried, with a warning).
-    pub fn with_max_level(mut self, max_level: Option<u32>) -> Self {
-        self.max_level = max_level;
+    /// `levels`: the driver's level menu (a stream above it is tried, with
+    /// a warning).
+    pub fn with_levels(mut self, levels: LevelCheck) -> Self {
+        self.levels = levels;
         self
     }
 
-    /// Warns once when the sequence's level (operating point 0) is above
-    /// the driver's highest; 31 means no level constraints.
+    /// Checks the sequence's level (operating point 0): the menu's values
+    /// are seq_level_idx (2.0 = 0 ... 7.3 = 23; 31 means no constraints).
     fn check_level(&mut self, frame: &Frame<u64>) {
         let Some(level) = frame
             .sequence
             .operating_points
             .first()
-            .map(|op| op.seq_level_idx)
+            .map(|op| u32::from(op.seq_level_idx))
         else {
             return;
         };
-        let level = u32::from(level);
-        let name = |l: u32| format!("{}.{}", 2 + l / 4, l % 4);
-        if let Some(max) = self.max_level.filter(|&max| level <= 23 && level > max) {
-            if !self.level_warned {
-                warn!(
-                    "AV1 stream of level {} above the driver's highest, {}: it may fail to decode",
-                    name(level),
-                    name(max)
-                );
-                self.level_warned = true;
-            }
-        }
+        let name = format!("{}.{}", 2 + level / 4, level % 4);
+        self.levels
+            .check("AV1", (level <= 23).then_some(level), &name);
     }
 
     fn check(frame: &Frame<u64>) -> Result<(), CodecError> {

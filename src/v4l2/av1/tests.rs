@@ -4,6 +4,7 @@ use crate::codec::av1::decoder::tests::{
 };
 use crate::codec::av1::decoder::TileGroupData;
 use crate::codec::av1::tile_group::{TileEntry, TileGroup};
+use crate::v4l2::discovery::MenuControl;
 
 fn group(
     obu: std::ops::Range<usize>,
@@ -150,13 +151,21 @@ fn damage_is_a_bitstream_error_and_decoding_waits_for_a_key_frame() {
 fn a_level_above_the_drivers_is_warned_once_and_tried() {
     // seq_level_idx 9 is level 4.1; 8 is 4.0.
     for (max, warned) in [(Some(9), false), (Some(8), true), (None, false)] {
-        let mut codec = Av1Codec::new((16, 16), true).with_max_level(max);
+        let menu = max.map(|max: u32| MenuControl {
+            id: b::V4L2_CID_MPEG_VIDEO_AV1_LEVEL,
+            minimum: 0,
+            maximum: max as i32,
+            default: 0,
+            items: (0..=max).map(|v| (v, format!("level {v}"))).collect(),
+        });
+        let levels = LevelCheck::new(menu.as_ref());
+        let mut codec = Av1Codec::new((16, 16), true).with_levels(levels);
         let mut timestamps = Timestamps::new();
         timestamps.start_packet();
         let mut tu = sequence_header_at_level(9);
         tu.extend(hidden_key_frame());
         let requests = codec.decode(&tu, &mut timestamps).map(|r| r.len());
         assert_eq!(requests.ok(), Some(1), "{max:?}");
-        assert_eq!(codec.level_warned, warned, "{max:?}");
+        assert_eq!(codec.levels.warned(), warned, "{max:?}");
     }
 }

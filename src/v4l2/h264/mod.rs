@@ -19,6 +19,7 @@ use super::codec::{
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
+use super::level_check::LevelCheck;
 use super::output_queue::OutputQueue;
 use super::slice_mode::{DecodeMode, ModeMenus, Picture, SliceMode};
 use crate::codec::bitstream::annexb::nal_units;
@@ -133,11 +134,56 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
         "H.264 through V4L2"
     );
     Ok(CodecSetup {
-        codec: Box::new(H264Codec::new(mode, info.video_node.clone())),
+        codec: Box::new(H264Codec::new(mode, info.video_node.clone()).with_levels(
+            LevelCheck::new(info.menu(b::V4L2_CID_MPEG_VIDEO_H264_LEVEL)),
+        )),
         initial_controls,
         dpb_pictures: sps.as_ref().map_or(16, Sps::max_dpb_frames),
         output_buffers: OUTPUT_BUFFERS,
     })
+}
+
+/// `V4L2_CID_MPEG_VIDEO_H264_LEVEL`'s value for a stream's level, and the
+/// level's name (A.3.1: level 1b is level_idc 11 with constraint_set3_flag
+/// in Baseline, Main and Extended, and level_idc 9 elsewhere).
+pub fn level_menu_value(stream: &h264::StreamInfo) -> Option<(u32, String)> {
+    use b::*;
+    let constrained = stream.constraint_set_flags & 8 != 0;
+    let level_1b = match stream.level_idc {
+        9 => true,
+        11 => constrained && matches!(stream.profile_idc, 66 | 77 | 88),
+        _ => false,
+    };
+    if level_1b {
+        return Some((
+            v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1B,
+            "1b".into(),
+        ));
+    }
+    let value = match stream.level_idc {
+        10 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1_0,
+        11 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1_1,
+        12 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1_2,
+        13 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1_3,
+        20 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_2_0,
+        21 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_2_1,
+        22 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_2_2,
+        30 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_3_0,
+        31 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_3_1,
+        32 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_3_2,
+        40 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_4_0,
+        41 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_4_1,
+        42 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_4_2,
+        50 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_5_0,
+        51 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_5_1,
+        52 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_5_2,
+        60 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_6_0,
+        61 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_6_1,
+        62 => v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_6_2,
+        _ => return None,
+    };
+    let idc = stream.level_idc;
+    Some((value, format!("{}.{}", idc / 10, idc % 10)))
 }
 
 /// The H.264 glue of [`super::decoder::V4l2Decoder`].
@@ -150,6 +196,8 @@ pub struct H264Codec {
     output: OutputQueue,
     /// A first field whose second field should follow into its buffer.
     open_field: Option<u64>,
+    /// Each new sequence's level against the driver's level menu.
+    levels: LevelCheck,
 }
 
 impl H264Codec {
@@ -161,7 +209,15 @@ impl H264Codec {
             batch_references: Vec::new(),
             output: OutputQueue::new(),
             open_field: None,
+            levels: LevelCheck::default(),
         }
+    }
+
+    /// `levels`: the driver's level menu (a stream above it is tried, with
+    /// a warning).
+    pub fn with_levels(mut self, levels: LevelCheck) -> Self {
+        self.levels = levels;
+        self
     }
 
     pub fn mode(&self) -> SliceMode {
@@ -281,6 +337,11 @@ impl StatelessCodec for H264Codec {
                 job.stream.sample_aspect_ratio,
             );
             references.extend(job.dpb.iter().map(|e| e.timestamp_ns));
+            if job.new_sequence {
+                if let Some((level, name)) = level_menu_value(&job.stream) {
+                    self.levels.check("H.264", Some(level), &name);
+                }
+            }
             let hold_after = self.holds_for_second_field(job);
             requests.extend(self.requests(job, hold_after)?);
             self.output.push_due(job.output.iter().copied());
@@ -341,5 +402,59 @@ mod tests {
         ));
         // An unknown profile matches no menu value: refused where a menu exists.
         assert!(profile_need(1).accepted.is_empty());
+    }
+
+    fn stream(profile_idc: u8, constraint_set_flags: u8, level_idc: u8) -> h264::StreamInfo {
+        h264::StreamInfo {
+            profile_idc,
+            constraint_set_flags,
+            level_idc,
+            coded_width: 320,
+            coded_height: 240,
+            visible: (0, 0, 320, 240),
+            bit_depth_luma: 8,
+            bit_depth_chroma: 8,
+            chroma_format_idc: 1,
+            dpb_frames: 4,
+            max_num_reorder_frames: 0,
+            interlaced: false,
+            sample_aspect_ratio: None,
+        }
+    }
+
+    #[test]
+    fn levels_map_to_the_level_menu() {
+        use b::*;
+        let value = |p, c, l| level_menu_value(&stream(p, c, l));
+        assert_eq!(
+            value(100, 0, 30),
+            Some((
+                v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_3_0,
+                "3.0".into()
+            ))
+        );
+        assert_eq!(
+            value(77, 0, 51),
+            Some((
+                v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_5_1,
+                "5.1".into()
+            ))
+        );
+        // Level 1b: level_idc 11 with constraint_set3_flag in Baseline/Main,
+        // level_idc 9 in High; 11 in High is level 1.1.
+        let one_b = Some((
+            v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1B,
+            "1b".into(),
+        ));
+        assert_eq!(value(66, 8, 11), one_b);
+        assert_eq!(value(100, 0, 9), one_b);
+        assert_eq!(
+            value(100, 8, 11),
+            Some((
+                v4l2_mpeg_video_h264_level_V4L2_MPEG_VIDEO_H264_LEVEL_1_1,
+                "1.1".into()
+            ))
+        );
+        assert_eq!(value(100, 0, 63), None);
     }
 }

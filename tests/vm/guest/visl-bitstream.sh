@@ -1,9 +1,9 @@
 #!/bin/sh
 # Inside the guest: runs a command with visl keeping a copy of every OUTPUT
 # buffer it decodes (its debugfs bitstream dump), and saves the copies as
-# $REEL_RESULTS/NAME.bitstream/bitstreamN (N: the OUTPUT buffer's sequence
-# number, counted from the command's STREAMON). visl is reloaded first so
-# that each command's dump starts empty.
+# $REEL_RESULTS/NAME.bitstream/bitstreamN (N: the order visl decoded them
+# in, from 0, across every STREAMON of the command, as a resolution change
+# makes). visl is reloaded first so that each command's dump starts empty.
 #
 #   tests/vm/guest/visl-bitstream.sh NAME COMMAND [ARGS...]
 #

@@ -30,14 +30,21 @@ impl LevelCheck {
     }
 
     /// Checks a stream at menu value `level` (`None`: a level the menu
-    /// cannot name, such as AV1's "no constraints"), called `name` in the
-    /// warning; warns once per session. True when it is above the driver's.
-    pub fn check(&mut self, codec: &str, level: Option<u32>, name: &str) -> bool {
+    /// cannot name, such as AV1's "no constraints"), called `name()` in the
+    /// warning (made only then: codecs check every frame); warns once per
+    /// session. True when it is above the driver's.
+    pub fn check(
+        &mut self,
+        codec: &str,
+        level: Option<u32>,
+        name: impl FnOnce() -> String,
+    ) -> bool {
         let Some((highest, highest_name)) = &self.highest else {
             return false;
         };
         let above = level.is_some_and(|l| l > *highest);
         if above && !self.warned {
+            let name = name();
             warn!(
                 "{codec} stream of level {name} is above the driver's highest, {highest_name}: \
                  decoding is tried, and may fail or fall behind"
@@ -70,21 +77,21 @@ mod tests {
     fn a_level_above_the_menu_is_warned_once() {
         let menu = menu(&[(0, "2.0"), (1, "2.1")]);
         let mut check = LevelCheck::new(Some(&menu));
-        assert!(!check.check("AV1", Some(1), "2.1"));
+        assert!(!check.check("AV1", Some(1), || "2.1".into()));
         assert!(!check.warned());
-        assert!(check.check("AV1", Some(4), "3.0"));
+        assert!(check.check("AV1", Some(4), || "3.0".into()));
         assert!(check.warned());
         // Still above, not warned again (the flag stays set).
-        assert!(check.check("AV1", Some(5), "3.1"));
+        assert!(check.check("AV1", Some(5), || "3.1".into()));
     }
 
     #[test]
     fn no_menu_or_an_unnamed_level_passes() {
         let mut check = LevelCheck::new(None);
-        assert!(!check.check("H.264", Some(19), "6.2"));
+        assert!(!check.check("H.264", Some(19), || "6.2".into()));
         let menu = menu(&[(0, "1"), (1, "1b")]);
         let mut check = LevelCheck::new(Some(&menu));
-        assert!(!check.check("AV1", None, "unconstrained"));
+        assert!(!check.check("AV1", None, || "unconstrained".into()));
         assert!(!check.warned());
     }
 
@@ -93,7 +100,7 @@ mod tests {
         // A driver offering 2.0 and 3.0 only: 3.0 is its highest.
         let menu = menu(&[(0, "2.0"), (4, "3.0")]);
         let mut check = LevelCheck::new(Some(&menu));
-        assert!(!check.check("AV1", Some(4), "3.0"));
-        assert!(check.check("AV1", Some(5), "3.1"));
+        assert!(!check.check("AV1", Some(4), || "3.0".into()));
+        assert!(check.check("AV1", Some(5), || "3.1".into()));
     }
 }

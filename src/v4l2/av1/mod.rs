@@ -154,9 +154,10 @@ impl Av1Codec {
         else {
             return;
         };
-        let name = format!("{}.{}", 2 + level / 4, level % 4);
         self.levels
-            .check("AV1", (level <= 23).then_some(level), &name);
+            .check("AV1", (level <= 23).then_some(level), || {
+                format!("{}.{}", 2 + level / 4, level % 4)
+            });
     }
 
     fn check(frame: &Frame<u64>) -> Result<(), CodecError> {

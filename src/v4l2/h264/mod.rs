@@ -339,7 +339,7 @@ impl StatelessCodec for H264Codec {
             references.extend(job.dpb.iter().map(|e| e.timestamp_ns));
             if job.new_sequence {
                 if let Some((level, name)) = level_menu_value(&job.stream) {
-                    self.levels.check("H.264", Some(level), &name);
+                    self.levels.check("H.264", Some(level), || name);
                 }
             }
             let hold_after = self.holds_for_second_field(job);

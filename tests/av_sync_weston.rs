@@ -174,9 +174,11 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
     for second in (1..=4).chain(9..SECONDS as u64) {
         assert!(
             seconds.contains(&second),
-            "no flash at {second} s was seen with its beep: {seconds:?}\n{} beeps, {} frames shown",
+            "no flash at {second} s was seen with its beep: {seconds:?}\n{} beeps, {} frames \
+             shown; the recording began {:+.3} s from the first frame on screen",
             beeps.len(),
-            shown.len()
+            shown.len(),
+            recording.time_of(0).0.as_secs_f64() - shown.first().map_or(0.0, |s| s.1.as_secs_f64())
         );
     }
     for (pts, offset, _) in &offsets {

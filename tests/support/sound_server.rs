@@ -205,8 +205,7 @@ impl SoundServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("cannot start pw-record");
-        // Its stream is linked to the monitor before reel starts playing.
-        sleep(Duration::from_millis(300));
+        self.wait_for_recording_link();
         Recording { child, wav }
     }
 
@@ -237,8 +236,35 @@ impl SoundServer {
             }
             (bytes, reads)
         });
-        sleep(Duration::from_millis(300));
+        self.wait_for_recording_link();
         TimedRecording { child, reader }
+    }
+
+    /// Returns once WirePlumber has linked both of the monitor's channels
+    /// to pw-record: only then is what reel plays recorded. (A fixed wait
+    /// was not enough on a loaded machine: the link came a second late and
+    /// the first beeps were never recorded.)
+    fn wait_for_recording_link(&self) {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let linked = || {
+            self.command("pw-link")
+                .arg("--links")
+                .output()
+                .is_ok_and(|out| {
+                    let links = String::from_utf8_lossy(&out.stdout);
+                    ["FL", "FR"]
+                        .iter()
+                        .all(|channel| links.contains(&format!("|<- {SINK}:monitor_{channel}")))
+                })
+        };
+        while !linked() {
+            assert!(
+                Instant::now() < deadline,
+                "pw-record was not linked to {SINK}'s monitor\n{}",
+                self.logs()
+            );
+            sleep(Duration::from_millis(20));
+        }
     }
 
     /// `pw-record` on the null sink's monitor, f32 stereo at `RATE`.

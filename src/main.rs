@@ -65,6 +65,9 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
     let decoder = DecoderChoice {
         hwdec: args.hwdec,
         device: args.device.clone(),
+        // On screen, the negotiation's chooser says whether the pictures
+        // go zero-copy; without one (wl_shm, --copy) they are copied.
+        cpu_reads_pictures: matches!(args.output, Output::Wayland | Output::Framemd5),
         ..DecoderChoice::default()
     };
     if decoder.hwdec == Hwdec::No && decoder.device.is_some() {

@@ -8,7 +8,8 @@
 //!   V4L2 mappings afterwards as before, and no more wl_buffers than
 //!   decoder buffers;
 //! - a soak: `--loop` over H.264 640x360, HEVC 320x240 and VP9 480x270 for
-//!   two and a half minutes, sampled once per loop. After a warm-up (the first half
+//!   two and a half minutes, sampled once per loop (paused a second into
+//!   its first file, so every loop is seen in one state). After a warm-up (the first half
 //!   of the loops), of the loops left: fds, dmabufs and V4L2 mappings
 //!   grow by less than half a one per loop (the median slope between
 //!   every pair of loops: a sample falls anywhere in a file change, and

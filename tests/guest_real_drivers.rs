@@ -57,6 +57,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::media;
+use support::reel_output;
 use support::reel_runs::{self, traced_decode};
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
 
@@ -110,6 +111,8 @@ const ERROR_REQUEST: usize = 5;
 const V4L2_FRAMEMD5: [&str; 4] = ["--hwdec", "v4l2", "--output", "framemd5"];
 
 const AUTO_FRAMEMD5: [&str; 4] = ["--hwdec", "auto", "--output", "framemd5"];
+
+const V4L2_NULL: [&str; 4] = ["--hwdec", "v4l2", "--output", "null"];
 
 /// No reordering (decode order is display order), an IDR every 15 frames.
 const FAULT_CLIP: &str = "h264_baseline.mp4";
@@ -245,6 +248,12 @@ fn runs() -> &'static GuestResult {
             traced_decode("menus-h264", &V4L2_FRAMEMD5, &baseline),
             traced_decode("menus-444-v4l2", &V4L2_FRAMEMD5, &media::clip(AV1_444)),
             traced_decode("menus-444-auto", &AUTO_FRAMEMD5, &media::clip(AV1_444)),
+            // Cache hints allowed on CAPTURE, as a driver on a
+            // non-coherent SoC may: what the CPU reads is asked for
+            // non-coherent, what it does not read is left coherent.
+            reload(&["capture_cache_hints=1"]),
+            traced_decode("hints-framemd5", &V4L2_FRAMEMD5, &bframes),
+            traced_decode("hints-null", &V4L2_NULL, &bframes),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
@@ -542,6 +551,75 @@ fn capture_buffers_are_mapped_only_when_the_cpu_reads_them() {
         mapped > 0 && mapped <= exported,
         "sync-framemd5: {mapped} CAPTURE mappings for {exported} exported planes"
     );
+}
+
+/// What visl (`capture_cache_hints=1`) logs at each CAPTURE STREAMOFF:
+/// (non-coherent, buffers queued, queued without a cache clean, without a
+/// cache invalidate).
+fn capture_cache_reports(dmesg: &str) -> Vec<(bool, u32, u32, u32)> {
+    dmesg
+        .lines()
+        .filter_map(|line| line.split_once("CAPTURE memory ").map(|(_, rest)| rest))
+        .map(|rest| {
+            let numbers: Vec<u32> = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            let [queued, no_clean, no_invalidate] = numbers[..] else {
+                panic!("visl's CAPTURE memory line: {rest}");
+            };
+            (
+                rest.starts_with("non-coherent"),
+                queued,
+                no_clean,
+                no_invalidate,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn capture_memory_the_cpu_reads_is_non_coherent_where_the_driver_allows_it() {
+    // Only the two runs under `capture_cache_hints=1` are reported.
+    let reports = capture_cache_reports(&runs().dmesg);
+    let [hashed, discarded] = reports[..] else {
+        panic!("visl's CAPTURE memory reports: {reports:?}");
+    };
+    // Hashing reads every picture: non-coherent memory, cleaned when each
+    // buffer is first queued (the allocation may leave dirty lines) and
+    // never after, since the CPU only reads it; invalidated at every
+    // dequeue, since vb2-dma-contig's DMA_BUF_IOCTL_SYNC does not.
+    let (log, out) = reel_runs::successful(runs(), "hints-framemd5");
+    let buffers: u32 = log
+        .lines()
+        .find(|l| l.contains("CAPTURE memory for CPU reads: non-coherent"))
+        .and_then(|l| reel_output::fields(l).remove("buffers"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("hints-framemd5: no non-coherent CAPTURE memory\n{log}"));
+    let (non_coherent, queued, no_clean, no_invalidate) = hashed;
+    assert!(non_coherent, "hints-framemd5: {hashed:?}");
+    assert!(
+        queued > buffers,
+        "hints-framemd5: every buffer queued again"
+    );
+    assert_eq!(
+        (no_clean, no_invalidate),
+        (queued - buffers, 0),
+        "hints-framemd5: {buffers} buffers, queued {queued} times"
+    );
+    // The pictures are those of visl's defaults.
+    let (_, coherent_out) = reel_runs::successful(runs(), "clean-h264");
+    assert_eq!(
+        reel_runs::framemd5_lines(&out),
+        reel_runs::framemd5_lines(&coherent_out)
+    );
+    // Decoding for nothing reads no picture: coherent memory, nothing
+    // skipped (zero-copy presentation is the same case).
+    let (log, _) = reel_runs::successful(runs(), "hints-null");
+    assert!(!log.contains("CAPTURE memory for CPU reads"), "{log}");
+    let (non_coherent, queued, no_clean, no_invalidate) = discarded;
+    assert!(!non_coherent && queued > 0, "hints-null: {discarded:?}");
+    assert_eq!((no_clean, no_invalidate), (0, 0), "hints-null");
 }
 
 /// The DQBUFs of a run: the queue ("OUTPUT" or "CAPTURE") of each one

@@ -85,15 +85,14 @@ fn stats_line(log: &str) -> HashMap<String, u64> {
     reel_output::stats(log).unwrap_or_else(|| panic!("no stats line in:\n{log}"))
 }
 
-#[test]
-fn plays_every_frame_to_the_end_through_dmabuf() {
-    let weston = Weston::start(640, 480);
-    let clip = media::clip("h264_baseline.mp4");
+/// Plays `clip` to its end with `--stats`: reel running, its stats and log.
+/// Every frame was presented or dropped as late.
+fn played_to_the_end(weston: &Weston, clip: &Path) -> (Reel, HashMap<String, u64>, String) {
     let mut reel = Reel::spawn(
         &weston.client_env(),
         weston.runtime_dir(),
         &["--stats"],
-        &[&clip],
+        &[clip],
     );
     let status = reel.wait_exit();
     let log = reel.log();
@@ -101,9 +100,16 @@ fn plays_every_frame_to_the_end_through_dmabuf() {
     let stats = stats_line(&log);
     assert_eq!(
         stats["presented"] + stats["dropped_late"],
-        media::frame_count(&clip) as u64,
+        media::frame_count(clip) as u64,
         "{log}"
     );
+    (reel, stats, log)
+}
+
+#[test]
+fn plays_every_frame_to_the_end_through_dmabuf() {
+    let weston = Weston::start(640, 480);
+    let (reel, stats, log) = played_to_the_end(&weston, &media::clip("h264_baseline.mp4"));
     assert!(stats["presented"] > 0);
     assert_eq!(stats["dmabuf_frames"], stats["presented"], "{log}");
     assert_eq!(stats["shm_frames"], 0);
@@ -260,6 +266,37 @@ fn pause_stops_the_clock_and_resume_restarts_it() {
         position(s) > position(&paused) + 0.2
     });
     assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
+fn a_slow_compositor_costs_frames_not_time() {
+    // Two repaints a second: 15 frames of this 30 fps clip fall due between
+    // two frame callbacks. reel must show the newest due one and drop the
+    // rest, finishing near the clip's 4 s; holding late frames for the next
+    // callback would play it in slow motion (at five frames a callback:
+    // 12 s).
+    let weston = Weston::start_at(640, 480, "kiosk", "gl", 2_000);
+    let clip = media::encoded(
+        "pacing",
+        "h264_4s.mp4",
+        "testsrc2=size=320x240:rate=30:duration=4",
+        &["-c:v", "libx264", "-preset", "ultrafast", "-g", "30"],
+    );
+    let started = Instant::now();
+    let (_, stats, log) = played_to_the_end(&weston, &clip);
+    let wall = started.elapsed();
+    assert!(
+        stats["dropped_late"] >= 60,
+        "a compositor at 2 Hz cannot show half of 120 frames: {stats:?}"
+    );
+    eprintln!(
+        "4 s of media at 2 Hz in {wall:.1?}: presented={} dropped_late={}",
+        stats["presented"], stats["dropped_late"]
+    );
+    assert!(
+        wall < Duration::from_secs(7),
+        "4 s of media took {wall:?} on a slow compositor (slow motion)\n{log}"
+    );
 }
 
 #[test]

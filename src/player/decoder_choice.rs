@@ -38,6 +38,9 @@ pub struct DecoderChoice {
     /// Decoded frames the consumer may hold at once (V4L2 CAPTURE buffers
     /// are allocated for them).
     pub frames_held_downstream: usize,
+    /// The consumer reads the pictures with the CPU (checksums, copies),
+    /// unless `capture_chooser` finds a zero-copy path.
+    pub cpu_reads_pictures: bool,
 }
 
 impl Default for DecoderChoice {
@@ -47,6 +50,7 @@ impl Default for DecoderChoice {
             device: None,
             capture_chooser: None,
             frames_held_downstream: FRAMES_HELD_DOWNSTREAM,
+            cpu_reads_pictures: false,
         }
     }
 }
@@ -114,6 +118,7 @@ pub fn open(
             OpenOptions {
                 capture_chooser: choice.capture_chooser.clone(),
                 frames_held_downstream: choice.frames_held_downstream,
+                cpu_reads_pictures: choice.cpu_reads_pictures,
             },
         ) {
             Ok(decoder) => {

@@ -59,10 +59,11 @@ const EARLY_SLACK: Duration = Duration::from_millis(2);
 /// How long after a vblank's commit deadline a frame for the next one is
 /// committed: room for the deadline being a little later than learned.
 const COMMIT_MARGIN: Duration = Duration::from_millis(1);
-/// A frame later than this is dropped, unless too many were dropped in a
-/// row (then a slow decoder still shows something).
+/// A frame later than this is dropped when a later frame is already
+/// decoded and due too: a slow compositor then costs frames, never the
+/// clock (the picture stays on media time), while a slow decoder, with
+/// nothing decoded behind its late frame, still shows every frame.
 const LATE_DROP: Duration = Duration::from_millis(80);
-const MAX_LATE_STREAK: u32 = 4;
 /// Step back by this much when the frame's duration is unknown.
 const FALLBACK_FRAME_DURATION: Duration = Duration::from_millis(40);
 
@@ -165,7 +166,6 @@ struct Player {
     shown: Option<Shown>,
     /// The source delivered every frame of the current epoch.
     ended: bool,
-    late_streak: u32,
     counters: Counters,
     /// Damaged pictures over the run (the decode threads add to it).
     damage: Arc<DamageCounters>,
@@ -315,7 +315,6 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         next: None,
         shown: None,
         ended: false,
-        late_streak: 0,
         counters: Counters::default(),
         damage: Arc::default(),
         quitting: false,
@@ -566,9 +565,9 @@ impl Player {
                     self.arm_timer(wake);
                     break;
                 }
-                let late = self.clock.now(now).saturating_sub(frame.pts);
-                if late > LATE_DROP && self.late_streak < MAX_LATE_STREAK {
-                    self.late_streak += 1;
+                let media_now = self.clock.now(now);
+                let late = media_now.saturating_sub(frame.pts);
+                if late > LATE_DROP && self.superseded(frame.pts, media_now) {
                     self.counters.dropped_late += 1;
                     debug!(pts = ?frame.pts, ?late, "dropped late frame");
                     self.next = None;
@@ -586,6 +585,14 @@ impl Player {
             self.finish_file_when_due();
         }
         self.update_osd();
+    }
+
+    /// A frame later than `pts` is already decoded and due at `media_now`.
+    fn superseded(&self, pts: Duration, media_now: Duration) -> bool {
+        self.source
+            .as_ref()
+            .and_then(|source| source.newest_frame(self.epoch))
+            .is_some_and(|newest| newest > pts && newest <= media_now)
     }
 
     /// Takes the next event from the decode thread; true when a frame of
@@ -685,7 +692,6 @@ impl Player {
                 self.preroll = true;
             }
         }
-        self.late_streak = 0;
         self.counters.presented += 1;
         self.shown = Some(Shown {
             position,

@@ -15,7 +15,7 @@ use tracing::info;
 
 use crate::fourcc::fourcc_text;
 use crate::negotiation::{negotiate, CompositorFormats, DecoderFormat, Negotiation};
-use crate::v4l2::session::{CaptureChooser, OfferedCapture};
+use crate::v4l2::session::{CaptureChoice, CaptureChooser, OfferedCapture};
 
 /// What a change of the compositor's formats means for the decoder.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl Negotiator {
         ))
     }
 
-    fn choose(&self, offered: &[OfferedCapture], bit_depth: u32) -> Vec<u32> {
+    fn choose(&self, offered: &[OfferedCapture], bit_depth: u32) -> CaptureChoice {
         let offered_names: Vec<String> = offered.iter().map(|o| fourcc_text(o.fourcc)).collect();
         let offered: Vec<DecoderFormat> = offered
             .iter()
@@ -93,13 +93,16 @@ impl Negotiator {
             );
             outcome.log();
         }
-        let order = outcome.v4l2_fourcc().into_iter().collect();
+        let choice = CaptureChoice {
+            order: outcome.v4l2_fourcc().into_iter().collect(),
+            cpu_reads: !matches!(outcome, Negotiation::ZeroCopy { .. }),
+        };
         shared.decided = Some(Decided {
             offered,
             bit_depth,
             outcome,
         });
-        order
+        choice
     }
 
     /// The compositor's formats are now `compositor`.
@@ -175,8 +178,12 @@ mod tests {
         )
     }
 
-    fn choose(n: &Negotiator, list: &[u32], depth: u32) -> Vec<u32> {
+    fn choice(n: &Negotiator, list: &[u32], depth: u32) -> CaptureChoice {
         (n.chooser().0)(&offered(list), depth)
+    }
+
+    fn choose(n: &Negotiator, list: &[u32], depth: u32) -> Vec<u32> {
+        choice(n, list, depth).order
     }
 
     #[test]
@@ -186,8 +193,15 @@ mod tests {
             n.compositor_changed(tranches(&[(false, &[YU12])])),
             Renegotiated::NotStarted
         );
-        // The decoder's first choice sees the new formats.
-        assert_eq!(choose(&n, &[NV12, YU12], 8), vec![YU12]);
+        // The decoder's first choice sees the new formats, and presents
+        // its pictures zero-copy: the CPU does not read them.
+        assert_eq!(
+            choice(&n, &[NV12, YU12], 8),
+            CaptureChoice {
+                order: vec![YU12],
+                cpu_reads: false
+            }
+        );
     }
 
     #[test]
@@ -243,8 +257,14 @@ mod tests {
         let n = Negotiator::new(tranches(&[(false, &[NV12])]));
         // 10-bit stream, compositor without P010: copy (NV12 is too shallow,
         // so the decoder keeps P010 and the CPU converts).
-        let first = choose(&n, &[NV12, P010], 10);
-        assert_eq!(first, vec![P010]);
+        let first = choice(&n, &[NV12, P010], 10);
+        assert_eq!(
+            first,
+            CaptureChoice {
+                order: vec![P010],
+                cpu_reads: true
+            }
+        );
         assert!(matches!(n.current(), Some(Negotiation::Copy { .. })));
         let change = n.compositor_changed(tranches(&[(false, &[NV12, P010])]));
         assert!(

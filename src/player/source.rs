@@ -4,6 +4,7 @@
 //! holds only a few frames.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -99,7 +100,28 @@ impl Frames {
 pub struct Source {
     requests: mpsc::Sender<Request>,
     events: Receiver<SourceEvent>,
+    newest: NewestQueued,
     thread: Option<JoinHandle<()>>,
+}
+
+/// The epoch and pts of the newest frame the decode thread has queued. It
+/// lets the player tell a late frame that a later, also due, frame
+/// already follows (drop it: the display is the slow part) from a late
+/// frame with nothing behind it yet (show it: the decoder is).
+#[derive(Clone, Default)]
+struct NewestQueued(Arc<Mutex<Option<(u64, Duration)>>>);
+
+impl NewestQueued {
+    fn set(&self, epoch: u64, pts: Duration) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some((epoch, pts));
+    }
+
+    fn of_epoch(&self, epoch: u64) -> Option<Duration> {
+        match *self.0.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some((queued_epoch, pts)) if queued_epoch == epoch => Some(pts),
+            _ => None,
+        }
+    }
 }
 
 impl Source {
@@ -109,6 +131,8 @@ impl Source {
         frames.set_epoch(epoch);
         let (requests, request_rx) = mpsc::channel();
         let (event_tx, events) = mpsc::sync_channel(DECODE_AHEAD);
+        let newest = NewestQueued::default();
+        let queued = newest.clone();
         if let Some(position) = start {
             let _ = requests.send(Request::Seek {
                 position,
@@ -118,7 +142,9 @@ impl Source {
         }
         let thread = std::thread::Builder::new()
             .name("reel-decode".into())
-            .spawn(move || decode_loop(&mut frames, epoch, &request_rx, &event_tx, &wake));
+            .spawn(move || {
+                decode_loop(&mut frames, epoch, &request_rx, &event_tx, &queued, &wake);
+            });
         let thread = match thread {
             Ok(handle) => Some(handle),
             Err(error) => {
@@ -129,6 +155,7 @@ impl Source {
         Self {
             requests,
             events,
+            newest,
             thread,
         }
     }
@@ -149,6 +176,12 @@ impl Source {
 
     pub fn try_event(&self) -> Option<SourceEvent> {
         self.events.try_recv().ok()
+    }
+
+    /// The pts of the newest frame of `epoch` handed over so far (taken by
+    /// the player or still queued).
+    pub fn newest_frame(&self, epoch: u64) -> Option<Duration> {
+        self.newest.of_epoch(epoch)
     }
 }
 
@@ -172,6 +205,7 @@ fn decode_loop(
     mut epoch: u64,
     requests: &Receiver<Request>,
     events: &SyncSender<SourceEvent>,
+    newest: &NewestQueued,
     wake: &Ping,
 ) {
     let send = |event: SourceEvent| -> bool {
@@ -222,9 +256,11 @@ fn decode_loop(
         }
         match pipeline.next_frame() {
             Ok(Some(frame)) => {
+                let (frame_epoch, pts) = (frame.epoch, frame.pts);
                 if !send(SourceEvent::Frame(frame)) {
                     return;
                 }
+                newest.set(frame_epoch, pts);
             }
             Ok(None) => {
                 debug!(epoch, "end of stream");

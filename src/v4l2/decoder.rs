@@ -86,6 +86,8 @@ pub struct OpenOptions {
     /// Decoded frames that may hold a CAPTURE buffer outside the decoder at
     /// once (the compositor's, the player's queue, frames in transit).
     pub frames_held_downstream: usize,
+    /// The CPU reads the pictures, unless `capture_chooser` says otherwise.
+    pub cpu_reads_pictures: bool,
 }
 
 /// CAPTURE buffers: the codec's pictures, the one being decoded, and the
@@ -157,6 +159,7 @@ impl V4l2Decoder {
         config.required_controls = entry.required_controls.to_vec();
         config.bit_depth = stream.bit_depth.max(8);
         config.capture_chooser = options.capture_chooser;
+        config.cpu_reads_pictures = options.cpu_reads_pictures;
         let time_base = (i64::from(stream.time_base.0), i64::from(stream.time_base.1));
         let mut decoder = Self::new(
             config,

@@ -18,6 +18,9 @@ use super::weston_log;
 
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 const SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(20);
+/// weston headless's repaint rate in the tests (mHz): fast enough that
+/// frame callbacks never hold a client back.
+const FAST_REFRESH_MHZ: u32 = 1_000_000;
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 

@@ -6,13 +6,15 @@
 //! decoding for nothing never maps a picture.
 
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use memmap2::{Mmap, MmapOptions};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 use v4l2r::bindings::{v4l2_create_buffers, v4l2_format};
-use v4l2r::ioctl::{self, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking};
+use v4l2r::ioctl::{
+    self, BufferFlags, ExpbufFlags, PlaneMapping, V4l2Buffer, V4l2PlanesWithBacking,
+};
 use v4l2r::memory::MemoryType;
 use v4l2r::{Format, QueueType};
 
@@ -62,6 +64,9 @@ pub struct CaptureBuffer {
     pub generation: u64,
     dmabufs: Vec<OwnedFd>,
     planes: Vec<LazyPlane>,
+    /// Allocated with V4L2_MEMORY_FLAG_NON_COHERENT (granted).
+    non_coherent: bool,
+    queued_before: AtomicBool,
 }
 
 /// A CAPTURE plane's size and its read-only mapping, once made (`None`
@@ -114,6 +119,19 @@ impl CaptureBuffer {
     pub fn dmabufs(&self) -> &[OwnedFd] {
         &self.dmabufs
     }
+    /// The flags to queue this buffer with, each time it is queued. On
+    /// non-coherent memory the first queueing cleans the cache (the
+    /// allocation may have left dirty lines, which a later eviction would
+    /// write over the decoder's picture); later ones need not, since the
+    /// CPU only ever reads the buffer, so no line of it is dirty again.
+    pub fn queue_flags(&self) -> BufferFlags {
+        let before = self.queued_before.swap(true, Ordering::Relaxed);
+        if self.non_coherent && before {
+            BufferFlags::NO_CACHE_CLEAN
+        } else {
+            BufferFlags::empty()
+        }
+    }
 }
 
 /// (mem_offset, length) of each memory plane of an MMAP buffer.
@@ -151,15 +169,35 @@ pub(crate) fn request_buffers(
     queue: QueueType,
     count: u32,
 ) -> Result<u32, SessionError> {
-    let granted: ioctl::RequestBuffers = ioctl::reqbufs(
-        video,
-        queue,
-        MemoryType::Mmap,
-        count,
-        ioctl::MemoryConsistency::empty(),
-    )
-    .map_err(|e| SessionError::ioctl("VIDIOC_REQBUFS", e.into()))?;
-    Ok(granted.count)
+    request_buffers_with(video, queue, count, ioctl::MemoryConsistency::empty())
+        .map(|granted| granted.count)
+}
+
+fn request_buffers_with(
+    video: &impl std::os::fd::AsRawFd,
+    queue: QueueType,
+    count: u32,
+    consistency: ioctl::MemoryConsistency,
+) -> Result<ioctl::RequestBuffers, SessionError> {
+    ioctl::reqbufs(video, queue, MemoryType::Mmap, count, consistency)
+        .map_err(|e| SessionError::ioctl("VIDIOC_REQBUFS", e.into()))
+}
+
+/// CAPTURE memory the CPU reads is asked for non-coherent: on the
+/// non-coherent ARM SoCs these decoders sit on, coherent memory is mapped
+/// uncached, and copying or detiling a picture from it is many times
+/// slower. vb2 then cleans the cache when a buffer is queued and
+/// invalidates it when the buffer is dequeued; only the clean may be
+/// skipped (`CaptureBuffer::queue_flags`). The invalidate may not: the
+/// CPU's reads go through the exported dmabuf, and vb2-dma-contig's
+/// DMA_BUF_IOCTL_SYNC does no cache maintenance at all. Drivers that do
+/// not allow cache hints clear the flag: the memory stays coherent.
+fn capture_consistency(cpu_reads: bool) -> ioctl::MemoryConsistency {
+    if cpu_reads {
+        ioctl::MemoryConsistency::MEMORY_FLAG_NON_COHERENT
+    } else {
+        ioctl::MemoryConsistency::empty()
+    }
 }
 
 fn query(
@@ -247,6 +285,7 @@ fn grow_capture(
     queue: QueueType,
     granted: u32,
     wanted: u32,
+    consistency: ioctl::MemoryConsistency,
 ) -> u32 {
     if granted == 0 || granted >= wanted {
         return 0;
@@ -258,12 +297,7 @@ fn grow_capture(
             return 0;
         }
     };
-    match ioctl::create_bufs::<_, v4l2_create_buffers>(
-        video,
-        wanted - granted,
-        MemoryType::Mmap,
-        format,
-    ) {
+    match create_bufs_with(video, wanted - granted, format, consistency) {
         // New buffers follow the existing ones: indices granted.. .
         Ok(created) if created.index == granted => {
             debug!(
@@ -286,6 +320,29 @@ fn grow_capture(
     }
 }
 
+nix::ioctl_readwrite!(vidioc_create_bufs, b'V', 92, v4l2_create_buffers);
+
+/// CREATE_BUFS of MMAP buffers with memory flags, which vb2 requires to
+/// match the queue's (v4l2r's `create_bufs` sends none).
+fn create_bufs_with(
+    video: &impl std::os::fd::AsRawFd,
+    count: u32,
+    format: v4l2_format,
+    consistency: ioctl::MemoryConsistency,
+) -> Result<v4l2_create_buffers, nix::Error> {
+    let mut create = v4l2_create_buffers {
+        count,
+        memory: MemoryType::Mmap as u32,
+        format,
+        flags: u32::from(consistency.bits()),
+        ..Default::default()
+    };
+    // SAFETY: VIDIOC_CREATE_BUFS reads and writes exactly one
+    // v4l2_create_buffers, which lives on this stack frame for the call.
+    unsafe { vidioc_create_bufs(video.as_raw_fd(), &mut create) }?;
+    Ok(create)
+}
+
 /// The last CAPTURE allocation's generation (0: none yet).
 static CAPTURE_GENERATION: AtomicU64 = AtomicU64::new(0);
 
@@ -294,9 +351,26 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
     video: &F,
     queue: QueueType,
     count: u32,
+    cpu_reads: bool,
 ) -> Result<Vec<CaptureBuffer>, SessionError> {
-    let granted = request_buffers(video, queue, count)?;
-    let granted = granted + grow_capture(video, queue, granted, count);
+    let asked = capture_consistency(cpu_reads);
+    let granted = request_buffers_with(video, queue, count, asked)?;
+    // The driver clears the flag when it does not allow cache hints.
+    let consistency = granted.flags & asked;
+    let non_coherent = !consistency.is_empty();
+    let granted = granted.count;
+    let granted = granted + grow_capture(video, queue, granted, count, consistency);
+    if cpu_reads {
+        info!(
+            buffers = granted,
+            "CAPTURE memory for CPU reads: {}",
+            if non_coherent {
+                "non-coherent (read through the CPU's cache)"
+            } else {
+                "coherent (the driver allows no cache hints)"
+            }
+        );
+    }
     let generation = CAPTURE_GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     (0..granted)
         .map(|index| {
@@ -325,7 +399,46 @@ pub fn allocate_capture<F: std::os::fd::AsRawFd + std::os::fd::AsFd>(
                 generation,
                 dmabufs,
                 planes,
+                non_coherent,
+                queued_before: AtomicBool::new(false),
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer(non_coherent: bool) -> CaptureBuffer {
+        CaptureBuffer {
+            index: 0,
+            generation: 0,
+            dmabufs: Vec::new(),
+            planes: Vec::new(),
+            non_coherent,
+            queued_before: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn only_non_coherent_buffers_skip_the_clean_and_never_on_their_first_queueing() {
+        let bits = |buffer: &CaptureBuffer| buffer.queue_flags().bits();
+        let clean = BufferFlags::NO_CACHE_CLEAN.bits();
+        let cached = buffer(true);
+        assert_eq!(
+            [bits(&cached), bits(&cached), bits(&cached)],
+            [0, clean, clean]
+        );
+        let coherent = buffer(false);
+        assert_eq!([bits(&coherent), bits(&coherent)], [0, 0]);
+    }
+
+    #[test]
+    fn non_coherent_memory_is_asked_for_only_when_the_cpu_reads() {
+        assert!(
+            capture_consistency(true).contains(ioctl::MemoryConsistency::MEMORY_FLAG_NON_COHERENT)
+        );
+        assert!(capture_consistency(false).is_empty());
+    }
 }

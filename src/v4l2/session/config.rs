@@ -38,6 +38,11 @@ pub struct SessionConfig {
     pub capture_chooser: Option<CaptureChooser>,
     /// The stream's luma bit depth, for `capture_chooser`.
     pub bit_depth: u32,
+    /// The CPU reads the decoded pictures (copies, detiling, checksums):
+    /// CAPTURE memory is then asked for non-coherent where the driver
+    /// allows it, which the CPU reads through its cache. A chooser's answer
+    /// replaces this.
+    pub cpu_reads_pictures: bool,
     /// A request not complete within this is an error.
     pub request_timeout: Duration,
 }
@@ -74,6 +79,7 @@ impl SessionConfig {
             capture_preference: Vec::new(),
             capture_chooser: None,
             bit_depth: 8,
+            cpu_reads_pictures: false,
             request_timeout: Duration::from_secs(1),
         }
     }
@@ -98,8 +104,17 @@ pub fn bitstream_buffer_size(width: u32, height: u32) -> u32 {
 #[derive(Clone)]
 pub struct CaptureChooser(pub Arc<ChooseCapture>);
 
-/// (offered CAPTURE formats, stream bit depth) -> fourccs in the order to try.
-pub type ChooseCapture = dyn Fn(&[OfferedCapture], u32) -> Vec<u32> + Send + Sync;
+/// (offered CAPTURE formats, stream bit depth) -> what to try.
+pub type ChooseCapture = dyn Fn(&[OfferedCapture], u32) -> CaptureChoice + Send + Sync;
+
+/// A chooser's answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CaptureChoice {
+    /// CAPTURE fourccs in the order to try.
+    pub order: Vec<u32>,
+    /// Whether the CPU will read the pictures (no zero-copy for them).
+    pub cpu_reads: bool,
+}
 
 /// A CAPTURE format the driver offers for the current sequence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,7 +37,7 @@ use v4l2r::ioctl::{self, BufferFlags, Request, V4l2Buffer};
 use v4l2r::QueueType;
 
 pub use capture::{CaptureHold, DecodedFrame, V4l2CpuPlanes};
-pub use config::{CaptureChooser, ChooseCapture, OfferedCapture, SessionConfig};
+pub use config::{CaptureChoice, CaptureChooser, ChooseCapture, OfferedCapture, SessionConfig};
 pub use error::SessionError;
 pub use layout::CaptureLayout;
 
@@ -183,6 +183,7 @@ impl Session {
         let planes = self.capture[index].memory_planes();
         let mut buffer =
             ioctl::QBuffer::<v4l2r::memory::MmapHandle>::new(self.capture_queue, index as u32);
+        buffer.flags = self.capture[index].queue_flags();
         buffer.planes = (0..planes).map(|_| ioctl::QBufPlane::new(0)).collect();
         ioctl::qbuf::<_, ()>(&self.video, buffer)
             .map_err(|e| SessionError::ioctl("VIDIOC_QBUF(CAPTURE)", errno_of(e)))?;

@@ -47,7 +47,7 @@ pub(super) fn configure(
     set_controls(video, None, &config.initial_controls)?;
 
     // 3. CAPTURE format.
-    let layout = choose_capture_format(video, capture_queue, config)?;
+    let (layout, cpu_reads) = choose_capture_format(video, capture_queue, config)?;
     info!(
         "{}: OUTPUT {} {}x{}, CAPTURE {} {}x{} planes {:?}",
         config.video_node.display(),
@@ -62,7 +62,12 @@ pub(super) fn configure(
 
     // 4. Buffers, read back from the driver.
     let output = buffers::allocate_output(video, output_queue, config.output_buffers.max(1))?;
-    let capture = buffers::allocate_capture(video, capture_queue, config.capture_buffers.max(1))?;
+    let capture = buffers::allocate_capture(
+        video,
+        capture_queue,
+        config.capture_buffers.max(1),
+        cpu_reads,
+    )?;
     debug!(
         "buffers: {} OUTPUT, {} CAPTURE",
         output.len(),
@@ -130,11 +135,12 @@ fn choose_capture_format(
     video: &mut File,
     queue: QueueType,
     config: &SessionConfig,
-) -> Result<CaptureLayout, SessionError> {
+) -> Result<(CaptureLayout, bool), SessionError> {
     let offered: Vec<u32> = ioctl::FormatIterator::new(video, queue)
         .map(|d| d.pixelformat.into())
         .collect();
     let chosen;
+    let mut cpu_reads = config.cpu_reads_pictures;
     let preference: &[u32] = match &config.capture_chooser {
         Some(chooser) => {
             let current: Option<Format> = ioctl::g_fmt(video, queue).ok();
@@ -148,7 +154,8 @@ fn choose_capture_format(
                 })
                 .collect();
             chosen = (chooser.0)(&offered, config.bit_depth);
-            &chosen
+            cpu_reads = chosen.cpu_reads;
+            &chosen.order
         }
         None => &config.capture_preference,
     };
@@ -160,7 +167,7 @@ fn choose_capture_format(
             && layout.format.cpu.is_some()
             && preferred_first.is_none_or(|p| *p == layout.format.v4l2)
         {
-            return Ok(layout.clone());
+            return Ok((layout.clone(), cpu_reads));
         }
     }
     // Linear layouts first, then those the CPU reads by detiling.
@@ -200,6 +207,7 @@ fn choose_capture_format(
     }
     let _: Format = ioctl::s_fmt(video, (queue, &format))
         .map_err(|e| SessionError::ioctl("VIDIOC_S_FMT(CAPTURE)", e.into()))?;
-    read_capture_layout(video, queue)?
-        .ok_or_else(|| SessionError::NoCaptureFormat(fourcc_text(candidate)))
+    let layout = read_capture_layout(video, queue)?
+        .ok_or_else(|| SessionError::NoCaptureFormat(fourcc_text(candidate)))?;
+    Ok((layout, cpu_reads))
 }

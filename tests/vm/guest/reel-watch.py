@@ -136,19 +136,23 @@ def soak(path, pid, seconds, out):
             status = fields(control.ask("status"))
             first_file = status.get("index", "").startswith("1/")
             # A second into the first file: its decoder is set up and the
-            # previous file's is going or gone. A decoder thread that is
-            # still winding down holds its buffers for a moment: each count
-            # is the least of five looks 0.1 s apart, where a leak stays.
+            # previous file's is going or gone. Paused there, each loop is
+            # sampled in the same state (playing in real time, a sample
+            # could fall into the next file change). A decoder thread that
+            # is still winding down holds its buffers for a moment: each
+            # figure is the least of five looks 0.1 s apart, where a leak
+            # stays.
             steady = first_file and float(status.get("position", 0)) >= 1.0
             if steady and not sampled:
                 sampled = True
                 loop += 1
+                control.ask("pause")
                 looks = []
                 for _ in range(5):
-                    looks.append(figures(pid))
                     time.sleep(0.1)
-                s = {k: min(l[k] for l in looks) for k in ("fds", "dmabufs", "memfds", "video_maps", "dmabuf_maps")}
-                s["rss_kb"] = looks[-1]["rss_kb"]
+                    looks.append(figures(pid))
+                control.ask("resume")
+                s = {k: min(l[k] for l in looks) for k in ("rss_kb", "fds", "dmabufs", "memfds", "video_maps", "dmabuf_maps")}
                 # Which buffers: bytes per dmabuf tell the files apart.
                 sizes = min(looks, key=lambda l: l["dmabufs"])["dmabuf_sizes"]
                 f.write(

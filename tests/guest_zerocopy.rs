@@ -409,6 +409,101 @@ fn crop_is_applied_by_the_viewport() {
     }
 }
 
+/// The calls of an `strace -f` log, one per line: a call another thread
+/// interrupted ("<unfinished ...>", then "<... NAME resumed>") joined up.
+fn strace_calls(strace: &str) -> Vec<String> {
+    let mut pending: HashMap<&str, &str> = HashMap::new();
+    let mut calls = Vec::new();
+    for line in strace.lines() {
+        let Some((pid, call)) = line.split_once(' ') else {
+            continue;
+        };
+        let call = call.trim_start();
+        if let Some(start) = call.strip_suffix("<unfinished ...>") {
+            pending.insert(pid, start);
+        } else if let Some(rest) = call.strip_prefix("<... ") {
+            let rest = rest.split_once("resumed>").map_or("", |(_, r)| r);
+            let start = pending.remove(pid).unwrap_or_default();
+            calls.push(format!("{start}{rest}"));
+        } else {
+            calls.push(call.to_string());
+        }
+    }
+    calls
+}
+
+/// The fd a call names first (`ioctl(7, ...`, `close(7)`).
+fn first_fd(call: &str) -> Option<u32> {
+    call.split_once('(')?
+        .1
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// What a call returned (`... = 7`).
+fn returned(call: &str) -> Option<u32> {
+    call.rsplit_once(" = ")?
+        .1
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn the_old_allocation_is_freed_before_the_new_one_is_made() {
+    // A frame on screen holds its CAPTURE buffer when the new sequence
+    // comes, so the node is opened again: the old file must be closed
+    // (freeing every buffer no frame holds) before the new file's CAPTURE
+    // buffers are requested, or a board whose CMA pool fits one set
+    // fails with ENOMEM.
+    let log = read("reschange.log");
+    assert!(
+        log.contains("the node is opened again"),
+        "no reallocation with frames alive"
+    );
+    let calls = strace_calls(&read("reschange.strace"));
+    let mut changes = 0;
+    let mut streaming = None;
+    for (i, call) in calls.iter().enumerate() {
+        if call.starts_with("ioctl(") && call.contains("VIDIOC_DQBUF") {
+            streaming = first_fd(call);
+        }
+        let reopened = call.starts_with("openat(") && call.contains("/dev/video");
+        let (Some(old), Some(new)) = (streaming, returned(call).filter(|_| reopened)) else {
+            continue;
+        };
+        let later = &calls[i + 1..];
+        let new_closed = later
+            .iter()
+            .position(|c| c.starts_with(&format!("close({new})")))
+            .unwrap_or(later.len());
+        // A look at the node (a probe) is no session.
+        let Some(first_capture_request) = later[..new_closed].iter().position(|c| {
+            first_fd(c) == Some(new)
+                && c.contains("VIDIOC_REQBUFS")
+                && c.contains("VIDEO_CAPTURE")
+                && !c.contains("count=0")
+        }) else {
+            continue;
+        };
+        let closed = later
+            .iter()
+            .position(|c| c.starts_with(&format!("close({old})")));
+        assert!(
+            closed.is_some_and(|closed| closed < first_capture_request),
+            "fd {old} (streaming) closed at {closed:?}, after fd {new}'s CAPTURE buffers \
+             were requested at {first_capture_request}: {:#?}",
+            &later[..first_capture_request + 1]
+        );
+        changes += 1;
+        streaming = None;
+    }
+    assert!(changes > 0, "no reopening of the node under strace");
+}
+
 #[test]
 fn reallocated_queue_gets_new_wl_buffers() {
     let s = stats("reschange");

@@ -16,6 +16,13 @@ use super::decoder_choice::DecoderChoice;
 use super::frame_decoder::{DamageCounters, DamageCounts};
 use super::pipeline::{Pipeline, PipelineOptions};
 
+/// Decoded frames held outside the decoder at once: the one being hashed
+/// (or dropped) and one more the decoder put out with it. A V4L2 decoder
+/// allocates a CAPTURE buffer for each, not the player's eight (the
+/// compositor's, the decode-ahead queue's): on a board, memory from a
+/// small CMA pool.
+const FRAMES_HELD: usize = 2;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sink {
     Framemd5,
@@ -67,7 +74,10 @@ pub fn run_file(
         &PipelineOptions {
             for_display: false,
             threads,
-            decoder: decoder.clone(),
+            decoder: DecoderChoice {
+                frames_held_downstream: FRAMES_HELD,
+                ..decoder.clone()
+            },
         },
     )?;
     pipeline.count_damage_in(damage.clone());

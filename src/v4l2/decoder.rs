@@ -350,16 +350,9 @@ impl V4l2Decoder {
         self.config
             .initial_controls
             .extend(change.controls.iter().cloned());
-        match self.session.reconfigure(&self.config) {
-            Ok(()) => {}
-            // Frames still alive keep their buffers: a new session gets new
-            // ones, the old buffers go when the last frame does.
-            Err(SessionError::BuffersInUse { count }) => {
-                debug!("{count} frames still hold buffers: opening a new session");
-                self.session = Session::open(self.config.clone())?;
-            }
-            Err(e) => return Err(e.into()),
-        }
+        // Frames still alive keep their buffers; every other one is freed
+        // before the new ones are allocated.
+        self.session.reconfigure(&self.config)?;
         Ok(())
     }
 

@@ -52,8 +52,6 @@ pub enum SessionError {
     NoFreeRequest { limit: usize },
     #[error("decode request with timestamp {timestamp_ns} ns did not complete within {waited:?}")]
     RequestTimeout { timestamp_ns: u64, waited: Duration },
-    #[error("{count} CAPTURE buffers are still held by frames: drop them before reallocating")]
-    BuffersInUse { count: usize },
 }
 
 impl SessionError {

@@ -687,10 +687,11 @@ impl Session {
         self.start()
     }
 
-    /// Frees every buffer (STREAMOFF, REQBUFS(0)) and sets the session up
-    /// again for `config` (a new resolution or sequence; the device paths in
-    /// it are ignored). Every frame must have been dropped first: their
-    /// buffers are about to be freed.
+    /// Frees every buffer no frame holds (STREAMOFF, then REQBUFS(0), or
+    /// closing the file when frames hold some) and sets the session up
+    /// again for `config` (a new resolution or sequence; the device paths
+    /// in it are ignored). A buffer a frame holds stays valid until the
+    /// frame goes; the driver never sees it again.
     pub fn reconfigure(&mut self, config: &SessionConfig) -> Result<(), SessionError> {
         self.references.clear();
         self.ready.clear();
@@ -702,9 +703,6 @@ impl Session {
             .iter()
             .filter(|s| matches!(s, CaptureSlot::Held(h) if Arc::strong_count(h) > 1))
             .count();
-        if in_use > 0 {
-            return Err(SessionError::BuffersInUse { count: in_use });
-        }
         ioctl::streamoff(&self.video, self.output_queue)
             .map_err(|e| SessionError::ioctl("VIDIOC_STREAMOFF(OUTPUT)", e.into()))?;
         ioctl::streamoff(&self.video, self.capture_queue)
@@ -721,8 +719,23 @@ impl Session {
         self.capture_fifo.clear();
         self.holding = false;
         self.last_timestamp = None;
-        buffers::request_buffers(&self.video, self.output_queue, 0)?;
-        buffers::request_buffers(&self.video, self.capture_queue, 0)?;
+        if in_use == 0 {
+            buffers::request_buffers(&self.video, self.output_queue, 0)?;
+            buffers::request_buffers(&self.video, self.capture_queue, 0)?;
+        } else {
+            // Frames still hold some buffers, whose exported dmabufs keep
+            // vb2 from freeing any buffer of the queue (REQBUFS(0): EBUSY).
+            // Closing the file frees every buffer no frame holds, and a
+            // held one goes with its last frame. Before the new buffers
+            // are allocated: where CAPTURE memory is a small CMA pool, the
+            // old and the new set may not fit at once.
+            debug!(
+                in_use,
+                "frames still hold CAPTURE buffers: the node is opened again"
+            );
+            let fresh = open_node(&self.path)?;
+            drop(std::mem::replace(&mut self.video, fresh));
+        }
 
         let (layout, output, capture) = configure(
             &mut self.video,

@@ -14,7 +14,9 @@
 #   (no OSD over the picture the screenshot is compared by), until
 #   more frames were presented than decoder buffers imported (some buffer
 #   shown twice; at most 60 s), then shot_and_stop: NAME.out, NAME.log,
-#   NAME.rc, NAME-shot/.
+#   NAME.rc, NAME-shot/. With PLAY_STRACE=1, strace follows reel from just
+#   after its start (its open, close and ioctl calls, every thread) into
+#   NAME.strace.
 # shot_and_stop NAME PID WESTON_PID: waits until reel (PID, logging to
 #   $R/NAME.log at -vv) has presented a frame, lists what its buffers are
 #   (fd_kinds) in $R/NAME.fds, takes a weston screenshot into
@@ -46,6 +48,10 @@ play() {
     shift 4
     "$play_reel" --stats --loop --hwdec v4l2 -vv --osd-level 0 "$@" >"$R/$play_name.out" 2>"$R/$play_name.log" &
     play_pid=$!
+    if [ "${PLAY_STRACE:-}" = 1 ]; then
+        strace -f -qq -p "$play_pid" -e trace=openat,close,ioctl -o "$R/$play_name.strace" \
+            2>"$R/$play_name.strace-log" &
+    fi
     # On a loaded machine a 2 s window may present fewer frames than the
     # decoder has buffers, and the checks of buffer reuse see none.
     # A deadline, not a count of tries: on a loaded guest each look through

@@ -9,7 +9,8 @@
 #   (weston-NAME.log, scopes log and proto) and runs
 #   `reel --stats --loop --hwdec v4l2 -vv` until a frame is presented, 2 s
 #   more, a screenshot (NAME-shot/, NAME-shot.log), then SIGTERM:
-#   NAME.out, NAME.log, NAME.rc.
+#   NAME.out, NAME.log, NAME.rc; reschange under strace too (NAME.strace:
+#   when the old session's file is closed).
 #
 #   tests/vm/guest/zerocopy.sh REEL WIDTHxHEIGHT CLIP ODD_CLIP RESCHANGE_CLIP
 set -eu
@@ -40,4 +41,4 @@ chmod 700 "$XDG_RUNTIME_DIR"
 play zerocopy "$reel" "$width" "$height" "$clip"
 play copy "$reel" "$width" "$height" --copy "$clip"
 play odd "$reel" "$width" "$height" "$odd"
-play reschange "$reel" "$width" "$height" "$reschange"
+PLAY_STRACE=1 play reschange "$reel" "$width" "$height" "$reschange"

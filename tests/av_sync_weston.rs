@@ -118,10 +118,34 @@ fn offsets(
         .collect()
 }
 
+/// Attempts at a measurement the recording can be trusted for.
+const ATTEMPTS: usize = 3;
+
 #[test]
 fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
     let _serial = one_at_a_time();
     let clip = flash_and_beep();
+    let mut doubts = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        match measure_once(&clip) {
+            Ok(()) => return,
+            Err(doubt) => {
+                eprintln!("attempt {attempt}: the recording cannot be trusted: {doubt}");
+                doubts.push(doubt);
+            }
+        }
+    }
+    panic!(
+        "no trustworthy recording in {ATTEMPTS} attempts:\n{}",
+        doubts.join("\n\n")
+    );
+}
+
+/// One playback, its flashes against its beeps. Panics when a flash
+/// measured is out of sync (reel's fault); Err when the recording cannot
+/// be trusted (too coarse, or beeps missing: a loaded machine's sound
+/// server now and then skips cycles of the recording), for another try.
+fn measure_once(clip: &std::path::Path) -> Result<(), String> {
     let server = SoundServer::start();
     // A monitor's 60 Hz: each frame can only go to a vblank, which reel
     // aims at from weston's presentation feedback.
@@ -132,7 +156,7 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
         weston.socket_path().display().to_string(),
     ));
     let recording = server.record_timed();
-    let mut reel = Reel::spawn(&env, server.runtime_dir(), &["--stats"], &[&clip]);
+    let mut reel = Reel::spawn(&env, server.runtime_dir(), &["--stats"], &[clip]);
     reel.wait_for("playback", |s| {
         s["position"].parse::<f64>().is_ok_and(|p| p > 4.5)
     });
@@ -168,19 +192,40 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
         .collect::<Vec<_>>()
         .join("\n");
     eprintln!("flash shown - beep played, by flash pts:\n{report}");
-    // 1-4 s, then 9 (just after the seek) to 19 s: 15 flashes. The first
-    // frame (0 s) is on screen before sound can be heard: not counted.
+    // Flashes at 1-4 s, 9-11 s (after the seek) and 12-19 s (after the
+    // pause). The first frame (0 s) is on screen before sound can be
+    // heard: not counted. Most of each stretch must be measured (a beep at
+    // 3 s once went unrecorded with its flash on screen on time).
     let seconds: Vec<u64> = offsets.iter().map(|(pts, ..)| pts.as_secs()).collect();
-    for second in (1..=4).chain(9..SECONDS as u64) {
-        assert!(
-            seconds.contains(&second),
-            "no flash at {second} s was seen with its beep: {seconds:?}\n{} beeps, {} frames \
-             shown; the recording began {:+.3} s from the first frame on screen",
+    let coverage = [(1..=4, 3), (9..=11, 2), (12..=19, 6)]
+        .into_iter()
+        .map(|(stretch, wanted)| {
+            (
+                stretch.clone().filter(|s| seconds.contains(s)).count(),
+                wanted,
+                stretch,
+            )
+        })
+        .find(|(measured, wanted, _)| measured < wanted);
+    if let Some((measured, wanted, stretch)) = coverage {
+        return Err(format!(
+            "{measured} flashes of {stretch:?} s seen with their beeps, of {wanted} wanted: \
+             {seconds:?}\n{} beeps, {} frames shown; the recording began {:+.3} s from the \
+             first frame on screen\n{report}",
             beeps.len(),
             shown.len(),
             recording.time_of(0).0.as_secs_f64() - shown.first().map_or(0.0, |s| s.1.as_secs_f64())
-        );
+        ));
     }
+    // The reads of the recording come at the pace of the sink's cycles, so
+    // the beeps are dated to a few ms (a busy machine delays some reads,
+    // which the dating leaves aside).
+    let mut spreads: Vec<Duration> = offsets.iter().map(|(.., spread)| *spread).collect();
+    spreads.sort();
+    if spreads[spreads.len() / 2] >= Duration::from_millis(10) {
+        return Err(format!("beeps dated too coarsely\n{report}"));
+    }
+    // A recording to trust: every flash measured in sync.
     for (pts, offset, _) in &offsets {
         assert!(
             offset.abs() <= TOLERANCE.as_secs_f64(),
@@ -188,15 +233,7 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
             offset * 1e3
         );
     }
-    // The reads of the recording come at the pace of the sink's cycles, so
-    // the beeps are dated to a few ms (a busy machine delays some reads,
-    // which the dating leaves aside).
-    let mut spreads: Vec<Duration> = offsets.iter().map(|(.., spread)| *spread).collect();
-    spreads.sort();
-    assert!(
-        spreads[spreads.len() / 2] < Duration::from_millis(10),
-        "the recording cannot be dated finely enough\n{report}"
-    );
+    Ok(())
 }
 
 /// A sound server and weston (640x480, kiosk), and the environment a

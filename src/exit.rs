@@ -137,4 +137,20 @@ mod tests {
         let codes: Vec<u8> = Exit::ALL.iter().map(|&e| e as u8).collect();
         assert_eq!(codes, [0, 1, 2, 3, 4, 5]);
     }
+
+    #[test]
+    fn what_the_device_cannot_decode_is_handed_over_but_is_no_device_failure() {
+        use crate::v4l2::codec::CodecError;
+        let fields = DecoderError::Codec(CodecError::Unsupported("a field pair".into()));
+        assert!(fields.needs_another_decoder());
+        assert!(!fields.is_device_failure());
+        assert_eq!(Exit::of(&fields.into()), Exit::Failed);
+        let damaged = DecoderError::Codec(CodecError::Bitstream("bad slice".into()));
+        assert!(!damaged.needs_another_decoder());
+        let lost = DecoderError::Session(SessionError::Ioctl {
+            ioctl: "VIDIOC_DQBUF(CAPTURE)",
+            errno: Errno::ENODEV,
+        });
+        assert!(lost.needs_another_decoder());
+    }
 }

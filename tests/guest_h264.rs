@@ -38,7 +38,12 @@ fn h264_clips() -> Vec<&'static OracleClip> {
 }
 
 /// Clips for the framemd5 checks (display order, determinism).
-const FRAMEMD5_CLIPS: [&str; 3] = ["h264_main_bframes", "h264_mbaff", "h264_resolution_change"];
+const FRAMEMD5_CLIPS: [&str; 4] = [
+    "h264_main_bframes",
+    "h264_mbaff",
+    "h264_paff",
+    "h264_resolution_change",
+];
 
 /// Where the seek test starts h264_main_bframes (30 fps, 30 frames).
 const SEEK_SECONDS: f64 = 0.5;
@@ -206,7 +211,12 @@ fn runs() -> &'static GuestRuns {
 }
 
 /// Clips whose OUTPUT buffers are compared byte for byte with GStreamer's.
-const BITSTREAM_CLIPS: [&str; 3] = ["h264_main_bframes", "h264_slices", "h264_weighted"];
+const BITSTREAM_CLIPS: [&str; 4] = [
+    "h264_main_bframes",
+    "h264_slices",
+    "h264_weighted",
+    "h264_paff",
+];
 
 /// The OUTPUT buffers visl kept for one run (visl-bitstream.sh), in
 /// sequence order.
@@ -282,7 +292,6 @@ fn frame_based_annex_b_traces_match_gstreamer_per_frame() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// A clip's trace differences for the failure message (the first 25).
 #[test]
 fn framemd5_in_display_order_and_deterministic() {
     for name in FRAMEMD5_CLIPS {

@@ -27,6 +27,12 @@
 //!   request times out after a second, it resets and resumes at the next
 //!   key frame, the same as after a refused request.
 //!
+//! - `hold_capture_buf=0` with H.264 field pictures (PAFF): refused
+//!   before a field reaches the driver with `--hwdec v4l2`, decoded by
+//!   libavcodec from the first frame with `--hwdec auto`;
+//! - `capture_tiled=1|2`: CAPTURE offered in one tiled layout only
+//!   (NV12_32L32 as cedrus, NV12_4L4 as hantro G2): the detiled pictures
+//!   equal those visl writes linearly;
 //! - `av1_profile_max=0 av1_level_max=1 h264_level_max=3`: profile and
 //!   level menus, as MediaTek's decoders have them: `reel probe` lists
 //!   them; a profile the menu lacks (AV1 4:4:4) is refused, and software
@@ -120,6 +126,10 @@ const FAULT_CLIP: &str = "h264_baseline.mp4";
 /// requests in a row can each be the first after a reset.
 const FAULTS_IN_A_ROW_CLIP: &str = "mpeg2_matrices.ts";
 
+/// H.264 field pictures (PAFF): every frame a field pair, each field its
+/// own request into the frame's CAPTURE buffer.
+const PAFF_CLIP: &str = "h264_paff.ts";
+
 /// `V4L2_MPEG_VIDEO_H264_LEVEL_1_2`: below h264_baseline.mp4's level 1.3.
 const H264_LEVEL_MAX: u32 = 3;
 /// AV1 4:4:4 (seq_profile 1, High).
@@ -193,6 +203,7 @@ fn runs() -> &'static GuestResult {
         let bframes = media::clip(ERROR_CLIP);
         let baseline = media::clip(FAULT_CLIP);
         let gops = media::clip(FAULTS_IN_A_ROW_CLIP);
+        let paff = media::clip(PAFF_CLIP);
         let calls = vec![
             // A small default OUTPUT size.
             reload(&["output_sizeimage=1024"]),
@@ -206,6 +217,8 @@ fn runs() -> &'static GuestResult {
             traced_decode("nohold-hevc", &V4L2_FRAMEMD5, &hevc_slices),
             traced_decode("nohold-forced-slice", &V4L2_FRAMEMD5, &h264_slices)
                 .env("REEL_V4L2_H264_MODE", "slice"),
+            traced_decode("nohold-paff-v4l2", &V4L2_FRAMEMD5, &paff),
+            traced_decode("nohold-paff-auto", &AUTO_FRAMEMD5, &paff),
             // HOLD for H.264 and HEVC only, decided at S_FMT(OUTPUT).
             reload(&["hold_capture_buf=2"]),
             probe("cedrus-probe"),
@@ -254,6 +267,11 @@ fn runs() -> &'static GuestResult {
             reload(&["capture_cache_hints=1"]),
             traced_decode("hints-framemd5", &V4L2_FRAMEMD5, &bframes),
             traced_decode("hints-null", &V4L2_NULL, &bframes),
+            // CAPTURE in one tiled layout: cedrus's and hantro G2's.
+            reload(&["capture_tiled=1"]),
+            traced_decode("tiled-32l32", &V4L2_FRAMEMD5, &bframes),
+            reload(&["capture_tiled=2"]),
+            traced_decode("tiled-4l4", &V4L2_FRAMEMD5, &bframes),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
@@ -397,6 +415,62 @@ fn without_hold_forced_slice_based_decoding_is_refused_clearly() {
         1,
         "{name}: the cause is repeated:\n{log}"
     );
+}
+
+#[test]
+fn without_hold_field_pictures_are_refused_clearly_or_decoded_in_software() {
+    // `--hwdec v4l2`: the first field pair is refused before any of its
+    // fields reaches the driver, with the reason, once.
+    let name = "nohold-paff-v4l2";
+    let (rc, log, out) = reel_runs::outcome(runs(), name);
+    assert_eq!(rc, 1, "{name}: refused with the failure status\n{log}");
+    assert!(!log.contains("panicked"), "{name}:\n{log}");
+    assert_eq!(
+        log.matches(
+            "a field pair (interlaced field pictures) needs a driver that holds CAPTURE buffers"
+        )
+        .count(),
+        1,
+        "{name}: the reason, said once:\n{log}"
+    );
+    assert!(reel_runs::framemd5_lines(&out).is_empty(), "{name}: {out}");
+    let trace = runs()
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(
+        !trace.contains("v4l2_ctrl_h264_decode_params"),
+        "{name}: a field was sent to a driver that cannot hold its buffer"
+    );
+    // `--hwdec auto`: software decoding takes over at once; every frame is
+    // FFmpeg's.
+    let name = "nohold-paff-auto";
+    let (rc, log, out) = reel_runs::outcome(runs(), name);
+    assert_eq!(rc, 0, "{name}:\n{log}");
+    assert_eq!(assert_handed_over(name, &log, &out, PAFF_CLIP), 0, "{log}");
+    assert_eq!(
+        reel_runs::framemd5_lines(&out).len(),
+        media::frame_count(&media::clip(PAFF_CLIP)),
+        "{name}"
+    );
+}
+
+#[test]
+fn tiled_capture_layouts_are_detiled_into_the_linear_pictures() {
+    // visl lays its picture out in the tiles it was asked for (sized as
+    // cedrus sizes NV12_32L32: the height to 32; hantro NV12_4L4: to
+    // macroblocks); reel, offered nothing else, reads each picture through
+    // its detiler. The pictures must be those visl writes linearly.
+    let (_, linear) = reel_runs::successful(runs(), "clean-h264");
+    let linear = reel_runs::framemd5_lines(&linear);
+    assert_eq!(linear.len(), media::frame_count(&media::clip(ERROR_CLIP)));
+    for (name, capture) in [
+        ("tiled-32l32", "CAPTURE NV12_32L32 320x256"),
+        ("tiled-4l4", "CAPTURE NV12_4L4 320x240"),
+    ] {
+        let (log, out) = reel_runs::successful(runs(), name);
+        assert!(log.contains(capture), "{name}: {capture}\n{log}");
+        assert_eq!(reel_runs::framemd5_lines(&out), linear, "{name}\n{log}");
+    }
 }
 
 #[test]
@@ -717,7 +791,7 @@ fn stats_line(log: &str) -> &str {
 /// Returns where software decoding took over.
 fn assert_handed_over(name: &str, log: &str, out: &str, clip: &str) -> usize {
     assert_eq!(
-        log.matches("the V4L2 decoder failed; software decoding from the next frame")
+        log.matches("the V4L2 decoder cannot go on; software decoding from the next frame")
             .count(),
         1,
         "{name}: {log}"

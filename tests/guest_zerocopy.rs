@@ -10,6 +10,9 @@
 //!   frames);
 //! - with `--copy` the same picture arrives through the copy path, in
 //!   udmabufs (the fds' exporter while reel plays), never memfds;
+//! - with visl offering CAPTURE only in cedrus's tiled layout
+//!   (NV12_32L32, whose modifier weston does not import here), every frame
+//!   is detiled into a copy buffer and the same picture arrives;
 //! - reel exits 0, and weston's protocol log shows no protocol error sent
 //!   to it.
 //!
@@ -236,6 +239,7 @@ fn weston_sent_no_protocol_error() {
         "copy",
         "odd",
         "reschange",
+        "tiled",
         "hevc-zerocopy",
         "hevc-main10",
         "hevc-seek",
@@ -355,6 +359,24 @@ fn forced_copy_path_copies_every_frame() {
     );
 }
 
+#[test]
+fn a_tiled_capture_layout_weston_cannot_import_is_detiled_into_copies() {
+    assert_shows_visl_bars("tiled");
+    let s = stats("tiled");
+    let presented = reel_output::number(&s, "presented");
+    assert!(presented > 0, "nothing presented: {s:?}");
+    assert_eq!(reel_output::number(&s, "zero_copy_frames"), 0, "{s:?}");
+    assert_eq!(reel_output::number(&s, "copy_frames"), presented, "{s:?}");
+    let log = read("tiled.log");
+    assert!(log.contains("CAPTURE NV12_32L32"), "{log}");
+    assert!(
+        log.contains("CAPTURE picture detiled for the copy path"),
+        "{log}"
+    );
+    // The negotiation chose the copy path for the tiled layout, and said so.
+    assert!(log.contains("copy: V4L2 ST12 -> "), "{log}");
+}
+
 /// Columns of `row` where the colour changes, from `from` on.
 fn edges(picture: &Rgb, row: u32, from: u32, to: u32) -> Vec<u32> {
     (from + 1..to)
@@ -420,7 +442,9 @@ fn strace_calls(strace: &str) -> Vec<String> {
         };
         let call = call.trim_start();
         if let Some(start) = call.strip_suffix("<unfinished ...>") {
-            pending.insert(pid, start);
+            // "close(11 <unfinished ...>" and "<... close resumed>) = 0"
+            // join as "close(11) = 0".
+            pending.insert(pid, start.trim_end());
         } else if let Some(rest) = call.strip_prefix("<... ") {
             let rest = rest.split_once("resumed>").map_or("", |(_, r)| r);
             let start = pending.remove(pid).unwrap_or_default();
@@ -430,6 +454,20 @@ fn strace_calls(strace: &str) -> Vec<String> {
         }
     }
     calls
+}
+
+#[test]
+fn strace_calls_interrupted_by_another_thread_are_joined() {
+    let log = "567   close(11 <unfinished ...>\n\
+               529   close(20 <unfinished ...>\n\
+               567   <... close resumed>)              = 0\n\
+               529   <... close resumed>)              = 0\n\
+               567   ioctl(13, VIDIOC_REQBUFS, {count=10 => 10}) = 0\n";
+    let calls = strace_calls(log);
+    assert_eq!(calls[0], "close(11)              = 0");
+    assert_eq!(first_fd(&calls[0]), Some(11));
+    assert!(calls[1].starts_with("close(20)"));
+    assert_eq!(first_fd(&calls[2]), Some(13));
 }
 
 /// The fd a call names first (`ioctl(7, ...`, `close(7)`).

@@ -59,9 +59,9 @@ impl DamageCounters {
 #[derive(Debug)]
 pub struct DecodeFault {
     pub recoverable: bool,
-    /// The decoding device failed (gone, stuck), not the stream: another
-    /// decoder may take over.
-    pub device_failure: bool,
+    /// The decoding device failed (gone, stuck), or cannot decode what the
+    /// stream now needs: another decoder may take over.
+    pub hand_over: bool,
     pub error: anyhow::Error,
 }
 
@@ -69,7 +69,7 @@ impl From<SwError> for DecodeFault {
     fn from(error: SwError) -> Self {
         Self {
             recoverable: error.is_recoverable(),
-            device_failure: false,
+            hand_over: false,
             error: error.into(),
         }
     }
@@ -123,7 +123,7 @@ impl From<DecoderError> for DecodeFault {
     fn from(error: DecoderError) -> Self {
         Self {
             recoverable: error.is_recoverable(),
-            device_failure: error.is_device_failure(),
+            hand_over: error.needs_another_decoder(),
             error: error.into(),
         }
     }

@@ -30,7 +30,7 @@ impl FrameDecoder for Closed {
     fn send(&mut self, _: &Packet) -> Result<(), DecodeFault> {
         Err(DecodeFault {
             recoverable: false,
-            device_failure: false,
+            hand_over: false,
             error: anyhow::anyhow!("the decoder is closed"),
         })
     }
@@ -287,16 +287,16 @@ impl Pipeline {
         }
     }
 
-    /// Counts and logs a recoverable fault; a failed V4L2 device hands
-    /// over to software decoding where `--hwdec auto` allows it; returns
-    /// the others.
+    /// Counts and logs a recoverable fault; a V4L2 decoder that failed, or
+    /// cannot decode what the stream now needs, hands over to software
+    /// decoding where `--hwdec auto` allows it; returns the others.
     fn fault(&mut self, fault: DecodeFault) -> Result<()> {
-        if fault.device_failure
+        if fault.hand_over
             && self.decoder.kind() == DecoderKind::V4l2Stateless
             && self.decoder_options.0.hwdec == Hwdec::Auto
         {
             warn!(
-                "{}: the V4L2 decoder failed; software decoding from the next frame",
+                "{}: the V4L2 decoder cannot go on; software decoding from the next frame",
                 causes(&fault.error)
             );
             return self.fall_back_to_software();

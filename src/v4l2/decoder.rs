@@ -59,6 +59,15 @@ impl DecoderError {
             Self::Codec(_) | Self::Unreadable(_) | Self::Reset(_) => false,
         }
     }
+
+    /// Whether another decoder (software) should take over where this one
+    /// stopped: the device failed, or the stream now needs what the device
+    /// or reel's V4L2 glue cannot do (field pictures on a driver that
+    /// cannot hold a CAPTURE buffer for the second field, say), which
+    /// libavcodec may well decode.
+    pub fn needs_another_decoder(&self) -> bool {
+        self.is_device_failure() || matches!(self, Self::Codec(CodecError::Unsupported(_)))
+    }
 }
 
 /// Request time-outs or device faults in a row after which the device

@@ -216,7 +216,7 @@ impl SliceMode {
         };
         if !self.holds_capture && (groups.len() > 1 || hold_after) {
             let what = if hold_after {
-                "a field pair".to_string()
+                "a field pair (interlaced field pictures)".to_string()
             } else {
                 format!(
                     "a picture of {} slices decoded slice by slice",

@@ -135,6 +135,10 @@ ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 12 -bf 2 \
 python3 "$here/mpeg2_fields.py" mpeg2_fields.m2v
 ff -fflags +genpts -r 25 -i mpeg2_fields.m2v -c copy mpeg2_fields.ts
 rm -f mpeg2_fields.m2v
+# H.264 field pictures (PAFF), I and P field pairs (hand-built: see the script).
+python3 "$here/h264_paff.py" h264_paff.264
+ff -i h264_paff.264 -c copy h264_paff.ts
+rm -f h264_paff.264
 # MPEG-1: the stateless interface decodes MPEG-2 only.
 ff -f lavfi -i "$(src 320x240 30 0.5)" -c:v mpeg1video -b:v 1M -g 12 -bf 2 mpeg1.mpg
 # --- VP8 ---------------------------------------------------------------------

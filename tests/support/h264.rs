@@ -14,6 +14,7 @@ pub const H264_CLIPS: &[&str] = &[
     "h264_weighted.mp4",
     "h264_slices.mp4",
     "h264_mbaff.ts",
+    "h264_paff.ts",
     "h264_odd_size.mp4",
     "h264_resolution_change.ts",
     "h264_cqm_444.mp4",

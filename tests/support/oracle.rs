@@ -154,6 +154,7 @@ pub const CLIPS: &[OracleClip] = &[
     h264("h264_weighted", "h264_weighted.mp4"),
     h264("h264_slices", "h264_slices.mp4"),
     h264("h264_mbaff", "h264_mbaff.ts"),
+    h264("h264_paff", "h264_paff.ts"),
     h264("h264_odd_size", "h264_odd_size.mp4"),
     h264("h264_resolution_change", "h264_resolution_change.ts"),
     vp8("vp8", "vp8.webm"),

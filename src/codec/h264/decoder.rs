@@ -99,12 +99,22 @@ pub fn dpb_references(dpb: &Dpb, cur: &CurrentPic) -> Vec<DpbReference> {
             } else {
                 p.frame_num_wrap(cur.frame_num, cur.max_frame_num)
             };
+            // 8.2.4.1: a field of the current field's parity numbers
+            // 2n + 1, one of the other parity 2n. The entry stands for
+            // both fields; it takes the current parity's number unless
+            // only the other field is a reference (a second field's own
+            // first field).
+            let same_parity = match cur.structure {
+                PicStructure::TopField => Some(&p.top),
+                PicStructure::BottomField => Some(&p.bottom),
+                PicStructure::Frame => None,
+            };
             DpbReference {
                 timestamp_ns: p.timestamp_ns,
-                pic_num: if cur.structure.is_field() {
-                    2 * frame_level + 1
-                } else {
-                    frame_level
+                pic_num: match same_parity {
+                    None => frame_level,
+                    Some(f) if f.decoded && f.reference != Reference::Unused => 2 * frame_level + 1,
+                    Some(_) => 2 * frame_level,
                 },
                 frame_num: if long_term {
                     p.long_term_frame_idx

@@ -381,6 +381,8 @@ mod tests {
         let first_field = &second.dpb[0];
         assert_eq!(first_field.reference_ts, 0);
         assert_eq!(u32::from(first_field.fields), b::V4L2_H264_TOP_FIELD_REF);
+        // PicNum of an opposite-parity field: 2 * FrameNumWrap.
+        assert_eq!(first_field.pic_num, 0);
         assert_eq!(
             first_field.flags,
             b::V4L2_H264_DPB_ENTRY_FLAG_VALID
@@ -413,6 +415,10 @@ mod tests {
         );
         let pair = &params[3].dpb[0];
         assert_eq!(u32::from(pair.fields), b::V4L2_H264_FRAME_REF);
+        // Both fields are references: the current (bottom) parity's PicNum,
+        // 2 * FrameNumWrap + 1; frame 1's own top field alone: 2 * 1.
+        assert_eq!(pair.pic_num, 1);
+        assert_eq!(params[3].dpb[1].pic_num, 2);
         assert_eq!(
             (pair.top_field_order_cnt, pair.bottom_field_order_cnt),
             (0, 1)

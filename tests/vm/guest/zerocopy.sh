@@ -4,8 +4,9 @@
 # tests/guest_zerocopy.rs. In $REEL_RESULTS:
 # - the oracles: GStreamer's first picture of CLIP and of ODD_CLIP through
 #   visl (v4l2slh264dec) as oracle.png and oracle-odd.png (.log, .rc);
-# - four playbacks, NAME: zerocopy (CLIP), copy (CLIP with --copy), odd
-#   (ODD_CLIP), reschange (RESCHANGE_CLIP). Each has its own weston
+# - five playbacks, NAME: zerocopy (CLIP), copy (CLIP with --copy), odd
+#   (ODD_CLIP), reschange (RESCHANGE_CLIP), tiled (CLIP with visl
+#   offering only NV12_32L32: capture_tiled=1). Each has its own weston
 #   (weston-NAME.log, scopes log and proto) and runs
 #   `reel --stats --loop --hwdec v4l2 -vv` until a frame is presented, 2 s
 #   more, a screenshot (NAME-shot/, NAME-shot.log), then SIGTERM:
@@ -42,3 +43,8 @@ play zerocopy "$reel" "$width" "$height" "$clip"
 play copy "$reel" "$width" "$height" --copy "$clip"
 play odd "$reel" "$width" "$height" "$odd"
 PLAY_STRACE=1 play reschange "$reel" "$width" "$height" "$reschange"
+# CAPTURE offered in cedrus's tiled layout only: weston imports no tiled
+# modifier, so every frame is detiled into a copy buffer.
+"$(dirname "$0")/visl-reload.sh" capture_tiled=1
+play tiled "$reel" "$width" "$height" "$clip"
+"$(dirname "$0")/visl-reload.sh"

@@ -152,5 +152,18 @@ mod tests {
             errno: Errno::ENODEV,
         });
         assert!(lost.needs_another_decoder());
+        for short in [
+            SessionError::OutOfCaptureMemory {
+                granted: 2,
+                needed: 6,
+            },
+            SessionError::Ioctl {
+                ioctl: "VIDIOC_REQBUFS",
+                errno: Errno::ENOMEM,
+            },
+        ] {
+            let short = DecoderError::Session(short);
+            assert!(short.needs_another_decoder() && !short.is_device_failure());
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod dmabuf_sync;
 pub mod exit;
 pub mod fourcc;
 pub mod frame;
+pub mod import_retirement;
 pub mod media;
 pub mod message;
 pub mod negotiation;

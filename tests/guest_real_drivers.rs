@@ -30,6 +30,10 @@
 //! - `hold_capture_buf=0` with H.264 field pictures (PAFF): refused
 //!   before a field reaches the driver with `--hwdec v4l2`, decoded by
 //!   libavcodec from the first frame with `--hwdec auto`;
+//! - `capture_memory_max=N`: CAPTURE memory bounded as a board's CMA
+//!   pool bounds it: a stream whose pictures do not fit is refused with the
+//!   reason (`--hwdec v4l2`) or decoded in software from the start, or from
+//!   the sequence that no longer fits (`--hwdec auto`);
 //! - `capture_tiled=1|2`: CAPTURE offered in one tiled layout only
 //!   (NV12_32L32 as cedrus, NV12_4L4 as hantro G2): the detiled pictures
 //!   equal those visl writes linearly;
@@ -130,6 +134,17 @@ const FAULTS_IN_A_ROW_CLIP: &str = "mpeg2_matrices.ts";
 /// own request into the frame's CAPTURE buffer.
 const PAFF_CLIP: &str = "h264_paff.ts";
 
+/// 320x240 for 30 frames, then 480x272 (NV12: 112.5 and 191.25 KiB a
+/// picture); headless decoding allocates DPB + 1 + 2 CAPTURE buffers.
+const RESCHANGE_CLIP: &str = "h264_resolution_change.ts";
+/// Frames of RESCHANGE_CLIP's first sequence.
+const RESCHANGE_FIRST_FRAMES: usize = 30;
+/// Room for two 320x240 pictures: ERROR_CLIP's DPB needs more.
+const CMA_TOO_SMALL_KIB: u32 = 300;
+/// Room for RESCHANGE_CLIP's first set of buffers (4 x 112.5 KiB), not for
+/// the three 480x272 ones its second sequence needs at least.
+const CMA_FIRST_SEQUENCE_KIB: u32 = 500;
+
 /// `V4L2_MPEG_VIDEO_H264_LEVEL_1_2`: below h264_baseline.mp4's level 1.3.
 const H264_LEVEL_MAX: u32 = 3;
 /// AV1 4:4:4 (seq_profile 1, High).
@@ -204,6 +219,7 @@ fn runs() -> &'static GuestResult {
         let baseline = media::clip(FAULT_CLIP);
         let gops = media::clip(FAULTS_IN_A_ROW_CLIP);
         let paff = media::clip(PAFF_CLIP);
+        let reschange = media::clip(RESCHANGE_CLIP);
         let calls = vec![
             // A small default OUTPUT size.
             reload(&["output_sizeimage=1024"]),
@@ -267,6 +283,16 @@ fn runs() -> &'static GuestResult {
             reload(&["capture_cache_hints=1"]),
             traced_decode("hints-framemd5", &V4L2_FRAMEMD5, &bframes),
             traced_decode("hints-null", &V4L2_NULL, &bframes),
+            // CAPTURE memory bounded, as a board's CMA pool bounds it: too
+            // small for the stream's pictures ...
+            reload(&[&format!("capture_memory_max={CMA_TOO_SMALL_KIB}")]),
+            traced_decode("cma-small-v4l2", &V4L2_FRAMEMD5, &bframes),
+            traced_decode("cma-small-auto", &AUTO_FRAMEMD5, &bframes),
+            // ... or for the second sequence's only.
+            reload(&[&format!("capture_memory_max={CMA_FIRST_SEQUENCE_KIB}")]),
+            traced_decode("cma-change-v4l2", &V4L2_FRAMEMD5, &reschange),
+            reload(&[&format!("capture_memory_max={CMA_FIRST_SEQUENCE_KIB}")]),
+            traced_decode("cma-change-auto", &AUTO_FRAMEMD5, &reschange),
             // CAPTURE in one tiled layout: cedrus's and hantro G2's.
             reload(&["capture_tiled=1"]),
             traced_decode("tiled-32l32", &V4L2_FRAMEMD5, &bframes),
@@ -455,6 +481,78 @@ fn without_hold_field_pictures_are_refused_clearly_or_decoded_in_software() {
 }
 
 #[test]
+fn without_capture_memory_for_the_stream_software_decodes_it() {
+    const SHORT: &str = "out of CAPTURE memory: the driver granted";
+    // Not even the first pictures fit: refused at open, or decoded in
+    // software from the start.
+    let (rc, log, _) = reel_runs::outcome(runs(), "cma-small-v4l2");
+    assert_eq!(rc, 1, "{log}");
+    assert!(log.contains(SHORT), "cma-small-v4l2: the reason:\n{log}");
+    let (rc, log, out) = reel_runs::outcome(runs(), "cma-small-auto");
+    assert_eq!(rc, 0, "{log}");
+    assert_eq!(reel_runs::stats_decoder("cma-small-auto", &log), "software");
+    assert_eq!(
+        reel_runs::framemd5_lines(&out),
+        ffmpeg_framemd5(&media::clip(ERROR_CLIP)),
+        "cma-small-auto"
+    );
+    // The second sequence's pictures do not fit: its first sequence comes
+    // from visl, then decoding ends with the reason, or software takes
+    // over from the change on.
+    let (rc, log, out) = reel_runs::outcome(runs(), "cma-change-v4l2");
+    assert_eq!(rc, 1, "{log}");
+    assert!(log.contains(SHORT), "cma-change-v4l2: the reason:\n{log}");
+    assert_eq!(
+        reel_runs::framemd5_lines(&out).len(),
+        RESCHANGE_FIRST_FRAMES,
+        "cma-change-v4l2: the first sequence\n{log}"
+    );
+    let (rc, log, out) = reel_runs::outcome(runs(), "cma-change-auto");
+    assert_eq!(rc, 0, "{log}");
+    assert!(log.contains(SHORT), "cma-change-auto:\n{log}");
+    assert_eq!(
+        assert_handed_over("cma-change-auto", &log, &out, RESCHANGE_CLIP),
+        RESCHANGE_FIRST_FRAMES,
+        "software from the second sequence on"
+    );
+    // visl's bound was met: it refused allocations and never exceeded it.
+    let reports = capture_memory_bounds(runs());
+    assert!(
+        reports.iter().any(|r| r.refused > 0),
+        "no allocation was refused: {reports:?}"
+    );
+    for r in &reports {
+        assert!(r.peak_kib <= r.bound_kib, "{r:?}");
+    }
+}
+
+/// visl's `capture_memory_max` report (at each refused allocation and CAPTURE STREAMOFF).
+#[derive(Debug)]
+struct MemoryBoundReport {
+    bound_kib: u64,
+    peak_kib: u64,
+    refused: u64,
+}
+
+/// "capture_memory_max B KiB: U KiB in use, peak P KiB, R allocations refused"
+fn capture_memory_bounds(result: &GuestResult) -> Vec<MemoryBoundReport> {
+    result
+        .kernel_reports("capture_memory_max ")
+        .into_iter()
+        .map(|(rest, numbers)| {
+            let [bound_kib, _, peak_kib, refused] = numbers[..] else {
+                panic!("visl's capture_memory_max line: {rest}");
+            };
+            MemoryBoundReport {
+                bound_kib,
+                peak_kib,
+                refused,
+            }
+        })
+        .collect()
+}
+
+#[test]
 fn tiled_capture_layouts_are_detiled_into_the_linear_pictures() {
     // visl lays its picture out in the tiles it was asked for (sized as
     // cedrus sizes NV12_32L32: the height to 32; hantro NV12_4L4: to
@@ -630,15 +728,11 @@ fn capture_buffers_are_mapped_only_when_the_cpu_reads_them() {
 /// What visl (`capture_cache_hints=1`) logs at each CAPTURE STREAMOFF:
 /// (non-coherent, buffers queued, queued without a cache clean, without a
 /// cache invalidate).
-fn capture_cache_reports(dmesg: &str) -> Vec<(bool, u32, u32, u32)> {
-    dmesg
-        .lines()
-        .filter_map(|line| line.split_once("CAPTURE memory ").map(|(_, rest)| rest))
-        .map(|rest| {
-            let numbers: Vec<u32> = rest
-                .split(|c: char| !c.is_ascii_digit())
-                .filter_map(|n| n.parse().ok())
-                .collect();
+fn capture_cache_reports(result: &GuestResult) -> Vec<(bool, u64, u64, u64)> {
+    result
+        .kernel_reports("CAPTURE memory ")
+        .into_iter()
+        .map(|(rest, numbers)| {
             let [queued, no_clean, no_invalidate] = numbers[..] else {
                 panic!("visl's CAPTURE memory line: {rest}");
             };
@@ -655,7 +749,7 @@ fn capture_cache_reports(dmesg: &str) -> Vec<(bool, u32, u32, u32)> {
 #[test]
 fn capture_memory_the_cpu_reads_is_non_coherent_where_the_driver_allows_it() {
     // Only the two runs under `capture_cache_hints=1` are reported.
-    let reports = capture_cache_reports(&runs().dmesg);
+    let reports = capture_cache_reports(runs());
     let [hashed, discarded] = reports[..] else {
         panic!("visl's CAPTURE memory reports: {reports:?}");
     };
@@ -673,12 +767,12 @@ fn capture_memory_the_cpu_reads_is_non_coherent_where_the_driver_allows_it() {
     let (non_coherent, queued, no_clean, no_invalidate) = hashed;
     assert!(non_coherent, "hints-framemd5: {hashed:?}");
     assert!(
-        queued > buffers,
+        queued > u64::from(buffers),
         "hints-framemd5: every buffer queued again"
     );
     assert_eq!(
         (no_clean, no_invalidate),
-        (queued - buffers, 0),
+        (queued - u64::from(buffers), 0),
         "hints-framemd5: {buffers} buffers, queued {queued} times"
     );
     // The pictures are those of visl's defaults.

@@ -8,6 +8,9 @@
 //! - every presented frame was zero-copy, no copy-path buffer was made, and
 //!   each CAPTURE buffer was imported once (wl_buffers = buffers used, not
 //!   frames);
+//! - a resolution change with frames on screen frees the old buffers
+//!   before allocating the new ones (strace), under a bound on visl's
+//!   CAPTURE memory that both sets at once would exceed;
 //! - with `--copy` the same picture arrives through the copy path, in
 //!   udmabufs (the fds' exporter while reel plays), never memfds;
 //! - with visl offering CAPTURE only in cedrus's tiled layout
@@ -56,6 +59,10 @@ const ODD_CLIP: &str = "h264_odd_size.mp4";
 const ODD_SIZE: (u32, u32) = (250, 130);
 /// Two sequences of different sizes: the CAPTURE queue is reallocated.
 const RESCHANGE_CLIP: &str = "h264_resolution_change.ts";
+/// Playback allocates 10 CAPTURE buffers: 1125 KiB at 320x240, 1912.5 KiB
+/// at 480x272. Both sets at once exceed this bound; the 480x272 set and
+/// the 320x240 buffers frames may still hold (at most 8) fit.
+const RESCHANGE_CAPTURE_KIB: u64 = 2900;
 const HEVC_CLIP: &str = "hevc_main.mkv";
 const HEVC_MAIN10_CLIP: &str = "hevc_main10.mp4";
 /// Open GOP: an IDR, then a CRA at picture 16 whose three leading pictures
@@ -90,6 +97,7 @@ fn runs() -> &'static Runs {
     RUNS.get_or_init(|| {
         let media = media::dir();
         let playbacks = ScriptCall::new("zerocopy.sh")
+            .env("RESCHANGE_CAPTURE_KIB", RESCHANGE_CAPTURE_KIB.to_string())
             .arg(env!("CARGO_BIN_EXE_reel"))
             .arg(format!("{WIDTH}x{HEIGHT}"))
             .arg(media.join(CLIP))
@@ -543,6 +551,40 @@ fn the_old_allocation_is_freed_before_the_new_one_is_made() {
 }
 
 #[test]
+fn a_resolution_change_fits_a_capture_memory_bound_both_sets_would_exceed() {
+    // visl's reports at each CAPTURE STREAMOFF of the bounded run:
+    // "capture_memory_max B KiB: U KiB in use, peak P KiB, R allocations refused"
+    let reports: Vec<Vec<u64>> = runs()
+        .result
+        .kernel_reports("capture_memory_max ")
+        .into_iter()
+        .map(|(_, numbers)| numbers)
+        .collect();
+    assert!(
+        reports.len() >= 2,
+        "no reallocation was reported: {reports:?}"
+    );
+    let mut peak = 0;
+    for report in &reports {
+        let [bound, _, peak_so_far, refused] = report[..] else {
+            panic!("visl's report: {report:?}");
+        };
+        assert_eq!(bound, RESCHANGE_CAPTURE_KIB);
+        assert_eq!(refused, 0, "an allocation was refused: {reports:?}");
+        peak = peak.max(peak_so_far);
+    }
+    // The 480x272 set was allocated, under the bound.
+    assert!(peak > 1912 && peak <= RESCHANGE_CAPTURE_KIB, "{reports:?}");
+    // What the compositor imported of the old set was dropped first: the
+    // log says so at each change.
+    let log = read("reschange.log");
+    assert!(
+        log.contains("decoder reallocates: its old buffers' wl_buffers destroyed first"),
+        "{log}"
+    );
+}
+
+#[test]
 fn reallocated_queue_gets_new_wl_buffers() {
     let s = stats("reschange");
     let presented = reel_output::number(&s, "presented");
@@ -565,7 +607,8 @@ fn reallocated_queue_gets_new_wl_buffers() {
         "no second CAPTURE allocation seen: {generations:?}"
     );
     assert!(
-        log.contains("older wl_buffers destroyed"),
+        log.contains("older wl_buffers destroyed")
+            || log.contains("its old buffers' wl_buffers destroyed first"),
         "the old allocation's wl_buffers were never destroyed"
     );
 }

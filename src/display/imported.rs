@@ -84,6 +84,25 @@ impl<B: Clone + PartialEq> ImportedBuffers<B> {
         destroy
     }
 
+    /// Removes the buffers of allocation `through` and older that neither
+    /// the compositor holds nor `kept` names (buffers frames still hold,
+    /// which may be shown yet), and returns them to destroy; the decoder
+    /// is about to replace that allocation. What is left goes as
+    /// `start_generation` and `release` say.
+    pub(super) fn retire_unused(&mut self, through: u64, kept: &[BufferId]) -> Vec<B> {
+        let unused: Vec<BufferId> = self
+            .entries
+            .iter()
+            .filter(|(id, e)| id.generation <= through && e.held.is_none() && !kept.contains(id))
+            .map(|(id, _)| *id)
+            .collect();
+        unused
+            .into_iter()
+            .filter_map(|id| self.entries.remove(&id))
+            .map(|e| e.buffer)
+            .collect()
+    }
+
     pub(super) fn insert(&mut self, id: BufferId, buffer: B) {
         self.entries.insert(
             id,
@@ -165,6 +184,25 @@ mod tests {
         assert_eq!(Arc::strong_count(&token), 1);
         assert_eq!(cache.get(id(1, 0)), Some(&10));
         assert_eq!(cache.release(&99), ImportRelease::Unknown);
+    }
+
+    #[test]
+    fn retiring_keeps_what_the_compositor_or_a_frame_holds() {
+        let mut cache = ImportedBuffers::new();
+        cache.start_generation(1);
+        for index in 0..4u32 {
+            cache.insert(id(1, index), index);
+        }
+        cache.mark_held(id(1, 0), Arc::new(Token));
+        let mut destroyed = cache.retire_unused(1, &[id(1, 1)]);
+        destroyed.sort_unstable();
+        assert_eq!(destroyed, vec![2, 3]);
+        // The frame's buffer is still found; the held one goes at release
+        // once the new generation is shown.
+        assert_eq!(cache.get(id(1, 1)), Some(&1));
+        assert!(cache.start_generation(2).contains(&1));
+        assert_eq!(cache.release(&0), ImportRelease::Destroy(0));
+        assert_eq!(cache.len(), 0);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::state::{FrameBuffer, FrameCopyReason, State};
 use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
-use crate::frame::{DmabufFrame, Frame, FrameStorage};
+use crate::frame::{BufferId, DmabufFrame, Frame, FrameStorage};
 use crate::osd::OverlayImage;
 
 /// How long the compositor may take to answer a dmabuf import.
@@ -357,6 +357,31 @@ impl Display {
             self.state.copy_reason = Some(reason);
         }
         None
+    }
+
+    /// Destroys the wl_buffers imported from decoder buffers of allocation
+    /// `generation` and older that no frame (`kept`) and not the
+    /// compositor hold, then waits for the compositor to have destroyed
+    /// them: its imports keep the decoder's memory alive, which a new
+    /// allocation may need (a board's CMA pool).
+    pub fn retire_imports_through(
+        &mut self,
+        generation: u64,
+        kept: &[BufferId],
+    ) -> Result<(), DisplayError> {
+        let retired = self.state.imported.retire_unused(generation, kept);
+        if retired.is_empty() {
+            return Ok(());
+        }
+        debug!(
+            count = retired.len(),
+            generation, "decoder reallocates: its old buffers' wl_buffers destroyed first"
+        );
+        for old in retired {
+            old.destroy();
+        }
+        self.queue.roundtrip(&mut self.state)?;
+        Ok(())
     }
 
     /// Attaches the decoder's own buffer (imported once per buffer).

@@ -3,11 +3,13 @@
 //! as `--hwdec` allows.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use tracing::info;
 
 use super::frame_decoder::{FrameDecoder, FRAMES_HELD_DOWNSTREAM};
+use crate::import_retirement::ImportRetirement;
 use crate::media::VideoStreamInfo;
 use crate::sw::{SwDecoder, SwOptions};
 use crate::v4l2::decoder::{OpenOptions, V4l2Decoder};
@@ -41,6 +43,9 @@ pub struct DecoderChoice {
     /// The consumer reads the pictures with the CPU (checksums, copies),
     /// unless `capture_chooser` finds a zero-copy path.
     pub cpu_reads_pictures: bool,
+    /// The presenter importing the pictures (zero-copy), asked to drop its
+    /// imports of old CAPTURE buffers before new ones are allocated.
+    pub import_retirement: Option<Arc<ImportRetirement>>,
 }
 
 impl Default for DecoderChoice {
@@ -51,6 +56,7 @@ impl Default for DecoderChoice {
             capture_chooser: None,
             frames_held_downstream: FRAMES_HELD_DOWNSTREAM,
             cpu_reads_pictures: false,
+            import_retirement: None,
         }
     }
 }
@@ -119,6 +125,7 @@ pub fn open(
                 capture_chooser: choice.capture_chooser.clone(),
                 frames_held_downstream: choice.frames_held_downstream,
                 cpu_reads_pictures: choice.cpu_reads_pictures,
+                import_retirement: choice.import_retirement.clone(),
             },
         ) {
             Ok(decoder) => {

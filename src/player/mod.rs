@@ -37,6 +37,7 @@ use crate::display::vblank::Aim;
 use crate::display::{Display, DisplayError, DisplayEvent, Key, WindowOptions};
 use crate::exit::{Exit, Fatal, Outcome};
 use crate::frame::{DecoderKind, Frame, PixelFormat};
+use crate::import_retirement::ImportRetirement;
 use crate::media::MediaError;
 use crate::message::causes;
 use crate::osd::text::{Playback, Stats};
@@ -135,6 +136,9 @@ struct Player {
     /// The compositor side of the V4L2 CAPTURE format negotiation (None
     /// when frames are always copied: `--copy`, `--shm`).
     negotiator: Option<Negotiator>,
+    /// The decoder's requests to drop imports of its old CAPTURE buffers
+    /// (zero-copy presentation only).
+    import_retirement: Option<Arc<ImportRetirement>>,
     source: Option<Source>,
     /// The loaded file's sound (None: `--no-audio`); its position is the
     /// media clock while it plays.
@@ -236,6 +240,11 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         EventLoop::try_new().context("cannot create the event loop")?;
     let handle = event_loop.handle();
     let (wake, wake_source) = make_ping().context("cannot create the decode wake-up")?;
+    let import_retirement = negotiator.as_ref().map(|_| {
+        let wake = wake.clone();
+        Arc::new(ImportRetirement::new(move || wake.ping()))
+    });
+    options.decoder.import_retirement = import_retirement.clone();
     handle
         .insert_source(wake_source, |_, _, player| player.pump())
         .map_err(|e| anyhow!("cannot watch the decode thread: {e}"))?;
@@ -296,6 +305,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         file_duration: None,
         file_frame_rate: None,
         negotiator,
+        import_retirement,
         source: None,
         audio: None,
         volume,
@@ -537,12 +547,29 @@ impl Player {
         self.pump();
     }
 
+    /// Drops the compositor's imports of CAPTURE buffers the decoder is
+    /// about to replace, when it asked: it waits for this before it
+    /// allocates new ones.
+    fn retire_imports(&mut self) {
+        let Some(retirement) = &self.import_retirement else {
+            return;
+        };
+        let Some((generation, kept)) = retirement.pending() else {
+            return;
+        };
+        if let Err(e) = self.display.retire_imports_through(generation, &kept) {
+            warn!("dropping the imports of old decoder buffers: {e}");
+        }
+        retirement.done(generation);
+    }
+
     /// Moves frames from the decoder to the screen as far as time, the
     /// display and the state allow; arms a timer for the next deadline.
     fn pump(&mut self) {
         if self.quitting {
             return;
         }
+        self.retire_imports();
         self.update_screen();
         self.measure_sync(Instant::now());
         loop {

@@ -7,7 +7,7 @@ use crate::display::vblank::Aim;
 use crate::display::{
     CompositorFormats, Display, DisplayError, DisplayEvent, PresentStats, Presented,
 };
-use crate::frame::Frame;
+use crate::frame::{BufferId, Frame};
 use crate::osd::OverlayImage;
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,16 @@ pub trait Screen {
     /// Where a frame committed now is aimed (None: unknown, a frame is
     /// shown when it is due).
     fn next_vblank(&self, now: Instant) -> Option<Aim>;
+    /// Drops the imports of decoder buffers of allocation `generation` and
+    /// older, but those of `kept` (frames hold them) and those the
+    /// compositor holds (they go at their release).
+    fn retire_imports_through(
+        &mut self,
+        _generation: u64,
+        _kept: &[BufferId],
+    ) -> Result<(), DisplayError> {
+        Ok(())
+    }
 }
 
 impl Screen for Display {
@@ -100,6 +110,13 @@ impl Screen for Display {
     }
     fn presentation_path(&self) -> Option<String> {
         Display::presentation_path(self).map(str::to_owned)
+    }
+    fn retire_imports_through(
+        &mut self,
+        generation: u64,
+        kept: &[BufferId],
+    ) -> Result<(), DisplayError> {
+        Display::retire_imports_through(self, generation, kept)
     }
     fn take_presented(&mut self) -> Vec<Presented> {
         Display::take_presented(self)

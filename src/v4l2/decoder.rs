@@ -5,6 +5,7 @@
 //! session, packet timing and frames.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -21,6 +22,7 @@ use super::session::{
     CaptureChooser, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
 };
 use crate::frame::{CpuPlanes, DecoderKind, DmabufFrame, Frame, FrameStorage};
+use crate::import_retirement::ImportRetirement;
 use crate::media::VideoStreamInfo;
 
 #[derive(Debug, thiserror::Error)]
@@ -61,12 +63,15 @@ impl DecoderError {
     }
 
     /// Whether another decoder (software) should take over where this one
-    /// stopped: the device failed, or the stream now needs what the device
-    /// or reel's V4L2 glue cannot do (field pictures on a driver that
-    /// cannot hold a CAPTURE buffer for the second field, say), which
-    /// libavcodec may well decode.
+    /// stopped: the device failed, lacks the memory for the stream's
+    /// buffers, or the stream now needs what the device or reel's V4L2
+    /// glue cannot do (field pictures on a driver that cannot hold a
+    /// CAPTURE buffer for the second field, say), which libavcodec may
+    /// well decode.
     pub fn needs_another_decoder(&self) -> bool {
-        self.is_device_failure() || matches!(self, Self::Codec(CodecError::Unsupported(_)))
+        self.is_device_failure()
+            || matches!(self, Self::Codec(CodecError::Unsupported(_)))
+            || matches!(self, Self::Session(e) if e.is_out_of_memory())
     }
 }
 
@@ -97,6 +102,9 @@ pub struct OpenOptions {
     pub frames_held_downstream: usize,
     /// The CPU reads the pictures, unless `capture_chooser` says otherwise.
     pub cpu_reads_pictures: bool,
+    /// The presenter importing the pictures, to drop its imports of old
+    /// buffers before new ones are allocated.
+    pub import_retirement: Option<Arc<ImportRetirement>>,
 }
 
 /// CAPTURE buffers: the codec's pictures, the one being decoded, and the
@@ -104,6 +112,12 @@ pub struct OpenOptions {
 /// its CAPTURE buffer). 32 is VIDEO_MAX_FRAME.
 fn capture_buffers(dpb_pictures: usize, frames_held_downstream: usize) -> u32 {
     (dpb_pictures + 1 + frames_held_downstream).min(32) as u32
+}
+
+/// The fewest CAPTURE buffers decoding goes on with: the codec's pictures,
+/// the one being decoded and one frame on screen.
+fn capture_buffers_needed(dpb_pictures: usize) -> u32 {
+    capture_buffers(dpb_pictures, 1)
 }
 
 pub struct V4l2Decoder {
@@ -164,10 +178,12 @@ impl V4l2Decoder {
         config.initial_controls = setup.initial_controls;
         config.capture_buffers =
             capture_buffers(setup.dpb_pictures, options.frames_held_downstream);
+        config.min_capture_buffers = capture_buffers_needed(setup.dpb_pictures);
         config.output_buffers = setup.output_buffers;
         config.required_controls = entry.required_controls.to_vec();
         config.bit_depth = stream.bit_depth.max(8);
         config.capture_chooser = options.capture_chooser;
+        config.import_retirement = options.import_retirement;
         config.cpu_reads_pictures = options.cpu_reads_pictures;
         let time_base = (i64::from(stream.time_base.0), i64::from(stream.time_base.1));
         let mut decoder = Self::new(
@@ -353,6 +369,7 @@ impl V4l2Decoder {
             .set_coded_size(change.coded_width, change.coded_height);
         self.config.bit_depth = bit_depth;
         self.config.capture_buffers = capture_buffers;
+        self.config.min_capture_buffers = capture_buffers_needed(change.dpb_pictures);
         self.config
             .initial_controls
             .retain(|c| !change.controls.iter().any(|n| n.id == c.id));

@@ -203,6 +203,23 @@ pub struct GuestResult {
 }
 
 impl GuestResult {
+    /// The kernel log lines holding `marker` (a driver's report, e.g.
+    /// visl's "capture_memory_max "): for each, the text after the marker
+    /// and the numbers in it, in order.
+    pub fn kernel_reports(&self, marker: &str) -> Vec<(String, Vec<u64>)> {
+        self.dmesg
+            .lines()
+            .filter_map(|line| line.split_once(marker).map(|(_, rest)| rest))
+            .map(|rest| {
+                let numbers = rest
+                    .split(|c: char| !c.is_ascii_digit())
+                    .filter_map(|n| n.parse().ok())
+                    .collect();
+                (rest.to_string(), numbers)
+            })
+            .collect()
+    }
+
     /// Panics with the script's output and the guest's logs unless it exited 0.
     #[track_caller]
     pub fn assert_success(&self) -> &Self {

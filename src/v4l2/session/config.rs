@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::import_retirement::ImportRetirement;
 use crate::v4l2::controls::ExtControl;
 
 /// How to set a session up.
@@ -24,6 +25,10 @@ pub struct SessionConfig {
     pub output_buffers: u32,
     /// DPB size + frames held downstream + decode-ahead.
     pub capture_buffers: u32,
+    /// Fewer CAPTURE buffers than this and decoding cannot go on (the
+    /// codec's pictures, the one being decoded, one on screen): a driver
+    /// that grants fewer lacks the memory for the stream.
+    pub min_capture_buffers: u32,
     /// Controls set before the CAPTURE format is read (sequence headers,
     /// decode mode, start code).
     pub initial_controls: Vec<ExtControl>,
@@ -38,6 +43,10 @@ pub struct SessionConfig {
     pub capture_chooser: Option<CaptureChooser>,
     /// The stream's luma bit depth, for `capture_chooser`.
     pub bit_depth: u32,
+    /// The presenter of the pictures, asked to drop its imports of the old
+    /// CAPTURE buffers before a new sequence's are allocated (None: nothing
+    /// imports them).
+    pub import_retirement: Option<Arc<ImportRetirement>>,
     /// The CPU reads the decoded pictures (copies, detiling, checksums):
     /// CAPTURE memory is then asked for non-coherent where the driver
     /// allows it, which the CPU reads through its cache. A chooser's answer
@@ -74,10 +83,12 @@ impl SessionConfig {
             bitstream_buffer_size: bitstream_buffer_size(width, height),
             output_buffers: 4,
             capture_buffers: 20,
+            min_capture_buffers: 1,
             initial_controls: Vec::new(),
             required_controls: Vec::new(),
             capture_preference: Vec::new(),
             capture_chooser: None,
+            import_retirement: None,
             bit_depth: 8,
             cpu_reads_pictures: false,
             request_timeout: Duration::from_secs(1),

@@ -52,6 +52,10 @@ pub enum SessionError {
     NoFreeRequest { limit: usize },
     #[error("decode request with timestamp {timestamp_ns} ns did not complete within {waited:?}")]
     RequestTimeout { timestamp_ns: u64, waited: Duration },
+    #[error(
+        "out of CAPTURE memory: the driver granted {granted} buffers, decoding needs {needed}"
+    )]
+    OutOfCaptureMemory { granted: u32, needed: u32 },
 }
 
 impl SessionError {
@@ -79,6 +83,21 @@ impl SessionError {
                 .is_some_and(|e| LOST.contains(&Errno::from_raw(e)) || e == Errno::EIO as i32),
             _ => false,
         }
+    }
+
+    /// Whether the device lacks the memory for this stream's buffers
+    /// (ENOMEM allocating them, or fewer granted than decoding needs): on a
+    /// board, its CMA pool is too small for them. Another decoder may
+    /// decode the stream.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(
+            self,
+            Self::OutOfCaptureMemory { .. }
+                | Self::Ioctl {
+                    errno: Errno::ENOMEM,
+                    ..
+                }
+        )
     }
 
     /// Whether the device failed one operation mid-stream but may work

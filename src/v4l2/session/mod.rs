@@ -44,10 +44,16 @@ pub use layout::CaptureLayout;
 use super::codec::Bitstream;
 use super::controls::ExtControl;
 use super::discovery::queue_types;
+use crate::frame::BufferId;
 use buffers::{CaptureBuffer, OutputBuffer};
 use device::{errno_of, ns_of, open_node, set_controls, timeval_of};
 use requests::RequestPool;
 use setup::configure;
+
+/// How long a reallocation waits for the presenter to drop its imports of
+/// the old CAPTURE buffers (a compositor round trip, or a repaint on a
+/// slow one).
+const IMPORT_RETIREMENT_WAIT: Duration = Duration::from_secs(1);
 
 /// One decode request.
 pub struct DecodeRequest<'a> {
@@ -698,11 +704,15 @@ impl Session {
         for f in &mut self.in_flight {
             f.pins.clear();
         }
-        let in_use = self
+        let held_by_frames: Vec<BufferId> = self
             .slots
             .iter()
-            .filter(|s| matches!(s, CaptureSlot::Held(h) if Arc::strong_count(h) > 1))
-            .count();
+            .filter_map(|s| match s {
+                CaptureSlot::Held(h) if Arc::strong_count(h) > 1 => Some(h.id()),
+                _ => None,
+            })
+            .collect();
+        let in_use = held_by_frames.len();
         ioctl::streamoff(&self.video, self.output_queue)
             .map_err(|e| SessionError::ioctl("VIDIOC_STREAMOFF(OUTPUT)", e.into()))?;
         ioctl::streamoff(&self.video, self.capture_queue)
@@ -710,6 +720,7 @@ impl Session {
         for f in self.in_flight.drain(..) {
             self.requests.discard(f.request);
         }
+        let old_generation = self.capture.iter().map(|b| b.generation).max();
         // Unmap and close the dmabufs before REQBUFS(0): vb2 refuses to free
         // buffers that are still mapped or exported.
         self.slots.clear();
@@ -719,6 +730,16 @@ impl Session {
         self.capture_fifo.clear();
         self.holding = false;
         self.last_timestamp = None;
+        // The compositor's imports keep the old buffers alive too: they go
+        // first (those of frames on screen stay until released).
+        if let (Some(retirement), Some(generation)) = (&config.import_retirement, old_generation) {
+            if !retirement.retire_through(generation, held_by_frames, IMPORT_RETIREMENT_WAIT) {
+                warn!(
+                    "the presenter did not drop its imports of the old CAPTURE buffers in time: \
+                     they may still be allocated beside the new ones"
+                );
+            }
+        }
         if in_use == 0 {
             buffers::request_buffers(&self.video, self.output_queue, 0)?;
             buffers::request_buffers(&self.video, self.capture_queue, 0)?;

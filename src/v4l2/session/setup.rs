@@ -73,10 +73,18 @@ pub(super) fn configure(
         output.len(),
         capture.len()
     );
+    if capture.len() < config.min_capture_buffers as usize {
+        // Out of CAPTURE memory (a CMA pool, on boards): not even the
+        // codec's pictures fit.
+        return Err(SessionError::OutOfCaptureMemory {
+            granted: capture.len() as u32,
+            needed: config.min_capture_buffers,
+        });
+    }
     if capture.len() < config.capture_buffers as usize {
         // Fewer than the DPB plus the frames held downstream, even after
-        // CREATE_BUFS asked for the rest: decoding can stall on "no free
-        // CAPTURE buffer".
+        // CREATE_BUFS asked for the rest: fewer frames can be held
+        // downstream at once.
         warn!(
             granted = capture.len(),
             wanted = config.capture_buffers,

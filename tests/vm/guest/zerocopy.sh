@@ -11,9 +11,10 @@
 #   `reel --stats --loop --hwdec v4l2 -vv` until a frame is presented, 2 s
 #   more, a screenshot (NAME-shot/, NAME-shot.log), then SIGTERM:
 #   NAME.out, NAME.log, NAME.rc; reschange under strace too (NAME.strace:
-#   when the old session's file is closed).
+#   when the old session's file is closed), with visl's CAPTURE memory
+#   bounded to RESCHANGE_CAPTURE_KIB (environment) KiB.
 #
-#   tests/vm/guest/zerocopy.sh REEL WIDTHxHEIGHT CLIP ODD_CLIP RESCHANGE_CLIP
+#   RESCHANGE_CAPTURE_KIB=N tests/vm/guest/zerocopy.sh REEL WIDTHxHEIGHT CLIP ODD_CLIP RESCHANGE_CLIP
 set -eu
 reel=$1
 width=${2%x*}
@@ -42,6 +43,10 @@ chmod 700 "$XDG_RUNTIME_DIR"
 play zerocopy "$reel" "$width" "$height" "$clip"
 play copy "$reel" "$width" "$height" --copy "$clip"
 play odd "$reel" "$width" "$height" "$odd"
+# Under a CAPTURE memory bound (a board's CMA pool) that the old and the
+# new set of buffers would exceed together, not the new set and the
+# buffers frames still hold.
+"$(dirname "$0")/visl-reload.sh" capture_memory_max="${RESCHANGE_CAPTURE_KIB:?}"
 PLAY_STRACE=1 play reschange "$reel" "$width" "$height" "$reschange"
 # CAPTURE offered in cedrus's tiled layout only: weston imports no tiled
 # modifier, so every frame is detiled into a copy buffer.

@@ -33,6 +33,10 @@ pub struct OracleClip {
     /// The clip this one is a part of, where GStreamer cannot decode the
     /// whole on visl: the oracle of the whole is its parts' in order.
     pub part_of: Option<&'static str>,
+    /// Container packets per decoded picture: 2 where each field of a
+    /// pair is its own packet (H.264 PAFF), whose requests share the
+    /// picture's timestamp.
+    pub packets_per_picture: usize,
 }
 
 const H264: &[&str] = &[
@@ -75,6 +79,15 @@ const fn h264(name: &'static str, file: &'static str) -> OracleClip {
         frame_split_bsf: None,
         per_frame_controls: H264,
         part_of: None,
+        packets_per_picture: 1,
+    }
+}
+
+/// H.264 field pairs, a packet per field.
+const fn h264_fields(name: &'static str, file: &'static str) -> OracleClip {
+    OracleClip {
+        packets_per_picture: 2,
+        ..h264(name, file)
     }
 }
 
@@ -87,6 +100,7 @@ const fn vp8(name: &'static str, file: &'static str) -> OracleClip {
         frame_split_bsf: None,
         per_frame_controls: VP8,
         part_of: None,
+        packets_per_picture: 1,
     }
 }
 
@@ -99,6 +113,7 @@ const fn vp9(name: &'static str, file: &'static str) -> OracleClip {
         frame_split_bsf: Some("vp9_superframe_split"),
         per_frame_controls: VP9,
         part_of: None,
+        packets_per_picture: 1,
     }
 }
 
@@ -111,6 +126,7 @@ const fn hevc(name: &'static str, file: &'static str) -> OracleClip {
         frame_split_bsf: None,
         per_frame_controls: HEVC,
         part_of: None,
+        packets_per_picture: 1,
     }
 }
 
@@ -123,6 +139,7 @@ const fn mpeg2(name: &'static str, file: &'static str) -> OracleClip {
         frame_split_bsf: None,
         per_frame_controls: MPEG2,
         part_of: None,
+        packets_per_picture: 1,
     }
 }
 
@@ -135,6 +152,7 @@ const fn av1(name: &'static str, file: &'static str) -> OracleClip {
         frame_split_bsf: Some("av1_frame_split"),
         per_frame_controls: AV1,
         part_of: None,
+        packets_per_picture: 1,
     }
 }
 
@@ -154,7 +172,7 @@ pub const CLIPS: &[OracleClip] = &[
     h264("h264_weighted", "h264_weighted.mp4"),
     h264("h264_slices", "h264_slices.mp4"),
     h264("h264_mbaff", "h264_mbaff.ts"),
-    h264("h264_paff", "h264_paff.ts"),
+    h264_fields("h264_paff", "h264_paff.ts"),
     h264("h264_odd_size", "h264_odd_size.mp4"),
     h264("h264_resolution_change", "h264_resolution_change.ts"),
     vp8("vp8", "vp8.webm"),
@@ -352,7 +370,8 @@ fn store_dump(from: &Path, dest: &Path) -> Result<(), GuestError> {
 
 /// How many frames a stateless decoder is given for this clip, by FFmpeg:
 /// packets after the clip's frame-splitting bitstream filter, VP9's and
-/// AV1's show_existing_frame headers aside.
+/// AV1's show_existing_frame headers aside; a field pair in two packets is
+/// one picture.
 pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, String> {
     let mut ffmpeg = Command::new("ffmpeg");
     ffmpeg
@@ -391,5 +410,6 @@ pub fn ffmpeg_frame_count(clip: &OracleClip, media: &Path) -> Result<usize, Stri
             let size = l.split(',').nth(4).and_then(|s| s.trim().parse().ok());
             !size.is_some_and(show_existing)
         })
-        .count())
+        .count()
+        / clip.packets_per_picture)
 }

@@ -120,8 +120,12 @@ while :; do
 done
 
 # QEMU's multi-threaded TCG occasionally aborts while the guest boots (seen:
-# "iotlb_to_section: Assertion ... failed" in QEMU 10.0); a crash before the
-# command started is retried, a crash after it is reported.
+# "iotlb_to_section: Assertion ... failed" in QEMU 10.0), or the guest's
+# kernel stalls while booting (seen: RCU stalls, a vCPU whose timer never
+# fires, on a loaded host); a crash or a stall before the command started is
+# retried, a failure after it is reported. A boot takes seconds: one that
+# has not reached the command in $boot_limit s is stopped.
+boot_limit=$((timeout < 90 ? timeout : 90))
 for attempt in 1 2 3; do
     set +e
     timeout --kill-after=5 "$timeout" qemu-system-x86_64 \
@@ -135,17 +139,37 @@ for attempt in 1 2 3; do
         -fsdev "local,id=results,path=$dir,security_model=none" \
         -device virtio-9p-pci,fsdev=results,mount_tag=results \
         "${audio_args[@]}" \
-        </dev/null >"$dir/qemu.log" 2>&1
+        </dev/null >"$dir/qemu.log" 2>&1 &
+    guest=$!
+    (
+        for ((waited = 0; waited < boot_limit; waited++)); do
+            sleep 1
+            grep -q "reel-guest: running" "$dir/console.log" 2>/dev/null && exit 0
+            kill -0 "$guest" 2>/dev/null || exit 0
+        done
+        touch "$dir/boot-stalled"
+        kill "$guest" 2>/dev/null
+    ) &
+    watcher=$!
+    wait "$guest"
     status=$?
+    kill "$watcher" 2>/dev/null
+    wait "$watcher" 2>/dev/null
     set -e
     crashed_in_boot=0
     if [ "$status" -gt 128 ] && [ "$status" != 137 ] && [ ! -f "$dir/exit_code" ] \
         && ! grep -q "reel-guest: running" "$dir/console.log" 2>/dev/null; then
         crashed_in_boot=1
     fi
+    if [ -f "$dir/boot-stalled" ] || { [ "$status" = 124 ] \
+        && ! grep -q "reel-guest: running" "$dir/console.log" 2>/dev/null; }; then
+        crashed_in_boot=1
+    fi
+    rm -f "$dir/boot-stalled"
     [ "$crashed_in_boot" = 1 ] && [ "$attempt" -lt 3 ] || break
-    echo "run.sh: QEMU crashed while booting (status $status, attempt $attempt): $(tail -1 "$dir/qemu.log")" >&2
+    echo "run.sh: QEMU crashed or stalled while booting (status $status, attempt $attempt): $(tail -1 "$dir/console.log" 2>/dev/null)" >&2
     cp "$dir/qemu.log" "$dir/qemu-crash-$attempt.log"
+    cp "$dir/console.log" "$dir/console-crash-$attempt.log" 2>/dev/null || true
     rm -rf "$dir/out" "$dir/stdout" "$dir/stderr"
 done
 exec 8>&-

@@ -2,8 +2,9 @@
 # Inside the guest: loads visl again with the given module parameters (none:
 # visl's defaults), e.g. the real-driver behaviours of
 # tests/vm/visl-personalities.patch (hold_capture_buf, output_sizeimage,
-# error_frames, fail_requests, stall_jobs, capture_cache_hints, capture_tiled, the profile
-# and level menus) or its bitstream dump, and waits for its video node.
+# error_frames, fail_requests, stall_jobs, capture_cache_hints, capture_tiled,
+# capture_memory_max, the profile and level menus) or its bitstream dump, and
+# waits for its video node.
 #
 #   tests/vm/guest/visl-reload.sh [PARAM=VALUE...]
 #

@@ -18,9 +18,11 @@ project=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = --smoke ]; then
     sizes=320x240 long=30 short=10 runs=1
 else
-    sizes="1280x720 1920x1080" long=150 short=25 runs=${1:-3}
+    # 750 frames: a run's CPU time wanders by tens of milliseconds, which
+    # over 150 frames was more than a frame's cost.
+    sizes="1280x720 1920x1080" long=750 short=25 runs=${1:-3}
 fi
-media=$project/target/bench-media/compare
+media=$project/target/bench-media/compare-$long-$short
 mkdir -p "$media"
 
 # encode SIZE FRAMES KIND: testsrc2 at 25 fps, H.264 main with B-frames, once.
@@ -44,9 +46,10 @@ if [ -z "$reel" ]; then
     reel=$project/target/release/reel
 fi
 dir=${REEL_BENCH_DIR:-$project/target/vm-runs/bench-compare-$(date -u +%Y%m%d-%H%M%S)}
-# Under TCG a round of both sizes takes about two minutes.
+# Under TCG a round of both sizes takes about five minutes (callgrind's
+# runs the longest).
 # shellcheck disable=SC2086
-"$project/tests/vm/run.sh" --dir "$dir" --timeout $((600 + 300 * runs)) -- \
+"$project/tests/vm/run.sh" --dir "$dir" --timeout $((900 + 600 * runs)) -- \
     "$project/benches/guest/compare.sh" "$reel" "$runs" $clips
 rc=$(cat "$dir/exit_code")
 if [ "$rc" != 0 ]; then

@@ -46,12 +46,14 @@ build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev
        libasound2-dev)
-tests=(ffmpeg v4l-utils strace sway adwaita-icon-theme mpv python3-venv
+tests=(ffmpeg v4l-utils strace valgrind sway adwaita-icon-theme mpv python3-venv
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-alsa
        debhelper lintian desktop-file-utils man-db systemd tesseract-ocr
        pipewire pipewire-bin pipewire-alsa wireplumber libspa-0.2-modules dbus-daemon)
+# valgrind: callgrind's instruction counts in the guest benchmark
+# (benches/guest/compare.sh).
 # gstreamer1.0-alsa: GStreamer's sound in the V4L2-path audio benchmark
 # (benches/guest-audio-cost.sh, and its smoke run in tests/guest_bench.rs).
 # fonts-dejavu-core: the OSD's font (DejaVu Sans Mono). tesseract-ocr: reads

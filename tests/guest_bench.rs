@@ -13,9 +13,11 @@ use std::path::Path;
 use std::process::Command;
 
 /// The rows the table must have, by the start of their label.
-const ROWS: [&str; 9] = [
+const ROWS: [&str; 11] = [
     "decode only: CPU per steady-state frame",
     "decode only: start-up CPU",
+    "decode only: user-space instructions per steady-state frame",
+    "decode only: user-space instructions at start-up",
     "decode only: CPU, 30 frames",
     "decode only: max RSS",
     "decode only: syscalls per steady-state frame",

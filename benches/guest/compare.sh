@@ -20,13 +20,21 @@
 #   rounds use the 1 s clips.
 # Then once per clip and player under strace: `-c -f` (syscall counts of a
 # decode run) and `-ttt -f -e trace=execve,ioctl` (time from exec to the
-# first CAPTURE buffer dequeued: the first decoded picture).
+# first CAPTURE buffer dequeued: the first decoded picture); and once under
+# callgrind (instructions executed in user space, all threads: the same
+# count whatever else loads the machine, where CPU seconds wander).
+#
+# visl is loaded with draw_pictures=0: drawing its test pattern into every
+# picture is the CPU doing the decoder's work, which on a board the
+# decoder's hardware does; left in, it lands in whichever process queues
+# the request and swamps the players' own cost.
 #
 # In $REEL_RESULTS: CLIP_BASE.MODE.PLAYER.RUN.time ("wall:user:sys:
-# maxrss_kb"), .log (stderr), .rc; CLIP_BASE.PLAYER.count (strace -c) and
-# .first (strace -ttt).
+# maxrss_kb"), .log (stderr), .rc; CLIP_BASE.PLAYER.count (strace -c),
+# .first (strace -ttt) and .instructions.log (callgrind's summary).
 set -eu
 R=$REEL_RESULTS
+here=$(cd "$(dirname "$0")" && pwd)
 reel=$1
 runs=$2
 shift 2
@@ -92,6 +100,8 @@ weston_down() {
     unset WAYLAND_DISPLAY
 }
 
+"$here/../../tests/vm/guest/visl-reload.sh" draw_pictures=0
+
 # Warm-up, untimed: GStreamer's first run builds its plugin registry
 # ($GST_REGISTRY, seconds of CPU), and each player's libraries come into
 # the page cache (the guest reads them over 9p).
@@ -128,5 +138,7 @@ for clip in "$@"; do
         run "$base.$player.count" strace -f -c -o "$R/$base.$player.count" -- "$player" decode "$clip"
         run "$base.$player.first" strace -f -ttt --seccomp-bpf -e trace=execve,ioctl \
             -o "$R/$base.$player.first" -- "$player" decode "$clip"
+        run "$base.$player.instructions" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+            -- "$player" decode "$clip"
     done
 done

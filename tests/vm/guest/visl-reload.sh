@@ -3,7 +3,7 @@
 # visl's defaults), e.g. the real-driver behaviours of
 # tests/vm/visl-personalities.patch (hold_capture_buf, output_sizeimage,
 # error_frames, fail_requests, stall_jobs, capture_cache_hints, capture_tiled,
-# capture_memory_max, the profile and level menus) or its bitstream dump, and
+# capture_memory_max, draw_pictures, the profile and level menus) or its bitstream dump, and
 # waits for its video node.
 #
 #   tests/vm/guest/visl-reload.sh [PARAM=VALUE...]

@@ -93,9 +93,13 @@ fn ffmpeg_closure() -> Result<Vec<PathBuf>, String> {
         return Err("pkg-config knows no libavformat".into());
     }
     let libdir = PathBuf::from(String::from_utf8_lossy(&libdir.stdout).trim());
+    let ffmpeg = [libdir.join("libavformat.so"), libdir.join("libavcodec.so")];
+    // An FFmpeg upgrade may bring another tree: look again then.
+    for library in &ffmpeg {
+        println!("cargo:rerun-if-changed={}", library.display());
+    }
     let ldd = Command::new("ldd")
-        .arg(libdir.join("libavformat.so"))
-        .arg(libdir.join("libavcodec.so"))
+        .args(&ffmpeg)
         .output()
         .map_err(|e| format!("ldd: {e}"))?;
     if !ldd.status.success() {

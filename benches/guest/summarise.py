@@ -117,10 +117,16 @@ def ratio(a, b):
     return f"{a / b:.2f}" if b else "-"
 
 
+def per_frame_and_startup(long_value, short_value, long_frames, short_frames):
+    """A cost split into its steady-state part per frame (the long and short
+    runs' difference over their difference in frames) and the rest."""
+    per_frame = (long_value - short_value) / (long_frames - short_frames)
+    return per_frame, short_value - short_frames * per_frame
+
+
 def table(results, size, long_frames, short_frames):
     long_base, short_base = f"h264_{size}.long", f"h264_{size}.short"
     steady = long_frames - short_frames
-    rows = []
     per_frame, startup, rss, calls, ttff = {}, {}, {}, {}, {}
     instr_frame, instr_startup = {}, {}
     present_cpu, present_rss, present_wall, long_cpu = {}, {}, {}, {}
@@ -130,53 +136,47 @@ def table(results, size, long_frames, short_frames):
         # Minima: what disturbs a run (the other core's load, page cache,
         # scheduling) only adds time, and a difference of medians of three
         # wandered by more than a frame's cost.
-        cpu_long = min(r[1] for r in long_runs)
-        cpu_short = min(r[1] for r in short_runs)
-        per_frame[p] = (cpu_long - cpu_short) / steady * 1000
-        startup[p] = (cpu_short - short_frames * per_frame[p] / 1000) * 1000
+        per_frame[p], startup[p] = per_frame_and_startup(
+            min(r[1] for r in long_runs) * 1000, min(r[1] for r in short_runs) * 1000,
+            long_frames, short_frames)
         long_cpu[p] = [r[1] for r in long_runs]
         rss[p] = [r[2] / 1024 for r in long_runs]
         calls[p] = (syscalls(results, long_base, p) - syscalls(results, short_base, p)) / steady
         ttff[p] = first_picture_ms(results, long_base, p)
-        instr_long = instructions(results, long_base, p)
-        instr_short = instructions(results, short_base, p)
-        instr_frame[p] = (instr_long - instr_short) / steady
-        instr_startup[p] = instr_short - short_frames * instr_frame[p]
+        instr_frame[p], instr_startup[p] = per_frame_and_startup(
+            instructions(results, long_base, p), instructions(results, short_base, p),
+            long_frames, short_frames)
         present = times(results, short_base, "present", p)
         present_cpu[p] = [r[1] / short_frames * 1000 for r in present]
         present_rss[p] = [r[2] / 1024 for r in present]
         present_wall[p] = [r[0] for r in present]
-    med = statistics.median
-    rows.append(("decode only: CPU per steady-state frame (ms)",
-                 f"{per_frame['reel']:.2f}", f"{per_frame['gst']:.2f}",
-                 ratio(per_frame["reel"], per_frame["gst"])))
-    rows.append(("decode only: start-up CPU (ms)",
-                 f"{startup['reel']:.0f}", f"{startup['gst']:.0f}",
-                 ratio(startup["reel"], startup["gst"])))
-    rows.append(("decode only: user-space instructions per steady-state frame (thousands, callgrind)",
-                 f"{instr_frame['reel'] / 1e3:.0f}", f"{instr_frame['gst'] / 1e3:.0f}",
-                 ratio(instr_frame["reel"], instr_frame["gst"])))
-    rows.append(("decode only: user-space instructions at start-up (millions, callgrind)",
-                 f"{instr_startup['reel'] / 1e6:.1f}", f"{instr_startup['gst'] / 1e6:.1f}",
-                 ratio(instr_startup["reel"], instr_startup["gst"])))
-    rows.append((f"decode only: CPU, {long_frames} frames (s)",
-                 spread(long_cpu["reel"], digits=2), spread(long_cpu["gst"], digits=2),
-                 ratio(med(long_cpu["reel"]), med(long_cpu["gst"]))))
-    rows.append(("decode only: max RSS (MB)",
-                 spread(rss["reel"]), spread(rss["gst"]), ratio(med(rss["reel"]), med(rss["gst"]))))
-    rows.append(("decode only: syscalls per steady-state frame, polls excluded",
-                 f"{calls['reel']:.1f}", f"{calls['gst']:.1f}", ratio(calls["reel"], calls["gst"])))
-    rows.append(("time to the first decoded picture, under strace (ms)",
-                 f"{ttff['reel']:.0f}", f"{ttff['gst']:.0f}", ratio(ttff["reel"], ttff["gst"])))
-    rows.append(("into weston: client CPU per frame, start-up included (ms)",
-                 spread(present_cpu["reel"], digits=2), spread(present_cpu["gst"], digits=2),
-                 ratio(med(present_cpu["reel"]), med(present_cpu["gst"]))))
-    rows.append(("into weston: max RSS (MB)",
-                 spread(present_rss["reel"]), spread(present_rss["gst"]),
-                 ratio(med(present_rss["reel"]), med(present_rss["gst"]))))
-    rows.append((f"into weston: wall time for {short_frames / 25:g} s of media (s)",
-                 spread(present_wall["reel"]), spread(present_wall["gst"]),
-                 ratio(med(present_wall["reel"]), med(present_wall["gst"]))))
+
+    def one(label, values, digits, scale=1.0):
+        """A row of one figure per player."""
+        reel, gst = values["reel"] * scale, values["gst"] * scale
+        return (label, f"{reel:.{digits}f}", f"{gst:.{digits}f}", ratio(reel, gst))
+
+    def runs_of(label, values, digits=1):
+        """A row of each player's runs: median [min-max]."""
+        med = statistics.median
+        return (label, spread(values["reel"], digits=digits), spread(values["gst"], digits=digits),
+                ratio(med(values["reel"]), med(values["gst"])))
+
+    rows = [
+        one("decode only: CPU per steady-state frame (ms)", per_frame, 2),
+        one("decode only: start-up CPU (ms)", startup, 0),
+        one("decode only: user-space instructions per steady-state frame (thousands, callgrind)",
+            instr_frame, 0, 1e-3),
+        one("decode only: user-space instructions at start-up (millions, callgrind)",
+            instr_startup, 1, 1e-6),
+        runs_of(f"decode only: CPU, {long_frames} frames (s)", long_cpu, 2),
+        runs_of("decode only: max RSS (MB)", rss),
+        one("decode only: syscalls per steady-state frame, polls excluded", calls, 1),
+        one("time to the first decoded picture, under strace (ms)", ttff, 0),
+        runs_of("into weston: client CPU per frame, start-up included (ms)", present_cpu, 2),
+        runs_of("into weston: max RSS (MB)", present_rss),
+        runs_of(f"into weston: wall time for {short_frames / 25:g} s of media (s)", present_wall),
+    ]
     runs = len(long_cpu["reel"])
     lines = [
         f"| H.264 {size} through visl, {runs} run{'s' if runs > 1 else ''} | reel | GStreamer v4l2slh264dec | reel / GStreamer |",

@@ -70,17 +70,19 @@ fn the_guest_benchmark_measures_both_players() {
         assert_eq!(row.len(), 4, "{label}: {row:?}");
         let (reel, gst) = (number(row[1]), number(row[2]));
         assert!(
-            reel.is_some() && gst.is_some() && number(row[3]).is_some(),
+            reel.is_some() && gst.is_some(),
             "{label}: not measured: {row:?}"
         );
         // The steady-state CPU per frame and the start-up CPU are
         // differences of two short runs' CPU times: one round of 30 and 10
-        // frames leaves them to noise (the benchmark's rounds of 150 and
-        // 25 frames do not). Every other figure is a count, a size or a
-        // duration of something that ran.
-        if !label.contains("start-up") && !label.contains("CPU per steady-state") {
+        // frames leaves them to noise (a player's two runs can take the
+        // same clock ticks, making its figure 0 and the ratio undefined, or
+        // the shorter run can take longer). The benchmark's rounds of 750
+        // and 25 frames, fastest of several, do not. Every other figure is
+        // a count, a size or a duration of something that ran.
+        if !label.contains("start-up CPU") && !label.contains("CPU per steady-state") {
             assert!(
-                reel > Some(0.0) && gst > Some(0.0),
+                reel > Some(0.0) && gst > Some(0.0) && number(row[3]).is_some(),
                 "{label}: not positive: {row:?}"
             );
         }

@@ -92,7 +92,7 @@ fn check_annexb(name: &str) {
     }
 
     // Outside parameter sets, the same NAL units in the same order as ffmpeg.
-    let ours: Vec<u8> = packets.iter().flat_map(|p| p.data.clone()).collect();
+    let ours: Vec<u8> = packets.iter().flat_map(|p| p.data.to_vec()).collect();
     let theirs = ffmpeg_annexb(&path, codec);
     let slices = |data: &[u8]| -> Vec<Vec<u8>> {
         nal_units(data)
@@ -136,21 +136,40 @@ fn annexb_hevc() {
     check_annexb("hevc_main10.mp4");
 }
 
+/// Clips of every container and codec the stream probe treats apart: MP4
+/// with the SPS in its record (the probe decodes no picture), MP4 whose
+/// layout is left to the probe decoder (full range), Matroska (no parser, probe decoding kept),
+/// MPEG-TS (parser and probe decoding kept).
+const PROBED: [&str; 18] = [
+    "h264_25fps.mp4",
+    "h264_422_10bit.mp4",
+    "h264_full_range.mp4",
+    "h264_baseline.mp4",
+    "h264_cqm_444.mp4",
+    "h264_odd_size.mp4",
+    "h264_scaling_matrix.mp4",
+    "h264_slices.mp4",
+    "h264_weighted.mp4",
+    "hevc_main10.mp4",
+    "h264_main_bframes.mkv",
+    "h264_high10_intra.mkv",
+    "hevc_main.mkv",
+    "vp9_profile2.webm",
+    "av1.mkv",
+    "h264_high.ts",
+    "mpeg2.ts",
+    "vp9.webm",
+];
+
 #[test]
 fn stream_info_matches_ffprobe() {
-    for name in [
-        "h264_high.ts",
-        "hevc_main10.mp4",
-        "vp9.webm",
-        "av1.mkv",
-        "mpeg2.ts",
-    ] {
+    for name in PROBED {
         let path = clip(name);
         let demuxer = Demuxer::open(&path).expect("open");
         let info = demuxer.stream();
         let out = Command::new("ffprobe")
             .args(["-v", "error", "-select_streams", "v:0", "-show_entries"])
-            .arg("stream=index,codec_name,width,height,time_base,pix_fmt,start_pts")
+            .arg("stream=index,codec_name,width,height,time_base,pix_fmt,start_pts,profile,level")
             .args(["-of", "default=nw=1"])
             .arg(&path)
             .output()
@@ -170,15 +189,53 @@ fn stream_info_matches_ffprobe() {
         assert_eq!(format!("{n}/{d}"), field("time_base"), "{name}");
         assert_eq!(
             info.pixel_format.clone().unwrap_or_default(),
-            field("pix_fmt")
+            field("pix_fmt"),
+            "{name}"
         );
+        assert_eq!(
+            info.profile.clone().unwrap_or_else(|| "unknown".into()),
+            field("profile"),
+            "{name}"
+        );
+        // ffprobe prints -99 (FF_LEVEL_UNKNOWN) when there is none.
+        let level: i32 = field("level").parse().expect("level");
+        assert_eq!(info.level, (level > 0).then_some(level), "{name}");
         assert_eq!(info.start_pts.to_string(), field("start_pts"), "{name}");
-        let depth = if field("pix_fmt").contains("10") {
-            10
-        } else {
-            8
-        };
+        let pix_fmt = field("pix_fmt");
+        let depth = ["12", "10"]
+            .into_iter()
+            .find(|d| pix_fmt.contains(d))
+            .map_or(8, |d| d.parse().expect("depth"));
         assert_eq!(info.bit_depth, depth, "{name}");
+    }
+}
+
+/// Without libavformat's parser on MP4 and Matroska video (the stream
+/// probe turns it off), packets keep the timestamps, durations and key
+/// flags ffprobe reads with it.
+#[test]
+fn video_packets_match_ffprobe() {
+    let unparsed = PROBED
+        .iter()
+        .filter(|n| [".mp4", ".mkv", ".webm"].iter().any(|e| n.ends_with(e)));
+    for name in unparsed {
+        let path = clip(name);
+        let mut demuxer = Demuxer::open(&path).expect("open");
+        let packets = all_packets(&mut demuxer);
+        let listed = ffprobe_packet_fields(&path, Some("v:0"), "pts,dts,duration,flags");
+        assert_eq!(packets.len(), listed.len(), "{name}");
+        for (i, (packet, fields)) in packets.iter().zip(&listed).enumerate() {
+            let number = |k: usize| fields.get(k).and_then(|v| v.parse::<i64>().ok());
+            assert_eq!(packet.pts, number(0), "{name} packet {i}: pts");
+            assert_eq!(packet.dts, number(1), "{name} packet {i}: dts");
+            assert_eq!(
+                packet.duration,
+                number(2).unwrap_or(0),
+                "{name} packet {i}: duration"
+            );
+            let key = fields.get(3).is_some_and(|f| f.starts_with('K'));
+            assert_eq!(packet.keyframe, key, "{name} packet {i}: key flag");
+        }
     }
 }
 

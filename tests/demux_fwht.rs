@@ -120,10 +120,13 @@ fn damage_is_skipped_up_to_the_next_i_frame() {
     let path = write("damaged.fwht", &bytes);
     let mut demuxer = Demuxer::open(&path).expect("open");
     let packets = all_packets(&mut demuxer);
-    let got: Vec<&Vec<u8>> = packets.iter().map(|p| &p.data).collect();
+    let got: Vec<&[u8]> = packets.iter().map(|p| &p.data[..]).collect();
     // Frames 4 and 5 follow frame 3 without damage between; frame 7 is
     // the P frame after the I frame that follows the second damage.
-    let want: Vec<&Vec<u8>> = [0, 1, 3, 4, 5, 6, 7].iter().map(|&i| &frames[i]).collect();
+    let want: Vec<&[u8]> = [0, 1, 3, 4, 5, 6, 7]
+        .iter()
+        .map(|&i| &frames[i][..])
+        .collect();
     assert_eq!(got, want);
 }
 

@@ -358,7 +358,7 @@ fn decode_error_resumes_at_the_next_keyframe() {
             if index == 3 {
                 assert!(!packet.keyframe);
                 // An invalid VP9 frame marker: the decoder must reject it.
-                packet.data.iter_mut().for_each(|b| *b = 0xff);
+                packet.data.to_mut().iter_mut().for_each(|b| *b = 0xff);
             }
             match decoder.send(&packet) {
                 Ok(()) => {}

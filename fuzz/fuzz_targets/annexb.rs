@@ -1,6 +1,7 @@
 //! Fuzzes the AVCC/HVCC to Annex-B converter with arbitrary configuration
-//! records and packets: it must never panic, and what it writes must
-//! account for every byte of the input.
+//! records and packets: it must never panic, what it writes must account
+//! for every byte of the input, and its in-place rewrite, where it takes a
+//! packet, must give the same bytes.
 //!
 //! Runs on the stable toolchain through its nightly switch:
 //!
@@ -34,6 +35,14 @@ fuzz_target!(|data: &[u8]| {
 
     let mut out = Vec::new();
     let result = conv.convert(packet, keyframe, &mut out);
+    // Rewritten in place, the same bytes; refused, untouched.
+    let mut in_place = packet.to_vec();
+    if conv.convert_in_place(&mut in_place, keyframe) {
+        assert!(result.is_ok());
+        assert_eq!(in_place, out);
+    } else {
+        assert_eq!(in_place, packet);
+    }
     let Some(length_size) = conv.length_size() else {
         // Annex-B input passes through, possibly after the parameter sets.
         assert!(result.is_ok());

@@ -155,6 +155,35 @@ impl AnnexBConverter {
         }
     }
 
+    /// Rewrites `packet` to Annex-B where it lies, when that takes no byte
+    /// more: 4-byte length fields become 4-byte start codes, and Annex-B
+    /// input stays as it is; the result is what `convert` would build.
+    /// `false`, `packet` untouched, when `convert` must build it instead: a
+    /// keyframe without its own sequence header (the record's parameter
+    /// sets go in front), shorter length fields, or framing that does not
+    /// parse (`convert` keeps what precedes the damage and reports it).
+    pub fn convert_in_place(&self, packet: &mut [u8], keyframe: bool) -> bool {
+        let Some(length_size) = self.length_size else {
+            return !keyframe || self.has_sequence_header(nal_units(packet));
+        };
+        if length_size != START_CODE.len()
+            || LengthPrefixedNals::new(packet, length_size).any(|nal| nal.is_err())
+            || (keyframe
+                && !self.has_sequence_header(
+                    LengthPrefixedNals::new(packet, length_size).map_while(Result::ok),
+                ))
+        {
+            return false;
+        }
+        let mut at = 0;
+        while let Some(field) = packet.get_mut(at..at + START_CODE.len()) {
+            let length = field.iter().fold(0usize, |acc, &b| (acc << 8) | b as usize);
+            field.copy_from_slice(&START_CODE);
+            at += START_CODE.len() + length;
+        }
+        true
+    }
+
     fn pass_through(&self, packet: &[u8], keyframe: bool, out: &mut Vec<u8>) {
         if keyframe && !self.has_sequence_header(nal_units(packet)) {
             out.extend_from_slice(&self.parameter_sets);
@@ -435,6 +464,73 @@ mod tests {
         let mut out = vec![9];
         conv.convert(&packet, true, &mut out).unwrap();
         assert_eq!(out, [vec![9], annexb(&[SPS, PPS]), packet.clone()].concat());
+    }
+
+    /// In place or built, the same bytes: for every packet `convert_in_place`
+    /// takes (framing whole, 4-byte fields, keyframes with their own SPS,
+    /// Annex-B input), and it leaves the others untouched for `convert`.
+    #[test]
+    fn in_place_conversion_is_convert_where_it_applies() {
+        use crate::codec::bitstream::test_rng::Rng;
+        let mut rng = Rng(0x5eed);
+        let nal_kinds: [&[u8]; 4] = [SPS, PPS, IDR, NON_IDR];
+        let mut taken = [0usize; 2];
+        for round in 0..4000 {
+            let length_size = [1usize, 2, 4, 4, 4][rng.below(5) as usize];
+            let annexb_input = rng.below(6) == 0;
+            let conv = if annexb_input {
+                AnnexBConverter::new(NalCodec::H264, &annexb(&[SPS, PPS])).unwrap()
+            } else {
+                AnnexBConverter::new(NalCodec::H264, &avcc(length_size as u8, &[SPS], &[PPS]))
+                    .unwrap()
+            };
+            let nals: Vec<&[u8]> = (0..1 + rng.below(4))
+                .map(|_| nal_kinds[rng.below(4) as usize])
+                .collect();
+            let mut packet = if annexb_input {
+                annexb(&nals)
+            } else {
+                prefixed(length_size, &nals)
+            };
+            // Now and then damage the framing: cut it or flip a byte.
+            match rng.below(8) {
+                0 => packet.truncate(rng.below(packet.len() as u64) as usize),
+                1 => {
+                    let at = rng.below(packet.len() as u64) as usize;
+                    packet[at] ^= 1 << rng.below(8);
+                }
+                _ => {}
+            }
+            let keyframe = rng.below(2) == 0;
+            let mut built = Vec::new();
+            let built_ok = conv.convert(&packet, keyframe, &mut built).is_ok();
+            let mut in_place = packet.clone();
+            if conv.convert_in_place(&mut in_place, keyframe) {
+                assert!(built_ok, "round {round}: in place where convert fails");
+                assert_eq!(in_place, built, "round {round}");
+                taken[1] += 1;
+            } else {
+                assert_eq!(in_place, packet, "round {round}: refused but changed");
+                taken[0] += 1;
+            }
+        }
+        assert!(taken[0] > 500 && taken[1] > 500, "{taken:?}");
+    }
+
+    #[test]
+    fn in_place_conversion_needs_no_more_bytes() {
+        let conv = AnnexBConverter::new(NalCodec::H264, &avcc(4, &[SPS], &[PPS])).unwrap();
+        let mut frame = prefixed(4, &[NON_IDR, NON_IDR]);
+        assert!(conv.convert_in_place(&mut frame, false));
+        assert_eq!(frame, annexb(&[NON_IDR, NON_IDR]));
+        // The record's parameter sets must go in front of this keyframe.
+        let mut key = prefixed(4, &[IDR]);
+        assert!(!conv.convert_in_place(&mut key, true));
+        let mut key = prefixed(4, &[SPS, PPS, IDR]);
+        assert!(conv.convert_in_place(&mut key, true));
+        assert_eq!(key, annexb(&[SPS, PPS, IDR]));
+        let short = AnnexBConverter::new(NalCodec::H264, &avcc(2, &[SPS], &[PPS])).unwrap();
+        assert!(!short.convert_in_place(&mut prefixed(2, &[NON_IDR]), false));
     }
 
     #[test]

@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use ff::ffi;
 use ff::format::context::Input;
+use ff::packet::Mut;
 use ffmpeg_next as ff;
 
 use super::annexb::AnnexBConverter;
+use super::packet_data::PacketData;
+use super::stream_probe;
 use super::{
     duration_to_ts, init_ffmpeg, ts_to_duration, Codec, CodecParameters, MediaError, Packet,
     StreamKind, StreamSummary, VideoStreamInfo,
@@ -245,10 +248,9 @@ impl FfmpegDemuxer {
                 }
                 continue;
             }
-            let Some(raw) = packet.data().filter(|d| !d.is_empty()) else {
+            let Some(packet) = self.convert(packet) else {
                 continue;
             };
-            let packet = self.convert(&packet, raw);
             if let Some(pts) = packet.pts {
                 let end = pts.saturating_add(packet.duration);
                 self.reached_end = Some(self.reached_end.map_or(end, |r| r.max(end)));
@@ -279,7 +281,7 @@ impl FfmpegDemuxer {
 
     /// A packet of an enabled stream other than the video one, as read.
     fn other_stream_packet(&self, packet: &ff::Packet, index: usize) -> Option<Packet> {
-        let data = packet.data().filter(|d| !d.is_empty())?.to_vec();
+        let data = packet.data().filter(|d| !d.is_empty())?.to_vec().into();
         let tb = self.input.stream(index)?.time_base();
         Some(Packet {
             stream_index: index,
@@ -293,29 +295,50 @@ impl FfmpegDemuxer {
         })
     }
 
-    fn convert(&self, packet: &ff::Packet, raw: &[u8]) -> Packet {
+    /// The video packet as reel hands it on (Annex-B for H.264/HEVC),
+    /// rewritten where libavformat read it when that takes no byte more;
+    /// `None` for a packet without data.
+    fn convert(&self, mut packet: ff::Packet) -> Option<Packet> {
         let keyframe = packet.is_key();
         let mut corrupt = packet.is_corrupt();
-        let mut data = Vec::with_capacity(raw.len() + 64);
-        match &self.converter {
+        let (pts, dts, duration) = (packet.pts(), packet.dts(), packet.duration().max(0));
+        let in_place = match &self.converter {
+            None => true,
             Some(conv) => {
+                // SAFETY: a valid packet; av_packet_make_writable gives it
+                // a buffer of its own (copying only if shared), so the
+                // rewrite below touches no other packet's bytes.
+                let writable = !conv.is_length_prefixed()
+                    || unsafe { ffi::av_packet_make_writable(packet.as_mut_ptr()) } >= 0;
+                writable
+                    && packet
+                        .data_mut()
+                        .is_some_and(|bytes| conv.convert_in_place(bytes, keyframe))
+            }
+        };
+        let data = if in_place {
+            PacketData::read(packet)?
+        } else {
+            let raw = packet.data().filter(|d| !d.is_empty())?;
+            let mut data = Vec::with_capacity(raw.len() + 64);
+            if let Some(conv) = &self.converter {
                 if let Err(e) = conv.convert(raw, keyframe, &mut data) {
-                    tracing::warn!("packet at pts {:?}: {e}", packet.pts());
+                    tracing::warn!("packet at pts {pts:?}: {e}");
                     corrupt = true;
                 }
             }
-            None => data.extend_from_slice(raw),
-        }
-        Packet {
+            data.into()
+        };
+        Some(Packet {
             stream_index: self.info.index,
             data,
-            pts: packet.pts(),
-            dts: packet.dts(),
-            duration: packet.duration().max(0),
+            pts,
+            dts,
+            duration,
             keyframe,
             corrupt,
             time_base: self.info.time_base,
-        }
+        })
     }
 
     /// Moves to the keyframe at or before `target`, on the same clock as
@@ -460,7 +483,7 @@ fn open_input(path: &Path) -> Result<Input, ff::Error> {
     // SAFETY: `url` is a NUL-terminated string that outlives the call; on
     // success libavformat hands us an open context that `Input` takes over
     // (and closes on drop); on failure it has freed it and set it to null.
-    unsafe {
+    let mut input = unsafe {
         let ret = ffi::avformat_open_input(
             &mut ctx,
             url.as_ptr(),
@@ -470,13 +493,10 @@ fn open_input(path: &Path) -> Result<Input, ff::Error> {
         if ret < 0 {
             return Err(ff::Error::from(ret));
         }
-        let ret = ffi::avformat_find_stream_info(ctx, std::ptr::null_mut());
-        if ret < 0 {
-            ffi::avformat_close_input(&mut ctx);
-            return Err(ff::Error::from(ret));
-        }
-        Ok(Input::wrap(ctx))
-    }
+        Input::wrap(ctx)
+    };
+    stream_probe::find_stream_info(&mut input)?;
+    Ok(input)
 }
 
 /// The video stream to play: FFmpeg's best pick when reel decodes it, else

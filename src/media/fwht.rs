@@ -138,7 +138,7 @@ impl FwhtReader {
             .map_err(|e| MediaError::Read(format!("{}: {e}", self.path.display())))?;
         Ok(Some(Packet {
             stream_index: 0,
-            data,
+            data: data.into(),
             pts: Some(pts),
             dts: Some(pts),
             duration: 1,

@@ -5,8 +5,10 @@ pub mod annexb;
 mod demuxer;
 mod ffmpeg_log;
 mod fwht;
+mod packet_data;
 mod params;
 mod reader;
+mod stream_probe;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -16,6 +18,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use annexb::{AnnexBConverter, BitstreamError, NalCodec};
+pub use packet_data::PacketData;
 pub(crate) use params::CodecParameters;
 pub use reader::Demuxer;
 
@@ -163,7 +166,7 @@ pub struct Packet {
     /// The container's stream index (`VideoStreamInfo::index` for video).
     pub stream_index: usize,
     /// The bitstream; Annex-B for H.264/HEVC.
-    pub data: Vec<u8>,
+    pub data: PacketData,
     pub pts: Option<i64>,
     pub dts: Option<i64>,
     /// In `time_base` units; 0 when unknown.

@@ -159,7 +159,7 @@ impl SwDecoder {
             }
             self.need_keyframe = false;
         }
-        let mut av = ff::Packet::copy(&packet.data);
+        let mut av = packet.data.to_av_packet();
         av.set_pts(packet.pts);
         av.set_dts(packet.dts);
         av.set_duration(packet.duration);

@@ -51,6 +51,11 @@ ff -f lavfi -i "$(src 320x240 25 4)" $(x264 -profile:v main -bf 2 -g 25) h264_25
 cqm4=$(seq -s, 16 31); cqm8=$(for i in $(seq 0 63); do printf '%d,' $((16 + i / 4)); done); cqm8=${cqm8%,}
 ff -f lavfi -i "$(src 176x144 30 0.5)" -c:v libx264 -preset veryfast -pix_fmt yuv444p -profile:v high444 \
     -x264-params "cqm4=$cqm4:cqm8=$cqm8:keyint=8:bframes=2:ref=3" h264_cqm_444.mp4
+# Layouts the stream probe names from an MP4's SPS (4:2:2 10-bit) and one it
+# leaves to FFmpeg's probe decoder (full range: yuvj420p).
+ff -f lavfi -i "$(src 176x144 30 0.2)" -c:v libx264 -preset veryfast -pix_fmt yuv422p10le -profile:v high422 \
+    h264_422_10bit.mp4
+ff -f lavfi -i "$(src 176x144 30 0.2)" -c:v libx264 -preset veryfast -pix_fmt yuvj420p h264_full_range.mp4
 # High 10, every picture an IDR: bit depth fields, idr_pic_id changes.
 ff -f lavfi -i "$(src 176x144 30 0.5)" -c:v libx264 -preset veryfast -pix_fmt yuv420p10le -profile:v high10 \
     -x264-params "keyint=1" h264_high10_intra.mkv

@@ -386,3 +386,17 @@ fn parse_vui(r: &mut BitReader) -> Result<Vui, H264Error> {
     }
     Ok(vui)
 }
+
+/// The first SPS of an Annex-B blob (a container's parameter sets) that
+/// parses.
+pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
+    crate::codec::bitstream::annexb::nal_units(parameter_sets).find_map(|bytes| {
+        let nal = super::nal::Nal::parse(bytes).ok()?;
+        if nal.nal_unit_type != super::nal::nal_type::SPS {
+            return None;
+        }
+        let mut r = nal.reader();
+        r.skip(8, "nal_unit_header").ok()?;
+        Sps::parse(&mut r).ok()
+    })
+}

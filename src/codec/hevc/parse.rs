@@ -43,3 +43,11 @@ pub fn slice_header<'p>(
     r.skip(16, "nal_unit_header")?;
     SliceHeader::parse(&mut r, &nal, params, previous)
 }
+
+/// The first SPS of an Annex-B blob (a container's parameter sets) that
+/// parses.
+pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
+    crate::codec::bitstream::annexb::nal_units(parameter_sets)
+        .filter(|nal| nal.len() > 2 && (nal[0] >> 1) & 0x3f == super::nal::nal_type::SPS)
+        .find_map(|nal| sps(nal).ok())
+}

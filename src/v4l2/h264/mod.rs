@@ -22,9 +22,7 @@ use super::formats::coded;
 use super::level_check::LevelCheck;
 use super::output_queue::OutputQueue;
 use super::slice_mode::{DecodeMode, ModeMenus, Picture, SliceMode};
-use crate::codec::bitstream::annexb::nal_units;
-use crate::codec::h264::nal::{nal_type, Nal};
-use crate::codec::h264::sps::Sps;
+use crate::codec::h264::sps::{first_sps, Sps};
 use crate::codec::h264::{self, H264Decoder, H264Error};
 use crate::media::{Codec, VideoStreamInfo};
 use controls::{sps_control, PictureControls, SliceControls};
@@ -54,19 +52,6 @@ pub static ENTRY: CodecEntry = CodecEntry {
     requirements,
     open,
 };
-
-/// The first SPS of an Annex-B blob (the container's parameter sets).
-pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
-    nal_units(parameter_sets).find_map(|bytes| {
-        let nal = Nal::parse(bytes).ok()?;
-        if nal.nal_unit_type != nal_type::SPS {
-            return None;
-        }
-        let mut r = nal.reader();
-        r.skip(8, "nal_unit_header").ok()?;
-        Sps::parse(&mut r).ok()
-    })
-}
 
 /// What a stream needs from a decoder: the SPS's coded size and profile
 /// when the container carries one, else the container's size.

@@ -23,8 +23,9 @@ use super::formats::coded;
 use super::output_queue::OutputQueue;
 use super::slice_mode::{ModeMenus, Picture, SliceMode};
 use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, StreamInfo};
+use crate::codec::hevc::parse::first_sps;
 use crate::codec::hevc::ptl::profile;
-use crate::codec::hevc::{parse, HevcError, Sps};
+use crate::codec::hevc::{HevcError, Sps};
 use crate::media::{Codec, VideoStreamInfo};
 use controls::{
     decode_params_control, entry_point_offsets, pps_control, scaling_matrix_control,
@@ -66,13 +67,6 @@ const REQUIRED: [u32; 3] = [
 ];
 
 const OUTPUT_BUFFERS: u32 = 4;
-
-/// The first SPS of an Annex-B blob (the container's parameter sets).
-pub fn first_sps(parameter_sets: &[u8]) -> Option<Sps> {
-    crate::codec::bitstream::annexb::nal_units(parameter_sets)
-        .find(|nal| nal.len() > 2 && (nal[0] >> 1) & 0x3f == crate::codec::hevc::nal::nal_type::SPS)
-        .and_then(|nal| parse::sps(nal).ok())
-}
 
 /// What a stream needs from a decoder: the SPS's coded size and profile
 /// when the container carries one, else the container's size.

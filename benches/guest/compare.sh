@@ -18,9 +18,10 @@
 #   it cannot show, and reel, past a few late frames, falls behind the
 #   clock (a long clip took 150 s for 6 s of media; BENCHMARKS.md), so the
 #   rounds use the 1 s clips.
-# Then once per clip and player under strace: `-c -f` (syscall counts of a
-# decode run) and `-ttt -f -e trace=execve,ioctl` (time from exec to the
-# first CAPTURE buffer dequeued: the first decoded picture); and once under
+# Each round also runs both players on the long clip under `strace -ttt
+# -f -e trace=execve,ioctl` (time from exec to the first CAPTURE buffer
+# dequeued: the first decoded picture). Then once per clip and player under
+# strace `-c -f` (syscall counts of a decode run); and once under
 # callgrind (instructions executed in user space, all threads: the same
 # count whatever else loads the machine, where CPU seconds wander).
 #
@@ -31,7 +32,7 @@
 #
 # In $REEL_RESULTS: CLIP_BASE.MODE.PLAYER.RUN.time ("wall:user:sys:
 # maxrss_kb"), .log (stderr), .rc; CLIP_BASE.PLAYER.count (strace -c),
-# .first (strace -ttt) and .instructions.log (callgrind's summary).
+# .first.RUN (strace -ttt) and .instructions.log (callgrind's summary).
 set -eu
 R=$REEL_RESULTS
 here=$(cd "$(dirname "$0")" && pwd)
@@ -123,6 +124,14 @@ for clip in "$@"; do
                 -- "$player" decode "$clip"
         done
         case $base in
+        *.long)
+            for player in $order; do
+                run "$base.$player.first.$i" strace -f -ttt --seccomp-bpf -e trace=execve,ioctl \
+                    -o "$R/$base.$player.first.$i" -- "$player" decode "$clip"
+            done
+            ;;
+        esac
+        case $base in
         *.short)
             for player in $order; do
                 weston_up
@@ -136,8 +145,6 @@ for clip in "$@"; do
     done
     for player in reel gst; do
         run "$base.$player.count" strace -f -c -o "$R/$base.$player.count" -- "$player" decode "$clip"
-        run "$base.$player.first" strace -f -ttt --seccomp-bpf -e trace=execve,ioctl \
-            -o "$R/$base.$player.first" -- "$player" decode "$clip"
         run "$base.$player.instructions" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
             -- "$player" decode "$clip"
     done

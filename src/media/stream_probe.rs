@@ -14,8 +14,8 @@
 //!   find frame boundaries, so keep it.
 //! - **A picture decoded in software at start.** find_stream_info decodes
 //!   an H.264/HEVC stream's first picture to learn its pixel layout (and
-//!   H.264's reordering delay): about 21 million instructions at 720p and
-//!   40 million at 1080p, a quarter to a third of reel's start-up. In an
+//!   H.264's reordering delay): about 23 million instructions at 720p and
+//!   44 million at 1080p, a quarter to two fifths of reel's start-up. In an
 //!   MP4 the avcC/hvcC record carries the SPS that decides the layout, the
 //!   profile and the level: reel reads them there, fills them in, and has
 //!   the probe decoder skip pictures. MP4 only: its packets carry decode

@@ -243,7 +243,7 @@ impl FfmpegDemuxer {
                 if !self.enabled.contains(&index) {
                     continue;
                 }
-                if let Some(other) = self.other_stream_packet(&packet, index) {
+                if let Some(other) = self.other_stream_packet(packet, index) {
                     return Ok(Some(other));
                 }
                 continue;
@@ -280,17 +280,18 @@ impl FfmpegDemuxer {
     }
 
     /// A packet of an enabled stream other than the video one, as read.
-    fn other_stream_packet(&self, packet: &ff::Packet, index: usize) -> Option<Packet> {
-        let data = packet.data().filter(|d| !d.is_empty())?.to_vec().into();
+    fn other_stream_packet(&self, packet: ff::Packet, index: usize) -> Option<Packet> {
         let tb = self.input.stream(index)?.time_base();
+        let (pts, dts, duration) = (packet.pts(), packet.dts(), packet.duration().max(0));
+        let (keyframe, corrupt) = (packet.is_key(), packet.is_corrupt());
         Some(Packet {
             stream_index: index,
-            data,
-            pts: packet.pts(),
-            dts: packet.dts(),
-            duration: packet.duration().max(0),
-            keyframe: packet.is_key(),
-            corrupt: packet.is_corrupt(),
+            data: PacketData::read(packet)?,
+            pts,
+            dts,
+            duration,
+            keyframe,
+            corrupt,
             time_base: (tb.numerator(), tb.denominator()),
         })
     }
@@ -302,32 +303,20 @@ impl FfmpegDemuxer {
         let keyframe = packet.is_key();
         let mut corrupt = packet.is_corrupt();
         let (pts, dts, duration) = (packet.pts(), packet.dts(), packet.duration().max(0));
-        let in_place = match &self.converter {
-            None => true,
-            Some(conv) => {
-                // SAFETY: a valid packet; av_packet_make_writable gives it
-                // a buffer of its own (copying only if shared), so the
-                // rewrite below touches no other packet's bytes.
-                let writable = !conv.is_length_prefixed()
-                    || unsafe { ffi::av_packet_make_writable(packet.as_mut_ptr()) } >= 0;
-                writable
-                    && packet
-                        .data_mut()
-                        .is_some_and(|bytes| conv.convert_in_place(bytes, keyframe))
+        let data = match &self.converter {
+            None => PacketData::read(packet)?,
+            Some(conv) if rewrite_in_place(conv, &mut packet, keyframe) => {
+                PacketData::read(packet)?
             }
-        };
-        let data = if in_place {
-            PacketData::read(packet)?
-        } else {
-            let raw = packet.data().filter(|d| !d.is_empty())?;
-            let mut data = Vec::with_capacity(raw.len() + 64);
-            if let Some(conv) = &self.converter {
+            Some(conv) => {
+                let raw = packet.data().filter(|d| !d.is_empty())?;
+                let mut data = Vec::with_capacity(raw.len() + 64);
                 if let Err(e) = conv.convert(raw, keyframe, &mut data) {
                     tracing::warn!("packet at pts {pts:?}: {e}");
                     corrupt = true;
                 }
+                data.into()
             }
-            data.into()
         };
         Some(Packet {
             stream_index: self.info.index,
@@ -469,6 +458,20 @@ impl FfmpegDemuxer {
         }
         Err(ff::Error::from(ret).to_string())
     }
+}
+
+/// Whether `packet` is now Annex-B where libavformat read it
+/// (`AnnexBConverter::convert_in_place`).
+fn rewrite_in_place(conv: &AnnexBConverter, packet: &mut ff::Packet, keyframe: bool) -> bool {
+    // SAFETY: a valid packet; av_packet_make_writable gives it a buffer of
+    // its own (copying only if shared), so the rewrite touches no other
+    // packet's bytes.
+    let writable = !conv.is_length_prefixed()
+        || unsafe { ffi::av_packet_make_writable(packet.as_mut_ptr()) } >= 0;
+    writable
+        && packet
+            .data_mut()
+            .is_some_and(|bytes| conv.convert_in_place(bytes, keyframe))
 }
 
 /// Opens and probes a local file. The path goes to libavformat as raw bytes

@@ -59,6 +59,8 @@ pub struct Shared {
     gain: AtomicU32,
     /// The output reported an error (the sound server went away).
     failed: AtomicBool,
+    /// Underruns the output reported and recovered from, not yet logged.
+    xruns: AtomicU32,
     /// The output's stall has been reported.
     stall_warned: AtomicBool,
 }
@@ -109,6 +111,7 @@ impl Audio {
             playing: AtomicBool::new(false),
             gain: AtomicU32::new(gain.to_bits()),
             failed: AtomicBool::new(false),
+            xruns: AtomicU32::new(0),
             stall_warned: AtomicBool::new(false),
         });
         let (commands, command_rx) = mpsc::channel();
@@ -260,6 +263,7 @@ impl Job {
         let mut ended = false;
         let mut samples = Vec::new();
         loop {
+            self.report_glitches();
             let command = if ended || self.shared.queue().queued() >= AHEAD {
                 match self.commands.recv_timeout(IDLE_WAIT) {
                     Ok(command) => Some(command),
@@ -323,6 +327,27 @@ impl Job {
                 drop_before = None;
             }
             self.shared.queue().push(generation, pts, &samples);
+        }
+    }
+}
+
+impl Job {
+    /// Gaps in the sound, said where they happen: they are the machine
+    /// being too busy (or the decoder too slow), not a failure.
+    fn report_glitches(&self) {
+        let dry = self.shared.queue().take_underruns();
+        if dry > 0 {
+            info!(
+                times = dry,
+                "audio: the queue ran dry, the decoding thread fell behind"
+            );
+        }
+        let xruns = self.shared.xruns.swap(0, Ordering::Relaxed);
+        if xruns > 0 {
+            info!(
+                times = xruns,
+                "audio output underrun (xrun): a gap in the sound, playback goes on"
+            );
         }
     }
 }

@@ -240,7 +240,13 @@ where
                     *slot = T::from_sample(sample);
                 }
             },
-            move |error| {
+            move |error: cpal::Error| {
+                // An underrun is a gap the stream recovers from (cpal
+                // prepares the device again): the clock goes on with it.
+                if error.kind() == cpal::ErrorKind::Xrun {
+                    error_shared.xruns.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
                 // Said once, whether the stall or the error is noticed first.
                 let first = !error_shared.failed.swap(true, Ordering::Relaxed);
                 if first && !error_shared.stall_warned.swap(true, Ordering::Relaxed) {

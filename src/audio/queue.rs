@@ -62,6 +62,11 @@ pub struct Queue {
     /// The last fill played sound: the next silent one fades it out, and
     /// sound after silence fades in.
     sounding: bool,
+    /// Times the queue ran out of samples mid-sound, the stream not ended
+    /// (the decoding thread fell behind), since last taken.
+    underruns: u32,
+    /// It ran out and has not filled a request whole since.
+    dry: bool,
 }
 
 impl Queue {
@@ -78,6 +83,8 @@ impl Queue {
             lead_in: 0,
             soonest: None,
             sounding: false,
+            underruns: 0,
+            dry: false,
         }
     }
 
@@ -98,6 +105,7 @@ impl Queue {
         self.lead_in = 0;
         // What follows a seek is a new start.
         self.sounding = false;
+        self.dry = false;
         self.generation
     }
 
@@ -151,6 +159,9 @@ impl Queue {
         // The output asks again when about as much has played out.
         self.soonest = Some(delay + self.frames_to_duration(out.len() / self.channels));
         if !playing || self.samples.is_empty() {
+            if playing && self.sounding {
+                self.ran_dry();
+            }
             if std::mem::take(&mut self.sounding) {
                 self.fade_out(out, gain);
             }
@@ -188,6 +199,11 @@ impl Queue {
         }
         if take > 0 {
             self.sounding = true;
+        }
+        if from + take < out.len() {
+            self.ran_dry();
+        } else {
+            self.dry = false;
         }
         self.head_pts += self.frames_to_duration(take / self.channels);
         self.timing = Some(Timing {
@@ -231,6 +247,17 @@ impl Queue {
     /// The media time heard now, while samples are flowing.
     pub fn heard(&self, now: Instant) -> Option<Duration> {
         self.timing.and_then(|timing| timing.heard(now))
+    }
+
+    fn ran_dry(&mut self) {
+        if !self.ended && !std::mem::replace(&mut self.dry, true) {
+            self.underruns += 1;
+        }
+    }
+
+    /// How often the queue ran dry mid-sound since the last call.
+    pub fn take_underruns(&mut self) -> u32 {
+        std::mem::take(&mut self.underruns)
     }
 
     /// Everything queued has been played and nothing more will come.
@@ -306,8 +333,17 @@ mod tests {
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(&out[..10], &FADED_IN);
         assert_eq!(&out[10..], &[0.0; 6]);
+        assert_eq!(queue.take_underruns(), 1);
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
         assert_eq!(queue.heard(t0), None);
+        // Counted once per run dry, not per silent fill.
+        assert_eq!(queue.take_underruns(), 0);
+        // The stream's end is not an underrun.
+        queue.push(generation, Duration::ZERO, &[1.0; 10]);
+        queue.end(generation);
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
+        assert_eq!(queue.take_underruns(), 0);
     }
 
     #[test]

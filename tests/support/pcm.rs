@@ -162,6 +162,27 @@ pub fn find(template: &[f32], signal: &[f32]) -> Option<(usize, f64)> {
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// `x` without its runs of at least `min` samples of digital silence (an
+/// output that ran dry: the sound server plays zeros until the stream
+/// catches up), and where they were: (offset in `x`, length).
+pub fn without_dropouts(x: &[f32], min: usize) -> (Vec<f32>, Vec<(usize, usize)>) {
+    let mut kept = Vec::with_capacity(x.len());
+    let mut removed = Vec::new();
+    let mut i = 0;
+    while i < x.len() {
+        let run = x[i..].iter().take_while(|&&v| v == 0.0).count();
+        if run >= min {
+            removed.push((i, run));
+            i += run;
+        } else {
+            let end = i + run.max(1);
+            kept.extend_from_slice(&x[i..end]);
+            i = end;
+        }
+    }
+    (kept, removed)
+}
+
 /// Stretches of at least `min` samples whose blocks of 480 samples are
 /// silent: (start, end) sample offsets.
 pub fn silences(x: &[f32], min: usize) -> Vec<(usize, usize)> {

@@ -135,6 +135,13 @@ impl<'a> BitReader<'a> {
         raw - 8 * ahead
     }
 
+    /// An upper bound of `bits_left()` that costs nothing: the input's
+    /// bits not yet consumed, emulation prevention bytes counted as bits.
+    pub fn bits_left_at_most(&self) -> usize {
+        let Cursor { byte, bit, .. } = self.cursor;
+        (self.data.len() * 8).saturating_sub(byte * 8 + bit as usize)
+    }
+
     pub fn is_byte_aligned(&self) -> bool {
         self.cursor.bit == 0
     }
@@ -185,8 +192,39 @@ impl<'a> BitReader<'a> {
         Ok(())
     }
 
+    /// The next 32 bits, left-aligned in a word, when they can be taken
+    /// in one load: eight input bytes remain and, in an RBSP reader, none
+    /// of the bytes they span may be an emulation prevention byte (any
+    /// `03` sends the read the careful way). Most header reads take this.
+    fn window(&self) -> Option<u32> {
+        let Cursor { byte, bit, .. } = self.cursor;
+        let bytes: [u8; 8] = self.data.get(byte..byte + 8)?.try_into().ok()?;
+        // Bytes 0..5 hold the 32 bits after `bit`; the byte being read was
+        // checked when its first bit was.
+        let first_unchecked = usize::from(bit != 0);
+        if self.escaped && bytes[first_unchecked..5].contains(&3) {
+            return None;
+        }
+        Some(((u64::from_be_bytes(bytes) << bit) >> 32) as u32)
+    }
+
+    /// Moves over `n` bits known to hold no emulation prevention byte.
+    fn consume(&mut self, n: u32) {
+        let c = &mut self.cursor;
+        let total = c.bit + n;
+        c.byte += (total / 8) as usize;
+        c.bit = total % 8;
+        c.pos += n as usize;
+    }
+
     /// `n` bits (n <= 64) as an unsigned value, not traced.
     fn bits(&mut self, n: u32, name: &'static str) -> Result<u64, ReadError> {
+        if (1..=32).contains(&n) {
+            if let Some(window) = self.window() {
+                self.consume(n);
+                return Ok(u64::from(window >> (32 - n)));
+            }
+        }
         if n > 64 {
             return Err(ReadError::TooWide {
                 name,
@@ -238,6 +276,15 @@ impl<'a> BitReader<'a> {
     }
 
     fn golomb(&mut self, name: &'static str) -> Result<u64, ReadError> {
+        // A code of up to 31 bits (values below 65535) in one load.
+        if let Some(window) = self.window() {
+            let leading_zeros = window.leading_zeros();
+            if leading_zeros < 16 {
+                let length = 2 * leading_zeros + 1;
+                self.consume(length);
+                return Ok(u64::from(window >> (32 - length)) - 1);
+            }
+        }
         let mut leading_zeros = 0u32;
         while self.bits(1, name)? == 0 {
             leading_zeros += 1;

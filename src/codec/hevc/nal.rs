@@ -134,12 +134,6 @@ impl<'a> Nal<'a> {
             header: NalHeader::parse(bytes)?,
         })
     }
-
-    /// The RBSP including the two header bytes, so that bit positions count
-    /// from the NAL unit's first bit as FFmpeg's traces and V4L2 do.
-    pub fn rbsp(&self) -> Vec<u8> {
-        unescape(self.bytes)
-    }
 }
 
 /// How many bytes of the escaped NAL unit `nal` hold the first

@@ -1,6 +1,7 @@
 //! Parsing whole NAL units (escaped, header included) into parameter sets
-//! and slice segment headers: the RBSP is taken out once and the reader
-//! set past the two-byte NAL header.
+//! and slice segment headers: the reader passes over emulation prevention
+//! bytes as it goes (a slice is never unescaped whole to read its header)
+//! and starts past the two-byte NAL header.
 
 use crate::codec::bitstream::BitReader;
 
@@ -11,8 +12,8 @@ fn with_rbsp<T>(
     nal: &[u8],
     parse: impl FnOnce(&mut BitReader) -> Result<T, HevcError>,
 ) -> Result<T, HevcError> {
-    let rbsp = Nal::parse(nal)?.rbsp();
-    let mut r = BitReader::new(&rbsp);
+    let nal = Nal::parse(nal)?;
+    let mut r = BitReader::rbsp(nal.bytes);
     r.skip(16, "nal_unit_header")?;
     parse(&mut r)
 }
@@ -38,8 +39,7 @@ pub fn slice_header<'p>(
     previous: Option<&SliceHeader>,
 ) -> Result<SliceHeader, HevcError> {
     let nal = Nal::parse(nal)?;
-    let rbsp = nal.rbsp();
-    let mut r = BitReader::new(&rbsp);
+    let mut r = BitReader::rbsp(nal.bytes);
     r.skip(16, "nal_unit_header")?;
     SliceHeader::parse(&mut r, &nal, params, previous)
 }

@@ -304,7 +304,7 @@ impl SliceHeader {
     }
 
     /// slice_segment_header() and byte_alignment() of `nal`, the reader
-    /// (over `nal.rbsp()`) just past the NAL header. `params` gives the PPS
+    /// (an RBSP reader of `nal.bytes`) just past the NAL header. `params` gives the PPS
     /// of an id and its SPS; `previous` is the slice segment before this
     /// one in the picture, whose fields a dependent slice segment takes.
     pub fn parse<'p>(
@@ -671,7 +671,7 @@ impl SliceHeader {
                 self.offset_len_minus1 = r.ue_max("offset_len_minus1", 31)? as u8;
                 let bits = u32::from(self.offset_len_minus1) + 1;
                 let count = self.num_entry_point_offsets as usize;
-                if count * bits as usize > r.bits_left() {
+                if count * bits as usize > r.bits_left_at_most() {
                     return Err(HevcError::Bitstream(
                         crate::codec::bitstream::ReadError::Truncated("entry_point_offset_minus1"),
                     ));

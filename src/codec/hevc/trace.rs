@@ -41,8 +41,8 @@ impl HeaderTracer {
     /// sequence, filler, reserved) and layers above 0 give the header only.
     pub fn trace_nal(&mut self, bytes: &[u8]) -> Result<Vec<TraceEntry>, HevcError> {
         let nal = Nal::parse(bytes)?;
-        let rbsp = nal.rbsp();
-        let mut r = BitReader::new(&rbsp);
+        // Read as playback reads it: escapes passed over on the fly.
+        let mut r = BitReader::rbsp(nal.bytes);
         r.enable_trace();
         r.u(1, "forbidden_zero_bit")?;
         r.u(6, "nal_unit_type")?;

@@ -338,3 +338,45 @@ fn compound_records_one_element_and_fails_whole() {
     assert!(r.compound("ones", unary).is_err());
     assert_eq!(r.position(), 0);
 }
+
+/// Reads taken in one load (eight bytes ahead) against the same reads bit
+/// by bit from the bytes.
+#[test]
+fn whole_word_reads_match_bit_by_bit_reads() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut checked = 0;
+    for round in 0..2000 {
+        let len = 8 + rng.below(40) as usize;
+        // Runs of zeros give long exp-Golomb codes.
+        let data: Vec<u8> = (0..len)
+            .map(|_| match rng.below(3) {
+                0 => 0,
+                1 => rng.next() as u8 & 0x0f,
+                _ => rng.next() as u8,
+            })
+            .collect();
+        let bit = |at: usize| u64::from(data[at / 8] >> (7 - at % 8)) & 1;
+        let naive_bits = |at: usize, n: usize| (at..at + n).fold(0u64, |v, i| v << 1 | bit(i));
+        let mut r = BitReader::new(&data);
+        while r.bits_left() >= 64 + 32 {
+            let at = r.position();
+            let zeros = (at..).take_while(|&i| bit(i) == 0).count();
+            // Codes of 32 zeros and more are errors (tested above).
+            if rng.below(2) == 0 || zeros > 31 {
+                let n = 1 + rng.below(32) as u32;
+                assert_eq!(
+                    u64::from(r.u(n, "u").unwrap()),
+                    naive_bits(at, n as usize),
+                    "round {round}"
+                );
+                assert_eq!(r.position(), at + n as usize);
+            } else {
+                let want = (1u64 << zeros) - 1 + naive_bits(at + zeros + 1, zeros);
+                assert_eq!(u64::from(r.ue("ue").unwrap()), want, "round {round}");
+                assert_eq!(r.position(), at + 2 * zeros + 1);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 5000, "{checked} reads");
+}

@@ -11,6 +11,7 @@ use ff::packet::Mut;
 use ffmpeg_next as ff;
 
 use super::annexb::AnnexBConverter;
+use super::file_io::FileIo;
 use super::packet_data::PacketData;
 use super::stream_probe;
 use super::{
@@ -62,6 +63,8 @@ pub(super) struct FfmpegDemuxer {
     truncation_reported: bool,
     /// Packets read ahead by `seek`, handed out before reading on.
     pending: VecDeque<Packet>,
+    /// The file `input` reads; dropped after it (fields drop in order).
+    _io: FileIo,
 }
 
 impl std::fmt::Debug for FfmpegDemuxer {
@@ -92,7 +95,7 @@ impl FfmpegDemuxer {
                 path.display()
             )));
         }
-        let mut input = open_input(path).map_err(|e| {
+        let (mut input, io) = open_input(path).map_err(|e| {
             MediaError::Open(format!(
                 "{}: cannot open as a media file ({e})",
                 path.display()
@@ -136,6 +139,7 @@ impl FfmpegDemuxer {
             reached_end: None,
             truncation_reported: false,
             pending: VecDeque::new(),
+            _io: io,
         })
     }
 
@@ -474,19 +478,31 @@ fn rewrite_in_place(conv: &AnnexBConverter, packet: &mut ff::Packet, keyframe: b
             .is_some_and(|bytes| conv.convert_in_place(bytes, keyframe))
 }
 
-/// Opens and probes a local file. The path goes to libavformat as raw bytes
-/// behind the `file:` protocol, so that names that are not UTF-8 work and
-/// names with a colon are not taken for other protocols (`concat:`, ...).
-fn open_input(path: &Path) -> Result<Input, ff::Error> {
+/// Opens and probes a local file, read through reel's own I/O context
+/// (`file_io`: packets read straight into their buffers). The path goes to
+/// libavformat as raw bytes behind `file:` only as its name (the extension
+/// helps probing raw streams), so names that are not UTF-8 work.
+fn open_input(path: &Path) -> Result<(Input, FileIo), ff::Error> {
     use std::os::unix::ffi::OsStrExt;
     let mut url = b"file:".to_vec();
     url.extend_from_slice(path.as_os_str().as_bytes());
     let url = std::ffi::CString::new(url).map_err(|_| ff::Error::InvalidData)?;
-    let mut ctx = std::ptr::null_mut();
-    // SAFETY: `url` is a NUL-terminated string that outlives the call; on
+    let io = FileIo::open(path)
+        .map_err(|e| ff::Error::from(-e.raw_os_error().unwrap_or(nix::libc::EIO)))?;
+    // SAFETY: a fresh context (null if allocation failed) gets our I/O
+    // context as `pb`, which avformat_open_input then uses (marking it
+    // custom I/O, which it never frees: `io` does, after the context is
+    // closed). `url` is a NUL-terminated string that outlives the call; on
     // success libavformat hands us an open context that `Input` takes over
     // (and closes on drop); on failure it has freed it and set it to null.
     let mut input = unsafe {
+        let mut ctx = ffi::avformat_alloc_context();
+        if ctx.is_null() {
+            return Err(ff::Error::Other {
+                errno: nix::libc::ENOMEM,
+            });
+        }
+        (*ctx).pb = io.as_ptr();
         let ret = ffi::avformat_open_input(
             &mut ctx,
             url.as_ptr(),
@@ -499,7 +515,7 @@ fn open_input(path: &Path) -> Result<Input, ff::Error> {
         Input::wrap(ctx)
     };
     stream_probe::find_stream_info(&mut input)?;
-    Ok(input)
+    Ok((input, io))
 }
 
 /// The video stream to play: FFmpeg's best pick when reel decodes it, else

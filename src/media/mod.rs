@@ -4,6 +4,7 @@
 pub mod annexb;
 mod demuxer;
 mod ffmpeg_log;
+mod file_io;
 mod fwht;
 mod packet_data;
 mod params;

@@ -255,10 +255,11 @@ fn main() {
 const V4L2_PARSE: &str = "--v4l2-parse";
 
 /// The V4L2 path's work on the CPU for one file, without a device: every
-/// packet from the demuxer through `HevcCodec::decode` in slice-based mode
-/// (visl's default and the most requests), each request's bitstream
-/// written into an OUTPUT-sized buffer as the session does, then dropped;
-/// pictures taken for output as they become due.
+/// packet from the demuxer through `HevcCodec::decode_units` (its NAL
+/// units where the demuxer located them) in slice-based mode (visl's
+/// default and the most requests), each request's bitstream written into
+/// an OUTPUT-sized buffer as the session does, then dropped; pictures
+/// taken for output as they become due.
 fn v4l2_parse(clip: &Path) {
     use reel::v4l2::codec::{Bitstream, StatelessCodec, Timestamps};
     use reel::v4l2::hevc::HevcCodec;
@@ -280,7 +281,10 @@ fn v4l2_parse(clip: &Path) {
     while let Some(packet) = demuxer.next_packet().expect("demux") {
         let start = thread_cpu();
         timestamps.start_packet();
-        for request in codec.decode(&packet.data, &mut timestamps).expect("parse") {
+        let decoded = codec
+            .decode_units(&packet.data, packet.nal_units.as_ref(), &mut timestamps)
+            .expect("parse");
+        for request in decoded {
             Bitstream::new(&packet.data, &request.bitstream).write_to(&mut output_buffer);
             std::hint::black_box(&request.controls);
             requests += 1;

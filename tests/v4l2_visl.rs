@@ -1114,7 +1114,7 @@ fn decode_all(decoder_info: &DecoderInfo, aus: &[annexb::AccessUnit]) -> Vec<(i6
         // The splitter's output is Annex-B again: what crate::media hands over.
         let packet: Vec<u8> = au.slices.concat();
         decoder
-            .send(&packet, i as i64 * 512, 512)
+            .send(&packet, None, i as i64 * 512, 512)
             .unwrap_or_else(|e| panic!("send {i}: {e}"));
         while let Some(frame) = decoder.receive().expect("receive") {
             take(frame, &mut out);

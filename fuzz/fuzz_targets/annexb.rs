@@ -1,7 +1,8 @@
 //! Fuzzes the AVCC/HVCC to Annex-B converter with arbitrary configuration
 //! records and packets: it must never panic, what it writes must account
 //! for every byte of the input, and its in-place rewrite, where it takes a
-//! packet, must give the same bytes.
+//! packet, must give the same bytes, and the NAL units it records must be
+//! the ones a start-code search finds.
 //!
 //! Runs on the stable toolchain through its nightly switch:
 //!
@@ -9,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reel::codec::bitstream::annexb::nal_units;
+use reel::codec::bitstream::annexb::{nal_unit_ranges, nal_units};
 use reel::media::annexb::{AnnexBConverter, NalCodec};
 
 fuzz_target!(|data: &[u8]| {
@@ -37,9 +38,23 @@ fuzz_target!(|data: &[u8]| {
     let result = conv.convert(packet, keyframe, &mut out);
     // Rewritten in place, the same bytes; refused, untouched.
     let mut in_place = packet.to_vec();
-    if conv.convert_in_place(&mut in_place, keyframe) {
+    if let Some(done) = conv.convert_in_place(&mut in_place, keyframe) {
         assert!(result.is_ok());
         assert_eq!(in_place, out);
+        if let Some(index) = done.nal_units {
+            // The units recorded lie in order inside the packet; where none
+            // holds a start code of its own (damage only), they are the
+            // ones a search finds.
+            let units: Vec<_> = index.ranges().collect();
+            assert!(units.windows(2).all(|w| w[0].end <= w[1].start));
+            assert!(units.iter().all(|r| r.start < r.end && r.end <= in_place.len()));
+            let clean = units
+                .iter()
+                .all(|r| !in_place[r.clone()].windows(3).any(|w| w == [0, 0, 1]));
+            if clean {
+                assert_eq!(units, nal_unit_ranges(&in_place).collect::<Vec<_>>());
+            }
+        }
     } else {
         assert_eq!(in_place, packet);
     }

@@ -5,7 +5,7 @@
 
 use thiserror::Error;
 
-use crate::codec::bitstream::annexb::{nal_units, starts_with_start_code};
+use crate::codec::bitstream::annexb::{nal_units, starts_with_start_code, NalIndex};
 
 const START_CODE: [u8; 4] = [0, 0, 0, 1];
 
@@ -23,6 +23,13 @@ pub enum BitstreamError {
     },
     #[error("packet ends inside a {length_size}-byte NAL length field at offset {offset}")]
     LengthFieldTruncated { offset: usize, length_size: usize },
+}
+
+/// A packet rewritten in place: where its NAL units are, when the
+/// framing said (length fields) and they fit an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InPlace {
+    pub nal_units: Option<NalIndex>,
 }
 
 /// Which NAL unit syntax a converter handles.
@@ -158,13 +165,14 @@ impl AnnexBConverter {
     /// Rewrites `packet` to Annex-B where it lies, when that takes no byte
     /// more: 4-byte length fields become 4-byte start codes, and Annex-B
     /// input stays as it is; the result is what `convert` would build.
-    /// `false`, `packet` untouched, when `convert` must build it instead: a
+    /// `None`, `packet` untouched, when `convert` must build it instead: a
     /// keyframe without its own sequence header (the record's parameter
     /// sets go in front), shorter length fields, or framing that does not
     /// parse (`convert` keeps what precedes the damage and reports it).
-    pub fn convert_in_place(&self, packet: &mut [u8], keyframe: bool) -> bool {
+    pub fn convert_in_place(&self, packet: &mut [u8], keyframe: bool) -> Option<InPlace> {
         let Some(length_size) = self.length_size else {
-            return !keyframe || self.has_sequence_header(nal_units(packet));
+            let usable = !keyframe || self.has_sequence_header(nal_units(packet));
+            return usable.then_some(InPlace { nal_units: None });
         };
         if length_size != START_CODE.len()
             || LengthPrefixedNals::new(packet, length_size).any(|nal| nal.is_err())
@@ -173,15 +181,21 @@ impl AnnexBConverter {
                     LengthPrefixedNals::new(packet, length_size).map_while(Result::ok),
                 ))
         {
-            return false;
+            return None;
         }
+        let mut index = NalIndex::new();
+        let mut indexed = true;
         let mut at = 0;
         while let Some(field) = packet.get_mut(at..at + START_CODE.len()) {
             let length = field.iter().fold(0usize, |acc, &b| (acc << 8) | b as usize);
             field.copy_from_slice(&START_CODE);
-            at += START_CODE.len() + length;
+            let nal = at + START_CODE.len();
+            indexed = indexed && index.push(packet, nal, nal + length);
+            at = nal + length;
         }
-        true
+        Some(InPlace {
+            nal_units: indexed.then_some(index),
+        })
     }
 
     fn pass_through(&self, packet: &[u8], keyframe: bool, out: &mut Vec<u8>) {
@@ -361,6 +375,7 @@ fn parse_hvcc(data: &[u8]) -> Result<ConfigRecord<'_>, BitstreamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::bitstream::annexb::nal_unit_ranges;
 
     const SPS: &[u8] = &[0x67, 0x42, 0xc0, 0x1e, 0xaa];
     const PPS: &[u8] = &[0x68, 0xce, 0x3c, 0x80];
@@ -474,7 +489,7 @@ mod tests {
         use crate::codec::bitstream::test_rng::Rng;
         let mut rng = Rng(0x5eed);
         let nal_kinds: [&[u8]; 4] = [SPS, PPS, IDR, NON_IDR];
-        let mut taken = [0usize; 2];
+        let mut taken = [0usize; 3];
         for round in 0..4000 {
             let length_size = [1usize, 2, 4, 4, 4][rng.below(5) as usize];
             let annexb_input = rng.below(6) == 0;
@@ -505,32 +520,53 @@ mod tests {
             let mut built = Vec::new();
             let built_ok = conv.convert(&packet, keyframe, &mut built).is_ok();
             let mut in_place = packet.clone();
-            if conv.convert_in_place(&mut in_place, keyframe) {
+            if let Some(done) = conv.convert_in_place(&mut in_place, keyframe) {
                 assert!(built_ok, "round {round}: in place where convert fails");
                 assert_eq!(in_place, built, "round {round}");
                 taken[1] += 1;
+                // The units it recorded are the ones a search finds.
+                if let Some(index) = done.nal_units {
+                    let searched: Vec<_> = nal_unit_ranges(&in_place).collect();
+                    assert_eq!(
+                        index.ranges().collect::<Vec<_>>(),
+                        searched,
+                        "round {round}"
+                    );
+                    taken[2] += 1;
+                }
             } else {
                 assert_eq!(in_place, packet, "round {round}: refused but changed");
                 taken[0] += 1;
             }
         }
-        assert!(taken[0] > 500 && taken[1] > 500, "{taken:?}");
+        assert!(
+            taken[0] > 500 && taken[1] > 500 && taken[2] > 300,
+            "{taken:?}"
+        );
     }
 
     #[test]
     fn in_place_conversion_needs_no_more_bytes() {
         let conv = AnnexBConverter::new(NalCodec::H264, &avcc(4, &[SPS], &[PPS])).unwrap();
         let mut frame = prefixed(4, &[NON_IDR, NON_IDR]);
-        assert!(conv.convert_in_place(&mut frame, false));
+        let done = conv.convert_in_place(&mut frame, false).expect("in place");
         assert_eq!(frame, annexb(&[NON_IDR, NON_IDR]));
+        let units: Vec<_> = done.nal_units.expect("indexed").ranges().collect();
+        assert_eq!(units, [4..7, 11..14]);
         // The record's parameter sets must go in front of this keyframe.
         let mut key = prefixed(4, &[IDR]);
-        assert!(!conv.convert_in_place(&mut key, true));
+        assert!(conv.convert_in_place(&mut key, true).is_none());
         let mut key = prefixed(4, &[SPS, PPS, IDR]);
-        assert!(conv.convert_in_place(&mut key, true));
+        assert!(conv.convert_in_place(&mut key, true).is_some());
         assert_eq!(key, annexb(&[SPS, PPS, IDR]));
         let short = AnnexBConverter::new(NalCodec::H264, &avcc(2, &[SPS], &[PPS])).unwrap();
-        assert!(!short.convert_in_place(&mut prefixed(2, &[NON_IDR]), false));
+        assert!(short
+            .convert_in_place(&mut prefixed(2, &[NON_IDR]), false)
+            .is_none());
+        // More units than an index holds: converted, not indexed.
+        let many = vec![NON_IDR; NalIndex::CAPACITY + 1];
+        let done = conv.convert_in_place(&mut prefixed(4, &many), false);
+        assert_eq!(done, Some(InPlace { nal_units: None }));
     }
 
     #[test]

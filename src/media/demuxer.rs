@@ -10,7 +10,7 @@ use ff::format::context::Input;
 use ff::packet::Mut;
 use ffmpeg_next as ff;
 
-use super::annexb::AnnexBConverter;
+use super::annexb::{AnnexBConverter, InPlace};
 use super::file_io::FileIo;
 use super::packet_data::PacketData;
 use super::stream_probe;
@@ -291,6 +291,7 @@ impl FfmpegDemuxer {
         Some(Packet {
             stream_index: index,
             data: PacketData::read(packet)?,
+            nal_units: None,
             pts,
             dts,
             duration,
@@ -307,24 +308,25 @@ impl FfmpegDemuxer {
         let keyframe = packet.is_key();
         let mut corrupt = packet.is_corrupt();
         let (pts, dts, duration) = (packet.pts(), packet.dts(), packet.duration().max(0));
-        let data = match &self.converter {
-            None => PacketData::read(packet)?,
-            Some(conv) if rewrite_in_place(conv, &mut packet, keyframe) => {
-                PacketData::read(packet)?
-            }
-            Some(conv) => {
-                let raw = packet.data().filter(|d| !d.is_empty())?;
-                let mut data = Vec::with_capacity(raw.len() + 64);
-                if let Err(e) = conv.convert(raw, keyframe, &mut data) {
-                    tracing::warn!("packet at pts {pts:?}: {e}");
-                    corrupt = true;
+        let (data, nal_units) = match &self.converter {
+            None => (PacketData::read(packet)?, None),
+            Some(conv) => match rewrite_in_place(conv, &mut packet, keyframe) {
+                Some(done) => (PacketData::read(packet)?, done.nal_units),
+                None => {
+                    let raw = packet.data().filter(|d| !d.is_empty())?;
+                    let mut data = Vec::with_capacity(raw.len() + 64);
+                    if let Err(e) = conv.convert(raw, keyframe, &mut data) {
+                        tracing::warn!("packet at pts {pts:?}: {e}");
+                        corrupt = true;
+                    }
+                    (data.into(), None)
                 }
-                data.into()
-            }
+            },
         };
         Some(Packet {
             stream_index: self.info.index,
             data,
+            nal_units,
             pts,
             dts,
             duration,
@@ -464,18 +466,22 @@ impl FfmpegDemuxer {
     }
 }
 
-/// Whether `packet` is now Annex-B where libavformat read it
+/// `packet` rewritten to Annex-B where libavformat read it, if it could be
 /// (`AnnexBConverter::convert_in_place`).
-fn rewrite_in_place(conv: &AnnexBConverter, packet: &mut ff::Packet, keyframe: bool) -> bool {
+fn rewrite_in_place(
+    conv: &AnnexBConverter,
+    packet: &mut ff::Packet,
+    keyframe: bool,
+) -> Option<InPlace> {
     // SAFETY: a valid packet; av_packet_make_writable gives it a buffer of
     // its own (copying only if shared), so the rewrite touches no other
     // packet's bytes.
     let writable = !conv.is_length_prefixed()
         || unsafe { ffi::av_packet_make_writable(packet.as_mut_ptr()) } >= 0;
-    writable
-        && packet
-            .data_mut()
-            .is_some_and(|bytes| conv.convert_in_place(bytes, keyframe))
+    if !writable {
+        return None;
+    }
+    conv.convert_in_place(packet.data_mut()?, keyframe)
 }
 
 /// Opens and probes a local file, read through reel's own I/O context

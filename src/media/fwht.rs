@@ -139,6 +139,7 @@ impl FwhtReader {
         Ok(Some(Packet {
             stream_index: 0,
             data: data.into(),
+            nal_units: None,
             pts: Some(pts),
             dts: Some(pts),
             duration: 1,

@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::codec::bitstream::NalIndex;
+
 pub use annexb::{AnnexBConverter, BitstreamError, NalCodec};
 pub use packet_data::PacketData;
 pub(crate) use params::CodecParameters;
@@ -168,6 +170,9 @@ pub struct Packet {
     pub stream_index: usize,
     /// The bitstream; Annex-B for H.264/HEVC.
     pub data: PacketData,
+    /// Where its NAL units are, when the demuxer wrote their start codes
+    /// (H.264/HEVC from MP4 or Matroska): readers need not search for them.
+    pub nal_units: Option<NalIndex>,
     pub pts: Option<i64>,
     pub dts: Option<i64>,
     /// In `time_base` units; 0 when unknown.

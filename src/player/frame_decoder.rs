@@ -138,7 +138,13 @@ impl FrameDecoder for V4l2Decoder {
     }
     fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
         let pts = packet.pts.or(packet.dts).unwrap_or(0);
-        Ok(V4l2Decoder::send(self, &packet.data, pts, packet.duration)?)
+        Ok(V4l2Decoder::send(
+            self,
+            &packet.data,
+            packet.nal_units.as_ref(),
+            pts,
+            packet.duration,
+        )?)
     }
     fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
         Ok(V4l2Decoder::receive(self)?)

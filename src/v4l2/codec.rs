@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
+use crate::codec::bitstream::NalIndex;
 use crate::media::{Codec, VideoStreamInfo};
 
 /// A device timestamp: unique per decoded picture, a whole number of
@@ -214,6 +215,18 @@ pub trait StatelessCodec: Send {
         packet: &[u8],
         timestamps: &mut Timestamps,
     ) -> Result<Vec<Request>, CodecError>;
+    /// As `decode`, with the packet's NAL units located when the demuxer
+    /// knows where they are (H.264/HEVC from MP4 or Matroska), so the codec
+    /// need not search the packet for start codes. Other codecs ignore it.
+    fn decode_units(
+        &mut self,
+        packet: &[u8],
+        nal_units: Option<&NalIndex>,
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
+        let _ = nal_units;
+        self.decode(packet, timestamps)
+    }
     /// Device timestamps of decoded pictures later pictures may still
     /// reference (or show again): their CAPTURE buffers stay out of reuse.
     fn references(&self) -> Vec<DeviceTimestamp>;

@@ -21,6 +21,7 @@ use super::discovery::{DecoderInfo, DiscoveryError};
 use super::session::{
     CaptureChooser, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
 };
+use crate::codec::bitstream::NalIndex;
 use crate::frame::{CpuPlanes, DecoderKind, DmabufFrame, Frame, FrameStorage};
 use crate::import_retirement::ImportRetirement;
 use crate::media::VideoStreamInfo;
@@ -242,16 +243,19 @@ impl V4l2Decoder {
 
     /// Feeds one packet. Device timestamps are a picture counter in
     /// microseconds (unique even when pts repeat or are unknown).
+    /// `nal_units`: where the packet's NAL units are, when the demuxer
+    /// knows.
     pub fn send(
         &mut self,
         packet: &[u8],
+        nal_units: Option<&NalIndex>,
         pts_raw: i64,
         duration_raw: i64,
     ) -> Result<(), DecoderError> {
         let packet_number = self.timestamps.start_packet();
         let requests = self
             .codec
-            .decode(packet, &mut self.timestamps)
+            .decode_units(packet, nal_units, &mut self.timestamps)
             .inspect_err(|_| self.errors += 1)?;
         self.forget_unreferenced_shown();
         self.forget_old_damage();

@@ -86,6 +86,62 @@ impl Iterator for NalUnitRanges<'_> {
     }
 }
 
+/// Where the NAL units of an Annex-B buffer lie, recorded by whoever wrote
+/// its start codes (the demuxer, rewriting AVCC/HVCC length fields in
+/// place) so that readers need not search the buffer for them. The ranges
+/// are [`nal_unit_ranges`]'s: start codes and trailing zero bytes left
+/// out, empty units skipped. Holds up to `CAPACITY` units inline (no
+/// allocation per packet); a buffer with more has no index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NalIndex {
+    units: [(u32, u32); NalIndex::CAPACITY],
+    len: usize,
+}
+
+impl Default for NalIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NalIndex {
+    pub const CAPACITY: usize = 16;
+
+    pub fn new() -> Self {
+        Self {
+            units: [(0, 0); Self::CAPACITY],
+            len: 0,
+        }
+    }
+
+    /// Records the unit `data[start..end]` (its trailing zero bytes are
+    /// dropped, an empty one skipped); false when the index is full or the
+    /// range is not in `data`.
+    pub fn push(&mut self, data: &[u8], start: usize, end: usize) -> bool {
+        let Some(bytes) = data.get(start..end) else {
+            return false;
+        };
+        let Some(last) = bytes.iter().rposition(|&b| b != 0) else {
+            return true;
+        };
+        let (Ok(from), Ok(to)) = (u32::try_from(start), u32::try_from(start + last + 1)) else {
+            return false;
+        };
+        let Some(slot) = self.units.get_mut(self.len) else {
+            return false;
+        };
+        *slot = (from, to);
+        self.len += 1;
+        true
+    }
+
+    pub fn ranges(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.units[..self.len]
+            .iter()
+            .map(|&(start, end)| start as usize..end as usize)
+    }
+}
+
 /// The next `00 00 01` at or after `from`. Every access unit is scanned
 /// whole on its way to the device: memchr's vectorised search costs a
 /// fraction of a byte-by-byte loop.

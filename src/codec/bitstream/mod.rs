@@ -13,6 +13,8 @@ pub(crate) mod bool_encoder;
 #[cfg(test)]
 pub(crate) mod test_rng;
 
-pub use annexb::{nal_unit_ranges, nal_units, starts_with_start_code, NalUnitRanges, NalUnits};
+pub use annexb::{
+    nal_unit_ranges, nal_units, starts_with_start_code, NalIndex, NalUnitRanges, NalUnits,
+};
 pub use bool_decoder::{BoolDecoder, BoolError};
 pub use reader::{BitReader, ReadError, TraceEntry};

@@ -290,9 +290,20 @@ impl H264Decoder {
         au: &[u8],
         timestamp_ns: u64,
     ) -> Result<Vec<DecodeJob>, H264Error> {
+        self.decode_nal_units(au, nal_unit_ranges(au), timestamp_ns)
+    }
+
+    /// As [`Self::decode_access_unit`], the NAL units of `au` already
+    /// located (`NalIndex`: the demuxer wrote their start codes).
+    pub fn decode_nal_units(
+        &mut self,
+        au: &[u8],
+        units: impl Iterator<Item = Range<usize>>,
+        timestamp_ns: u64,
+    ) -> Result<Vec<DecodeJob>, H264Error> {
         let mut jobs = Vec::new();
         let mut any_nal = false;
-        for range in nal_unit_ranges(au) {
+        for range in units {
             any_nal = true;
             let bytes = &au[range.clone()];
             let nal = match Nal::parse(bytes) {

@@ -22,6 +22,7 @@ use super::formats::coded;
 use super::level_check::LevelCheck;
 use super::output_queue::OutputQueue;
 use super::slice_mode::{DecodeMode, ModeMenus, Picture, SliceMode};
+use crate::codec::bitstream::NalIndex;
 use crate::codec::h264::sps::{first_sps, Sps};
 use crate::codec::h264::{self, H264Decoder, H264Error};
 use crate::media::{Codec, VideoStreamInfo};
@@ -295,13 +296,25 @@ impl StatelessCodec for H264Codec {
         packet: &[u8],
         timestamps: &mut Timestamps,
     ) -> Result<Vec<Request>, CodecError> {
+        self.decode_units(packet, None, timestamps)
+    }
+
+    fn decode_units(
+        &mut self,
+        packet: &[u8],
+        nal_units: Option<&NalIndex>,
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
         // One device timestamp per packet: a second field in its own packet
         // decodes under its first field's.
         let timestamp_ns = timestamps.next_picture();
-        let jobs = self
-            .parser
-            .decode_access_unit(packet, timestamp_ns)
-            .map_err(|e| self.codec_error(e))?;
+        let jobs = match nal_units {
+            Some(units) => self
+                .parser
+                .decode_nal_units(packet, units.ranges(), timestamp_ns),
+            None => self.parser.decode_access_unit(packet, timestamp_ns),
+        }
+        .map_err(|e| self.codec_error(e))?;
         let mut requests = Vec::new();
         let mut references = HashSet::new();
         for job in &jobs {

@@ -22,6 +22,7 @@ use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
 use super::output_queue::OutputQueue;
 use super::slice_mode::{ModeMenus, Picture, SliceMode};
+use crate::codec::bitstream::NalIndex;
 use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, StreamInfo};
 use crate::codec::hevc::parse::first_sps;
 use crate::codec::hevc::ptl::profile;
@@ -221,11 +222,23 @@ impl StatelessCodec for HevcCodec {
         packet: &[u8],
         timestamps: &mut Timestamps,
     ) -> Result<Vec<Request>, CodecError> {
+        self.decode_units(packet, None, timestamps)
+    }
+
+    fn decode_units(
+        &mut self,
+        packet: &[u8],
+        nal_units: Option<&NalIndex>,
+        timestamps: &mut Timestamps,
+    ) -> Result<Vec<Request>, CodecError> {
         let timestamp_ns = timestamps.next_picture();
-        let jobs = self
-            .parser
-            .decode_access_unit(packet, timestamp_ns)
-            .map_err(|e| self.codec_error(e))?;
+        let jobs = match nal_units {
+            Some(units) => self
+                .parser
+                .decode_nal_units(packet, units.ranges(), timestamp_ns),
+            None => self.parser.decode_access_unit(packet, timestamp_ns),
+        }
+        .map_err(|e| self.codec_error(e))?;
         let mut requests = Vec::new();
         let mut references = HashSet::new();
         for job in &jobs {

@@ -348,7 +348,7 @@ fn v4l2_parse_cases() {
         300,
         vec![
             Case {
-                tool: "reel HevcCodec::decode (requests built, dropped)",
+                tool: "reel HevcCodec::decode_units (requests built, dropped)",
                 command: parse,
             },
             Case {

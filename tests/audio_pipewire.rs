@@ -68,16 +68,12 @@ fn assert_plays_as_ffmpeg(file: &Path, recorded: &[f32], log: &str) -> f64 {
     if peak < 0.99 {
         let (kept, gaps) = pcm::without_dropouts(recorded, MS);
         let (new_lag, new_peak) = matched(&kept);
-        // The gaps inside the span the template matched after the cut.
-        let mut before = 0;
-        let mut inside = Vec::new();
-        for &(at, len) in &gaps {
-            let kept_at = at - before;
-            if kept_at > new_lag && kept_at < new_lag + template.len() {
-                inside.push((at, len));
-            }
-            before += len;
-        }
+        // The gaps cut inside the span the template matched.
+        let span = new_lag + 1..new_lag + template.len();
+        let inside: Vec<_> = gaps
+            .into_iter()
+            .filter(|(at, _)| span.contains(at))
+            .collect();
         let cut: usize = inside.iter().map(|&(_, len)| len).sum();
         eprintln!(
             "{}: peak {peak:.5} whole; {new_peak:.5} with {} gap(s) of silence cut ({:.1} ms in the template's span: {:?})",
@@ -86,7 +82,7 @@ fn assert_plays_as_ffmpeg(file: &Path, recorded: &[f32], log: &str) -> f64 {
             cut as f64 / MS as f64,
             inside
                 .iter()
-                .map(|&(at, len)| format!("{:.1} ms at {:.1} s", len as f64 / MS as f64, at as f64 / RATE as f64))
+                .map(|&(at, len)| format!("{:.1} ms at {:.1} s of what was kept", len as f64 / MS as f64, at as f64 / RATE as f64))
                 .collect::<Vec<_>>()
         );
         assert!(

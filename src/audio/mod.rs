@@ -329,9 +329,7 @@ impl Job {
             self.shared.queue().push(generation, pts, &samples);
         }
     }
-}
 
-impl Job {
     /// Gaps in the sound, said where they happen: they are the machine
     /// being too busy (or the decoder too slow), not a failure.
     fn report_glitches(&self) {

@@ -164,7 +164,7 @@ pub fn find(template: &[f32], signal: &[f32]) -> Option<(usize, f64)> {
 
 /// `x` without its runs of at least `min` samples of digital silence (an
 /// output that ran dry: the sound server plays zeros until the stream
-/// catches up), and where they were: (offset in `x`, length).
+/// catches up), and where they were cut: (offset in what is kept, length).
 pub fn without_dropouts(x: &[f32], min: usize) -> (Vec<f32>, Vec<(usize, usize)>) {
     let mut kept = Vec::with_capacity(x.len());
     let mut removed = Vec::new();
@@ -172,7 +172,7 @@ pub fn without_dropouts(x: &[f32], min: usize) -> (Vec<f32>, Vec<(usize, usize)>
     while i < x.len() {
         let run = x[i..].iter().take_while(|&&v| v == 0.0).count();
         if run >= min {
-            removed.push((i, run));
+            removed.push((kept.len(), run));
             i += run;
         } else {
             let end = i + run.max(1);

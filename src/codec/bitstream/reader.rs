@@ -122,11 +122,11 @@ impl<'a> BitReader<'a> {
     /// Bits that can still be read. In an RBSP reader this scans the rest
     /// of the input for emulation prevention bytes.
     pub fn bits_left(&self) -> usize {
-        let Cursor { byte, bit, .. } = self.cursor;
-        let raw = (self.data.len() * 8).saturating_sub(byte * 8 + bit as usize);
+        let raw = self.bits_left_at_most();
         if !self.escaped {
             return raw;
         }
+        let Cursor { byte, bit, .. } = self.cursor;
         // The byte being read is past its own check already.
         let first_unchecked = if bit == 0 { byte } else { byte + 1 };
         let ahead = (first_unchecked..self.data.len())

@@ -177,6 +177,8 @@ pub(super) struct State {
     pub(super) scale: u32,
     /// How the last frame was presented, in words.
     pub(super) last_path: Option<String>,
+    /// The format and modifier `last_path` words, when zero-copy.
+    pub(super) last_zero_copy: Option<(u32, u64)>,
 }
 
 impl State {
@@ -280,6 +282,7 @@ impl State {
             overlay,
             scale: 1,
             last_path: None,
+            last_zero_copy: None,
         })
     }
 

@@ -42,6 +42,9 @@ pub struct VblankPredictor {
     grid_hits: u16,
     /// The last commit-to-screen delays.
     latencies: VecDeque<Duration>,
+    /// Their median, kept here: the player asks for an aim several times
+    /// per frame, feedback comes once.
+    usual_latency: Option<Duration>,
     /// The last presentation time seen and the refresh period then.
     grid: Option<(Instant, Duration)>,
     /// The largest lead (commit to the next vblank) that missed that
@@ -72,6 +75,9 @@ impl VblankPredictor {
                 self.latencies.pop_front();
             }
             self.latencies.push_back(latency);
+            let mut sorted: Vec<Duration> = self.latencies.iter().copied().collect();
+            sorted.sort_unstable();
+            self.usual_latency = sorted.get(sorted.len() / 2).copied();
         }
         if self
             .grid
@@ -122,9 +128,7 @@ impl VblankPredictor {
         if now.saturating_duration_since(shown) > STALE {
             return None;
         }
-        let mut latencies: Vec<Duration> = self.latencies.iter().copied().collect();
-        latencies.sort();
-        let latency = *latencies.get(latencies.len() / 2)?;
+        let latency = self.usual_latency?;
         Some(Aim {
             vblank: now + latency,
             slack: Duration::ZERO,

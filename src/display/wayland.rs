@@ -11,7 +11,7 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use smithay_client_toolkit::compositor::FrameCallbackData;
 use smithay_client_toolkit::shell::WaylandSurface;
 use tracing::{debug, info, warn};
-use wayland_client::backend::WaylandError;
+use wayland_client::backend::{ReadEventsGuard, WaylandError};
 use wayland_client::globals::registry_queue_init;
 use wayland_client::protocol::{wl_buffer::WlBuffer, wl_shm};
 use wayland_client::{Connection, EventQueue, Proxy, QueueHandle};
@@ -121,8 +121,16 @@ impl Display {
     }
 
     /// Reads whatever the compositor sent (never blocks) and handles it.
+    /// The event loop calls this when the socket is readable, so it reads
+    /// at once: the socket's reads never block, and a poll first would be
+    /// one more syscall per wake-up.
     pub fn dispatch(&mut self) -> Result<(), DisplayError> {
-        self.dispatch_timeout(Duration::ZERO)
+        self.flush()?;
+        if let Some(guard) = self.queue.prepare_read() {
+            read_events(guard)?;
+        }
+        self.queue.dispatch_pending(&mut self.state)?;
+        self.flush()
     }
 
     /// Waits up to `timeout` for something from the compositor, then
@@ -138,11 +146,7 @@ impl Display {
                 Err(e) => return Err(DisplayError::Poll(e.into())),
             };
             if ready {
-                match guard.read() {
-                    Ok(_) => {}
-                    Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(e.into()),
-                }
+                read_events(guard)?;
             }
         }
         self.queue.dispatch_pending(&mut self.state)?;
@@ -435,11 +439,16 @@ impl Display {
             .imported
             .mark_held(dmabuf.id, dmabuf.source.clone());
         self.state.stats.frames_zero_copy += 1;
-        self.state.last_path = Some(format!(
-            "{}:{} zero-copy",
-            fourcc_text(dmabuf.fourcc),
-            modifier_name(modifier)
-        ));
+        // Worded once per change of format, not per frame.
+        let path = Some((dmabuf.fourcc, modifier));
+        if self.state.last_zero_copy != path {
+            self.state.last_zero_copy = path;
+            self.state.last_path = Some(format!(
+                "{}:{} zero-copy",
+                fourcc_text(dmabuf.fourcc),
+                modifier_name(modifier)
+            ));
+        }
         debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_text(dmabuf.fourcc),
                modifier = %modifier_name(modifier), buffer = ?dmabuf.id, "frame presented");
         self.flush()?;
@@ -634,6 +643,7 @@ impl Display {
         self.commit_buffer(frame, &wl_buffer);
         self.state.pool.mark_held(slot);
         self.state.last_path = Some(self.describe_copy(frame, path));
+        self.state.last_zero_copy = None;
         match path {
             Route::Dmabuf(c) => {
                 self.state.stats.frames_dmabuf += 1;
@@ -803,6 +813,15 @@ impl Drop for Display {
             b.destroy();
         }
         let _ = self.conn.flush();
+    }
+}
+
+/// Reads what the socket holds; nothing there (`WouldBlock`) is no error.
+fn read_events(guard: ReadEventsGuard) -> Result<(), DisplayError> {
+    match guard.read() {
+        Ok(_) => Ok(()),
+        Err(WaylandError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 

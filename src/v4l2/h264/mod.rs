@@ -5,7 +5,6 @@
 
 pub mod controls;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tracing::{debug, info};
@@ -316,7 +315,10 @@ impl StatelessCodec for H264Codec {
         }
         .map_err(|e| self.codec_error(e))?;
         let mut requests = Vec::new();
-        let mut references = HashSet::new();
+        // Kept sorted and without repeats below; the Vec's memory is reused
+        // from access unit to access unit.
+        let mut references = std::mem::take(&mut self.batch_references);
+        references.clear();
         for job in &jobs {
             if job.slices.is_empty() {
                 continue;
@@ -353,7 +355,9 @@ impl StatelessCodec for H264Codec {
                 .filter(|p| p.is_reference() && !p.non_existing)
                 .map(|p| p.timestamp_ns),
         );
-        self.batch_references = references.into_iter().collect();
+        references.sort_unstable();
+        references.dedup();
+        self.batch_references = references;
         Ok(requests)
     }
 

@@ -7,7 +7,6 @@
 
 pub mod controls;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use tracing::{debug, info};
@@ -240,7 +239,10 @@ impl StatelessCodec for HevcCodec {
         }
         .map_err(|e| self.codec_error(e))?;
         let mut requests = Vec::new();
-        let mut references = HashSet::new();
+        // Kept sorted and without repeats below; the Vec's memory is reused
+        // from access unit to access unit.
+        let mut references = std::mem::take(&mut self.batch_references);
+        references.clear();
         for job in &jobs {
             // Pictures whose output the DPB decided, even without slices.
             self.output.push_due(job.output.iter().copied());
@@ -264,7 +266,9 @@ impl StatelessCodec for HevcCodec {
             requests.extend(self.requests(job)?);
         }
         references.extend(self.parser.dpb().references());
-        self.batch_references = references.into_iter().collect();
+        references.sort_unstable();
+        references.dedup();
+        self.batch_references = references;
         Ok(requests)
     }
 

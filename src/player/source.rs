@@ -3,8 +3,10 @@
 //! queue, so decoding never blocks the Wayland side and a paused player
 //! holds only a few frames.
 
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -99,9 +101,105 @@ impl Frames {
 
 pub struct Source {
     requests: mpsc::Sender<Request>,
-    events: Receiver<SourceEvent>,
+    events: Arc<Handoff>,
     newest: NewestQueued,
+    wake: WakeOnDemand,
     thread: Option<JoinHandle<()>>,
+}
+
+/// The events on their way from the decode thread to the player: at most
+/// [`DECODE_AHEAD`], the decode thread waiting while that many are queued.
+/// A waiting decode thread is woken once the player has taken the queue
+/// down to [`REFILL_AT`], not at each event taken: it then decodes
+/// several frames per wake-up.
+struct Handoff {
+    state: Mutex<HandoffState>,
+    space: Condvar,
+}
+
+#[derive(Default)]
+struct HandoffState {
+    queue: VecDeque<SourceEvent>,
+    decoder_waits: bool,
+    /// The player is gone: nothing more is taken.
+    closed: bool,
+}
+
+/// How few queued events wake a decode thread waiting for room.
+const REFILL_AT: usize = DECODE_AHEAD / 2;
+
+impl Handoff {
+    fn new() -> Self {
+        Self {
+            state: Mutex::new(HandoffState::default()),
+            space: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HandoffState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `event`, waiting for room; false once the player is gone.
+    fn push(&self, event: SourceEvent) -> bool {
+        let mut state = self.lock();
+        while state.queue.len() >= DECODE_AHEAD && !state.closed {
+            state.decoder_waits = true;
+            state = self
+                .space
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        if state.closed {
+            return false;
+        }
+        state.queue.push_back(event);
+        true
+    }
+
+    fn pop(&self) -> Option<SourceEvent> {
+        let mut state = self.lock();
+        let event = state.queue.pop_front();
+        if state.decoder_waits && state.queue.len() <= REFILL_AT {
+            state.decoder_waits = false;
+            self.space.notify_one();
+        }
+        event
+    }
+
+    /// The player is gone: drops what is queued and lets a waiting decode
+    /// thread go.
+    fn close(&self) {
+        let mut state = self.lock();
+        state.closed = true;
+        state.queue.clear();
+        self.space.notify_all();
+    }
+}
+
+/// Wakes the event loop for a new event only when the player found the
+/// queue empty: while it holds a frame for its time, the frames queued
+/// behind it need no wake-up (each would cost the loop a turn and the
+/// eventfd a write and a read), as it looks at the queue again after
+/// showing that frame.
+#[derive(Clone)]
+struct WakeOnDemand {
+    ping: Ping,
+    wanted: Arc<AtomicBool>,
+}
+
+impl WakeOnDemand {
+    /// After queueing an event.
+    fn queued(&self) {
+        if self.wanted.swap(false, Ordering::SeqCst) {
+            self.ping.ping();
+        }
+    }
+
+    /// The player found the queue empty.
+    fn want(&self) {
+        self.wanted.store(true, Ordering::SeqCst);
+    }
 }
 
 /// The epoch and pts of the newest frame the decode thread has queued. It
@@ -130,9 +228,15 @@ impl Source {
     pub fn spawn(mut frames: Frames, start: Option<Duration>, epoch: u64, wake: Ping) -> Self {
         frames.set_epoch(epoch);
         let (requests, request_rx) = mpsc::channel();
-        let (event_tx, events) = mpsc::sync_channel(DECODE_AHEAD);
+        let events = Arc::new(Handoff::new());
+        let event_tx = events.clone();
         let newest = NewestQueued::default();
         let queued = newest.clone();
+        let wake = WakeOnDemand {
+            ping: wake,
+            wanted: Arc::new(AtomicBool::new(true)),
+        };
+        let waker = wake.clone();
         if let Some(position) = start {
             let _ = requests.send(Request::Seek {
                 position,
@@ -143,7 +247,7 @@ impl Source {
         let thread = std::thread::Builder::new()
             .name("reel-decode".into())
             .spawn(move || {
-                decode_loop(&mut frames, epoch, &request_rx, &event_tx, &queued, &wake);
+                decode_loop(&mut frames, epoch, &request_rx, &event_tx, &queued, &waker);
             });
         let thread = match thread {
             Ok(handle) => Some(handle),
@@ -156,6 +260,7 @@ impl Source {
             requests,
             events,
             newest,
+            wake,
             thread,
         }
     }
@@ -174,8 +279,15 @@ impl Source {
         let _ = self.requests.send(request);
     }
 
+    /// The next event if one is queued; if none is, the event loop is
+    /// woken when one is.
     pub fn try_event(&self) -> Option<SourceEvent> {
-        self.events.try_recv().ok()
+        if let Some(event) = self.events.pop() {
+            return Some(event);
+        }
+        self.wake.want();
+        // One may have been queued between the look and the wish.
+        self.events.pop()
     }
 
     /// The pts of the newest frame of `epoch` handed over so far (taken by
@@ -188,13 +300,10 @@ impl Source {
 impl Drop for Source {
     fn drop(&mut self) {
         let _ = self.requests.send(Request::Stop);
-        // Unblock a thread waiting for queue space.
-        while self.events.try_recv().is_ok() {}
+        // Unblocks a thread waiting for queue space; it stops at its next
+        // event.
+        self.events.close();
         if let Some(thread) = self.thread.take() {
-            while !thread.is_finished() {
-                while self.events.try_recv().is_ok() {}
-                std::thread::sleep(Duration::from_millis(1));
-            }
             let _ = thread.join();
         }
     }
@@ -204,13 +313,13 @@ fn decode_loop(
     pipeline: &mut Frames,
     mut epoch: u64,
     requests: &Receiver<Request>,
-    events: &SyncSender<SourceEvent>,
+    events: &Handoff,
     newest: &NewestQueued,
-    wake: &Ping,
+    wake: &WakeOnDemand,
 ) {
     let send = |event: SourceEvent| -> bool {
-        let ok = events.send(event).is_ok();
-        wake.ping();
+        let ok = events.push(event);
+        wake.queued();
         ok
     };
     let mut ended = false;
@@ -285,5 +394,135 @@ fn decode_loop(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use calloop::ping::make_ping;
+    use calloop::EventLoop;
+
+    /// Wake-ups the event loop receives within a dispatch that waits for none.
+    fn wakes(event_loop: &mut EventLoop<'static, u32>, count: &mut u32) -> u32 {
+        *count = 0;
+        event_loop
+            .dispatch(Some(Duration::ZERO), count)
+            .expect("dispatch");
+        *count
+    }
+
+    fn event(epoch: u64) -> SourceEvent {
+        SourceEvent::EndOfStream {
+            epoch,
+            errors: None,
+        }
+    }
+
+    /// Pushes one event from another thread; the flag rises once it is in.
+    fn push_from_thread(handoff: &Arc<Handoff>) -> (Arc<AtomicBool>, JoinHandle<bool>) {
+        let (handoff, pushed) = (handoff.clone(), Arc::new(AtomicBool::new(false)));
+        let flag = pushed.clone();
+        let thread = std::thread::spawn(move || {
+            let ok = handoff.push(event(99));
+            flag.store(true, Ordering::SeqCst);
+            ok
+        });
+        (pushed, thread)
+    }
+
+    fn rises_within(flag: &AtomicBool, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if flag.load(Ordering::SeqCst) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+
+    #[test]
+    fn a_full_handoff_lets_the_decoder_go_on_only_when_down_to_the_refill_mark() {
+        let handoff = Arc::new(Handoff::new());
+        for epoch in 0..DECODE_AHEAD as u64 {
+            assert!(handoff.push(event(epoch)));
+        }
+        let (pushed, thread) = push_from_thread(&handoff);
+        assert!(
+            !rises_within(&pushed, Duration::from_millis(50)),
+            "pushed into a full queue"
+        );
+        // Taken down to just above the mark: the decoder still waits.
+        while handoff.lock().queue.len() > REFILL_AT + 1 {
+            assert!(handoff.pop().is_some());
+        }
+        assert!(
+            !rises_within(&pushed, Duration::from_millis(50)),
+            "woken above the mark"
+        );
+        // At the mark it is woken, and the events come out in order.
+        let first = handoff.pop();
+        assert!(matches!(first, Some(SourceEvent::EndOfStream { .. })));
+        assert!(
+            rises_within(&pushed, Duration::from_secs(5)),
+            "not woken at the mark"
+        );
+        assert!(thread.join().expect("pusher"));
+        let mut epochs = Vec::new();
+        while let Some(SourceEvent::EndOfStream { epoch, .. }) = handoff.pop() {
+            epochs.push(epoch);
+        }
+        let expected: Vec<u64> = (DECODE_AHEAD - REFILL_AT..DECODE_AHEAD)
+            .map(|e| e as u64)
+            .chain([99])
+            .collect();
+        assert_eq!(epochs, expected);
+    }
+
+    #[test]
+    fn closing_the_handoff_frees_a_waiting_decoder() {
+        let handoff = Arc::new(Handoff::new());
+        for epoch in 0..DECODE_AHEAD as u64 {
+            assert!(handoff.push(event(epoch)));
+        }
+        let (pushed, thread) = push_from_thread(&handoff);
+        handoff.close();
+        assert!(
+            rises_within(&pushed, Duration::from_secs(5)),
+            "still waiting"
+        );
+        assert!(
+            !thread.join().expect("pusher"),
+            "pushed after the player left"
+        );
+        assert!(handoff.pop().is_none());
+    }
+
+    #[test]
+    fn the_loop_is_woken_only_when_the_player_found_the_queue_empty() {
+        let mut event_loop: EventLoop<'static, u32> = EventLoop::try_new().expect("event loop");
+        let (ping, source) = make_ping().expect("ping");
+        event_loop
+            .handle()
+            .insert_source(source, |_, _, count: &mut u32| *count += 1)
+            .expect("insert");
+        let wake = WakeOnDemand {
+            ping,
+            wanted: Arc::new(AtomicBool::new(true)),
+        };
+        let mut count = 0;
+        // The player starts out waiting for the first event.
+        wake.queued();
+        assert_eq!(wakes(&mut event_loop, &mut count), 1);
+        // More events while it holds a frame: no wake-up.
+        wake.queued();
+        wake.queued();
+        assert_eq!(wakes(&mut event_loop, &mut count), 0);
+        // It found the queue empty: the next event wakes it, once.
+        wake.want();
+        wake.queued();
+        wake.queued();
+        assert_eq!(wakes(&mut event_loop, &mut count), 1);
     }
 }

@@ -8,11 +8,11 @@ CPU per steady-state frame (the fastest long and short runs' difference
 over their difference in frames), start-up CPU, the same two in user-space
 instructions (callgrind), max RSS, syscalls per steady-state
 frame (strace -c, polls excluded), time to the first decoded picture (the
-fastest of the runs, each listed), and
-into weston (short clips) the client's CPU per frame, max RSS and wall
-time. Medians of
-the runs, [min-max] where there are several. Exits 1 when a run failed or
-a figure is missing.
+fastest of the runs, each listed), and into weston the same steady-state
+and start-up figures, max RSS, wall time and the frames that reached the
+screen (counted in weston's protocol log). Medians of the runs, [min-max]
+where there are several. Exits 1 when a run failed or a figure is
+missing.
 """
 import os
 import re
@@ -60,24 +60,41 @@ def times(results, base, mode, player):
     return out
 
 
-def syscalls(results, base, player):
+def syscalls(results, base, player, kind="count"):
     """Calls in a strace -c summary, polls excluded."""
-    check_rc(results, f"{base}.{player}.count")
+    check_rc(results, f"{base}.{player}.{kind}")
     calls = 0
-    for line in read(os.path.join(results, f"{base}.{player}.count")).splitlines():
+    for line in read(os.path.join(results, f"{base}.{player}.{kind}")).splitlines():
         cols = line.split()
         if len(cols) < 5 or not cols[3].isdigit() or cols[-1] in ("total", "syscall"):
             continue
         if cols[-1] not in POLLS:
             calls += int(cols[3])
     if calls == 0:
-        raise Missing(f"{base}.{player}.count: no syscalls")
+        raise Missing(f"{base}.{player}.{kind}: no syscalls")
     return calls
 
 
-def instructions(results, base, player):
+def frames_presented(results, name):
+    """Buffers the player attached, from weston's protocol log of the run:
+    the attaches to its busiest surface after the mark the bench wrote
+    when the player started (the desktop shell's own surfaces are drawn
+    before it)."""
+    log = read(os.path.join(results, f"{name}.weston"))
+    start = log.find("bench: player starts")
+    if start < 0:
+        raise Missing(f"{name}.weston: no start mark")
+    per_surface = {}
+    for m in re.finditer(r"wl_surface[#@](\d+)\.attach\(wl_buffer[#@]", log[start:]):
+        per_surface[m.group(1)] = per_surface.get(m.group(1), 0) + 1
+    if not per_surface:
+        raise Missing(f"{name}.weston: no buffer attached")
+    return max(per_surface.values())
+
+
+def instructions(results, base, player, kind="instructions"):
     """Instructions executed in user space (callgrind's count)."""
-    name = f"{base}.{player}.instructions"
+    name = f"{base}.{player}.{kind}"
     check_rc(results, name)
     found = re.search(r"Collected\s*:\s*(\d+)", read(os.path.join(results, f"{name}.log")))
     if not found:
@@ -140,7 +157,9 @@ def table(results, size, long_frames, short_frames):
     steady = long_frames - short_frames
     per_frame, startup, rss, calls, ttff = {}, {}, {}, {}, {}
     instr_frame, instr_startup = {}, {}
-    present_cpu, present_rss, present_wall, long_cpu = {}, {}, {}, {}
+    present_frame, present_startup, present_rss, present_wall, long_cpu = {}, {}, {}, {}, {}
+    shown, shown_callgrind, present_calls = {}, {}, {}
+    present_instr_frame, present_instr_startup = {}, {}
     for p in PLAYERS:
         long_runs = times(results, long_base, "decode", p)
         short_runs = times(results, short_base, "decode", p)
@@ -157,10 +176,22 @@ def table(results, size, long_frames, short_frames):
         instr_frame[p], instr_startup[p] = per_frame_and_startup(
             instructions(results, long_base, p), instructions(results, short_base, p),
             long_frames, short_frames)
-        present = times(results, short_base, "present", p)
-        present_cpu[p] = [r[1] / short_frames * 1000 for r in present]
-        present_rss[p] = [r[2] / 1024 for r in present]
-        present_wall[p] = [r[0] for r in present]
+        present_long = times(results, long_base, "present", p)
+        present_short = times(results, short_base, "present", p)
+        present_frame[p], present_startup[p] = per_frame_and_startup(
+            min(r[1] for r in present_long) * 1000, min(r[1] for r in present_short) * 1000,
+            long_frames, short_frames)
+        present_rss[p] = [r[2] / 1024 for r in present_long]
+        present_wall[p] = [r[0] for r in present_long]
+        runs = len(present_long)
+        shown[p] = [frames_presented(results, f"{long_base}.present.{p}.{i}") for i in range(1, runs + 1)]
+        present_calls[p] = (syscalls(results, long_base, p, "present-count")
+                            - syscalls(results, short_base, p, "present-count")) / steady
+        present_instr_frame[p], present_instr_startup[p] = per_frame_and_startup(
+            instructions(results, long_base, p, "present-instructions"),
+            instructions(results, short_base, p, "present-instructions"),
+            long_frames, short_frames)
+        shown_callgrind[p] = [frames_presented(results, f"{long_base}.{p}.present-instructions")]
 
     def one(label, values, digits, scale=1.0):
         """A row of one figure per player."""
@@ -190,9 +221,17 @@ def table(results, size, long_frames, short_frames):
         runs_of("decode only: max RSS (MB)", rss),
         one("decode only: syscalls per steady-state frame, polls excluded", calls, 1),
         fastest("time to the first decoded picture, under strace, fastest run [all runs] (ms)", ttff),
-        runs_of("into weston: client CPU per frame, start-up included (ms)", present_cpu, 2),
+        runs_of(f"into weston: frames presented of {long_frames}", shown, 0),
+        one("into weston: CPU per steady-state frame (ms)", present_frame, 2),
+        one("into weston: start-up CPU (ms)", present_startup, 0),
+        one("into weston: user-space instructions per steady-state frame (thousands, callgrind)",
+            present_instr_frame, 0, 1e-3),
+        one("into weston: user-space instructions at start-up (millions, callgrind)",
+            present_instr_startup, 1, 1e-6),
+        runs_of(f"into weston, under callgrind: frames presented of {long_frames}", shown_callgrind, 0),
+        one("into weston: syscalls per steady-state frame, polls excluded", present_calls, 1),
         runs_of("into weston: max RSS (MB)", present_rss),
-        runs_of(f"into weston: wall time for {short_frames / 25:g} s of media (s)", present_wall),
+        runs_of(f"into weston: wall time for {long_frames / 25:g} s of media (s)", present_wall),
     ]
     runs = len(long_cpu["reel"])
     lines = [

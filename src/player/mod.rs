@@ -586,6 +586,7 @@ impl Player {
                     break;
                 }
                 let Some(deadline) = self.clock.deadline(frame.pts, now) else {
+                    self.want_source_events();
                     break;
                 };
                 if let Some(wake) = too_early(deadline, now, self.display.next_vblank(now)) {
@@ -602,7 +603,11 @@ impl Player {
                 }
             }
             if !self.display.ready_for_frame() {
-                break; // the frame callback wakes us
+                // The frame callback wakes us; so does each frame decoded
+                // meanwhile, which may make this one superseded (dropped
+                // now, so that the decoder goes on at the clock's pace).
+                self.want_source_events();
+                break;
             }
             if let Some(frame) = self.next.take() {
                 self.present(frame, now);
@@ -612,6 +617,14 @@ impl Player {
             self.finish_file_when_due();
         }
         self.update_osd();
+    }
+
+    /// The decode thread's next event wakes the loop, although the player
+    /// holds a frame (it wakes it only when the player found none).
+    fn want_source_events(&self) {
+        if let Some(source) = &self.source {
+            source.want_events();
+        }
     }
 
     /// A frame later than `pts` is already decoded and due at `media_now`.

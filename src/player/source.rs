@@ -177,11 +177,12 @@ impl Handoff {
     }
 }
 
-/// Wakes the event loop for a new event only when the player found the
-/// queue empty: while it holds a frame for its time, the frames queued
-/// behind it need no wake-up (each would cost the loop a turn and the
-/// eventfd a write and a read), as it looks at the queue again after
-/// showing that frame.
+/// Wakes the event loop for a new event only when the player asked: when
+/// it found the queue empty, or holds a frame a newer one may supersede
+/// (the compositor is slow). While it holds a frame for its time, the
+/// frames queued behind it need no wake-up (each would cost the loop a
+/// turn and the eventfd a write and a read), as it looks at the queue
+/// again after showing that frame.
 #[derive(Clone)]
 struct WakeOnDemand {
     ping: Ping,
@@ -288,6 +289,12 @@ impl Source {
         self.wake.want();
         // One may have been queued between the look and the wish.
         self.events.pop()
+    }
+
+    /// The next event wakes the event loop, even if the player does not
+    /// find the queue empty first.
+    pub fn want_events(&self) {
+        self.wake.want();
     }
 
     /// The pts of the newest frame of `epoch` handed over so far (taken by

@@ -438,6 +438,15 @@ mod tests {
         (pushed, thread)
     }
 
+    /// A handoff holding as many events as it takes (epochs 0, 1, ...).
+    fn full_handoff() -> Arc<Handoff> {
+        let handoff = Arc::new(Handoff::new());
+        for epoch in 0..DECODE_AHEAD as u64 {
+            assert!(handoff.push(event(epoch)));
+        }
+        handoff
+    }
+
     fn rises_within(flag: &AtomicBool, limit: Duration) -> bool {
         let deadline = std::time::Instant::now() + limit;
         while std::time::Instant::now() < deadline {
@@ -451,10 +460,7 @@ mod tests {
 
     #[test]
     fn a_full_handoff_lets_the_decoder_go_on_only_when_down_to_the_refill_mark() {
-        let handoff = Arc::new(Handoff::new());
-        for epoch in 0..DECODE_AHEAD as u64 {
-            assert!(handoff.push(event(epoch)));
-        }
+        let handoff = full_handoff();
         let (pushed, thread) = push_from_thread(&handoff);
         assert!(
             !rises_within(&pushed, Duration::from_millis(50)),
@@ -489,10 +495,7 @@ mod tests {
 
     #[test]
     fn closing_the_handoff_frees_a_waiting_decoder() {
-        let handoff = Arc::new(Handoff::new());
-        for epoch in 0..DECODE_AHEAD as u64 {
-            assert!(handoff.push(event(epoch)));
-        }
+        let handoff = full_handoff();
         let (pushed, thread) = push_from_thread(&handoff);
         handoff.close();
         assert!(

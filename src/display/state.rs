@@ -175,10 +175,18 @@ pub(super) struct State {
     pub(super) overlay: Option<Overlay>,
     /// The window surface's integer scale (the OSD is drawn at it).
     pub(super) scale: u32,
-    /// How the last frame was presented, in words.
-    pub(super) last_path: Option<String>,
-    /// The format and modifier `last_path` words, when zero-copy.
-    pub(super) last_zero_copy: Option<(u32, u64)>,
+    /// How the last frame was presented.
+    pub(super) last_path: Option<PresentedPath>,
+}
+
+/// How a frame reached the screen: worded only when asked (the OSD's
+/// stats page), not per frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum PresentedPath {
+    /// The decoder's own buffer: its format and modifier.
+    ZeroCopy { fourcc: u32, modifier: u64 },
+    /// Copied, and why, in words.
+    Copied(String),
 }
 
 impl State {
@@ -282,7 +290,6 @@ impl State {
             overlay,
             scale: 1,
             last_path: None,
-            last_zero_copy: None,
         })
     }
 

@@ -29,7 +29,7 @@ use super::layout::BufferLayout;
 use super::memory::SharedMemory;
 use super::pool::{Acquire, PoolKey};
 use super::shm_convert::frame_to_xrgb;
-use super::state::{FrameBuffer, FrameCopyReason, State};
+use super::state::{FrameBuffer, FrameCopyReason, PresentedPath, State};
 use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
@@ -439,16 +439,10 @@ impl Display {
             .imported
             .mark_held(dmabuf.id, dmabuf.source.clone());
         self.state.stats.frames_zero_copy += 1;
-        // Worded once per change of format, not per frame.
-        let path = Some((dmabuf.fourcc, modifier));
-        if self.state.last_zero_copy != path {
-            self.state.last_zero_copy = path;
-            self.state.last_path = Some(format!(
-                "{}:{} zero-copy",
-                fourcc_text(dmabuf.fourcc),
-                modifier_name(modifier)
-            ));
-        }
+        self.state.last_path = Some(PresentedPath::ZeroCopy {
+            fourcc: dmabuf.fourcc,
+            modifier,
+        });
         debug!(pts = ?frame.pts, path = "zero-copy", format = %fourcc_text(dmabuf.fourcc),
                modifier = %modifier_name(modifier), buffer = ?dmabuf.id, "frame presented");
         self.flush()?;
@@ -642,8 +636,7 @@ impl Display {
         let wl_buffer = buffer.wl_buffer.clone();
         self.commit_buffer(frame, &wl_buffer);
         self.state.pool.mark_held(slot);
-        self.state.last_path = Some(self.describe_copy(frame, path));
-        self.state.last_zero_copy = None;
+        self.state.last_path = Some(PresentedPath::Copied(self.describe_copy(frame, path)));
         match path {
             Route::Dmabuf(c) => {
                 self.state.stats.frames_dmabuf += 1;
@@ -691,8 +684,17 @@ impl Display {
 
     /// How the last frame reached the screen (format, modifier, zero-copy
     /// or copied and why), for the OSD's stats page.
-    pub fn presentation_path(&self) -> Option<&str> {
-        self.state.last_path.as_deref()
+    pub fn presentation_path(&self) -> Option<String> {
+        self.state.last_path.as_ref().map(|path| match path {
+            PresentedPath::ZeroCopy { fourcc, modifier } => {
+                format!(
+                    "{}:{} zero-copy",
+                    fourcc_text(*fourcc),
+                    modifier_name(*modifier)
+                )
+            }
+            PresentedPath::Copied(words) => words.clone(),
+        })
     }
 
     /// Attach, damage, set the viewport, ask for a frame callback, commit.

@@ -109,7 +109,7 @@ impl Screen for Display {
         Display::surface_size(self)
     }
     fn presentation_path(&self) -> Option<String> {
-        Display::presentation_path(self).map(str::to_owned)
+        Display::presentation_path(self)
     }
     fn retire_imports_through(
         &mut self,

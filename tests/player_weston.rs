@@ -128,6 +128,23 @@ fn plays_every_frame_to_the_end_through_dmabuf() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// weston sends each frame's release and frame callback in one burst and
+/// its presentation feedback in another, after the vblank: read at the
+/// next frame's timer, neither wakes the player on its own (three turns
+/// of the loop a frame when they did).
+#[test]
+fn the_player_wakes_about_once_a_frame() {
+    let weston = Weston::start(640, 480);
+    let (_reel, stats, log) = played_to_the_end(&weston, &media::clip("h264_25fps.mp4"));
+    let (wakeups, presented) = (stats["wakeups"], stats["presented"]);
+    eprintln!("{wakeups} wake-ups for {presented} frames presented");
+    assert!(presented >= 90, "{log}");
+    assert!(
+        wakeups <= 2 * presented,
+        "{wakeups} wake-ups of the event loop for {presented} frames presented:\n{log}"
+    );
+}
+
 #[test]
 fn shm_path_when_forced() {
     let weston = Weston::start(640, 480);

@@ -28,7 +28,7 @@ use calloop::generic::Generic;
 use calloop::ping::{make_ping, Ping};
 use calloop::signals::{Signal, Signals};
 use calloop::timer::{TimeoutAction, Timer};
-use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction};
+use calloop::{EventLoop, Interest, LoopHandle, LoopSignal, Mode, PostAction, RegistrationToken};
 use tracing::{debug, error, info, warn};
 
 use crate::audio::volume::{self, Volume};
@@ -67,6 +67,12 @@ const COMMIT_MARGIN: Duration = Duration::from_millis(1);
 const LATE_DROP: Duration = Duration::from_millis(80);
 /// Step back by this much when the frame's duration is unknown.
 const FALLBACK_FRAME_DURATION: Duration = Duration::from_millis(40);
+/// While the next wake-up is a timer at most this far away, the
+/// compositor's events wait for it: the last frame's release, frame
+/// callback and presentation feedback come in two bursts a frame, and
+/// reading them with the next frame's commit makes one wake-up of three.
+/// Keys are then answered within this.
+const COMPOSITOR_QUIET_FOR: Duration = Duration::from_millis(50);
 
 /// What the user asked for on the command line, for interactive playback.
 #[derive(Debug, Clone)]
@@ -112,6 +118,8 @@ struct Shown {
 struct Counters {
     presented: u64,
     dropped_late: u64,
+    /// Turns of the event loop: how often the main thread woke.
+    wakeups: u64,
 }
 
 struct Player {
@@ -122,6 +130,8 @@ struct Player {
     /// Errors to print at the end, and the exit status.
     outcome: Outcome,
     display: Box<dyn Screen>,
+    /// The Wayland connection's place in the event loop (None: headless).
+    compositor: Option<CompositorWatch>,
     /// The playlist entry ids the IPC names files by, one per file.
     entry_ids: Vec<u64>,
     next_entry_id: u64,
@@ -186,6 +196,13 @@ struct Player {
     frame_time: Option<Duration>,
 }
 
+/// The Wayland connection's source in the event loop, and whether its
+/// readiness wakes the loop (see [`COMPOSITOR_QUIET_FOR`]).
+struct CompositorWatch {
+    token: RegistrationToken,
+    watched: bool,
+}
+
 /// A file opened for playing: where its frames come from and what it is.
 struct Opened {
     frames: Frames,
@@ -246,26 +263,31 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     });
     options.decoder.import_retirement = import_retirement.clone();
     handle
-        .insert_source(wake_source, |_, _, player| player.pump())
+        // The loop pumps after each dispatch: waking it is all a ping does.
+        .insert_source(wake_source, |_, _, _: &mut Player| {})
         .map_err(|e| anyhow!("cannot watch the decode thread: {e}"))?;
-    let display: Box<dyn Screen> = match display {
+    let (display, compositor): (Box<dyn Screen>, _) = match display {
         Some(display) => {
             let wayland_fd = display
                 .as_fd()
                 .try_clone_to_owned()
                 .context("cannot duplicate the Wayland connection fd")?;
-            handle
+            let token = handle
                 .insert_source(
                     Generic::new(wayland_fd, Interest::READ, Mode::Level),
                     |_, _, player| {
-                        player.on_wayland_readable();
+                        player.read_compositor();
                         Ok(PostAction::Continue)
                     },
                 )
                 .map_err(|e| anyhow!("cannot watch the Wayland connection: {e}"))?;
-            Box::new(display)
+            let watch = CompositorWatch {
+                token,
+                watched: true,
+            };
+            (Box::new(display), Some(watch))
         }
-        None => Box::new(NullScreen::default()),
+        None => (Box::new(NullScreen::default()), None),
     };
     let signals =
         Signals::new(&[Signal::SIGINT, Signal::SIGTERM]).context("cannot watch signals")?;
@@ -297,6 +319,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         failed_in_a_row: 0,
         outcome: Outcome::default(),
         display,
+        compositor,
         entry_ids: (1..=file_count).collect(),
         next_entry_id: file_count + 1,
         loaded: None,
@@ -347,11 +370,13 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     if !player.quitting {
         event_loop
             .run(tick, &mut player, |player| {
+                player.counters.wakeups += 1;
                 player.pump();
                 if let Err(e) = player.display.flush() {
                     player.compositor_lost(&e);
                 }
                 player.flush_ipc();
+                player.watch_compositor_as_needed();
             })
             .context("event loop failed")?;
     }
@@ -527,7 +552,9 @@ impl Player {
         }
     }
 
-    fn on_wayland_readable(&mut self) {
+    /// Reads and handles what the compositor sent (nothing waits: the
+    /// socket is read without blocking).
+    fn read_compositor(&mut self) {
         if let Err(e) = self.display.dispatch() {
             self.compositor_lost(&e);
             return;
@@ -544,7 +571,31 @@ impl Player {
                 DisplayEvent::DmabufFormatsChanged => self.renegotiate(),
             }
         }
-        self.pump();
+    }
+
+    /// Lets the compositor's events wake the loop, unless a timer will
+    /// within [`COMPOSITOR_QUIET_FOR`] (frames paced by the clock): then
+    /// they are read at that wake-up, before its frame is committed.
+    fn watch_compositor_as_needed(&mut self) {
+        let Some(watch) = &mut self.compositor else {
+            return;
+        };
+        let wake_soon = !self.quitting
+            && self
+                .timer
+                .is_some_and(|at| at <= Instant::now() + COMPOSITOR_QUIET_FOR);
+        if watch.watched != wake_soon {
+            return;
+        }
+        let changed = if wake_soon {
+            self.handle.disable(&watch.token)
+        } else {
+            self.handle.enable(&watch.token)
+        };
+        match changed {
+            Ok(()) => watch.watched = !wake_soon,
+            Err(e) => warn!("cannot change how the Wayland connection is watched: {e}"),
+        }
     }
 
     /// Drops the compositor's imports of CAPTURE buffers the decoder is
@@ -568,6 +619,12 @@ impl Player {
     fn pump(&mut self) {
         if self.quitting {
             return;
+        }
+        if self.compositor.as_ref().is_some_and(|watch| !watch.watched) {
+            self.read_compositor();
+            if self.quitting {
+                return;
+            }
         }
         self.retire_imports();
         self.update_screen();
@@ -1165,10 +1222,10 @@ impl Player {
         let inserted =
             self.handle
                 .insert_source(Timer::from_deadline(deadline), move |_, _, player| {
+                    // The loop pumps after each dispatch.
                     if player.timer == Some(deadline) {
                         player.timer = None;
                     }
-                    player.pump();
                     TimeoutAction::Drop
                 });
         match inserted {
@@ -1357,12 +1414,13 @@ impl Player {
         let stats = self.display.stats();
         let damage = self.damage.get();
         eprintln!(
-            "reel: stats: presented={} dropped_late={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
+            "reel: stats: presented={} dropped_late={} wakeups={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
              buffers_allocated={} buffers_released={} dropped_no_buffer={} \
              decode_errors={} frames_skipped={} decoder={} {}",
             self.counters.presented,
             self.counters.dropped_late,
+            self.counters.wakeups,
             stats.frames_zero_copy,
             stats.frames_dmabuf + stats.frames_shm,
             stats.buffers_zero_copy,

@@ -580,21 +580,24 @@ impl Player {
         let Some(watch) = &mut self.compositor else {
             return;
         };
-        let wake_soon = !self.quitting
-            && self
-                .timer
-                .is_some_and(|at| at <= Instant::now() + COMPOSITOR_QUIET_FOR);
-        if watch.watched != wake_soon {
+        let timer_soon = self
+            .timer
+            .is_some_and(|at| at <= Instant::now() + COMPOSITOR_QUIET_FOR);
+        let watched = self.quitting || !timer_soon;
+        if watch.watched == watched {
             return;
         }
-        let changed = if wake_soon {
-            self.handle.disable(&watch.token)
-        } else {
+        let changed = if watched {
             self.handle.enable(&watch.token)
+        } else {
+            self.handle.disable(&watch.token)
         };
         match changed {
-            Ok(()) => watch.watched = !wake_soon,
-            Err(e) => warn!("cannot change how the Wayland connection is watched: {e}"),
+            Ok(()) => watch.watched = watched,
+            // Unwatched, nothing would read the compositor without a timer.
+            Err(e) if watched => self.fail(format!("cannot watch the Wayland connection: {e}")),
+            // Left watched, the loop only wakes more often.
+            Err(e) => warn!("cannot stop watching the Wayland connection: {e}"),
         }
     }
 

@@ -210,24 +210,26 @@ def table(results, size, long_frames, short_frames):
         return (label, spread(values["reel"], digits=digits), spread(values["gst"], digits=digits),
                 ratio(med(values["reel"]), med(values["gst"])))
 
+    def costs(mode, cpu_frame, cpu_startup, instructions_frame, instructions_startup):
+        """The four rows of a mode's cost: CPU and instructions, per
+        steady-state frame and at start-up."""
+        return [
+            one(f"{mode}: CPU per steady-state frame (ms)", cpu_frame, 2),
+            one(f"{mode}: start-up CPU (ms)", cpu_startup, 0),
+            one(f"{mode}: user-space instructions per steady-state frame (thousands, callgrind)",
+                instructions_frame, 0, 1e-3),
+            one(f"{mode}: user-space instructions at start-up (millions, callgrind)",
+                instructions_startup, 1, 1e-6),
+        ]
+
     rows = [
-        one("decode only: CPU per steady-state frame (ms)", per_frame, 2),
-        one("decode only: start-up CPU (ms)", startup, 0),
-        one("decode only: user-space instructions per steady-state frame (thousands, callgrind)",
-            instr_frame, 0, 1e-3),
-        one("decode only: user-space instructions at start-up (millions, callgrind)",
-            instr_startup, 1, 1e-6),
+        *costs("decode only", per_frame, startup, instr_frame, instr_startup),
         runs_of(f"decode only: CPU, {long_frames} frames (s)", long_cpu, 2),
         runs_of("decode only: max RSS (MB)", rss),
         one("decode only: syscalls per steady-state frame, polls excluded", calls, 1),
         fastest("time to the first decoded picture, under strace, fastest run [all runs] (ms)", ttff),
         runs_of(f"into weston: frames presented of {long_frames}", shown, 0),
-        one("into weston: CPU per steady-state frame (ms)", present_frame, 2),
-        one("into weston: start-up CPU (ms)", present_startup, 0),
-        one("into weston: user-space instructions per steady-state frame (thousands, callgrind)",
-            present_instr_frame, 0, 1e-3),
-        one("into weston: user-space instructions at start-up (millions, callgrind)",
-            present_instr_startup, 1, 1e-6),
+        *costs("into weston", present_frame, present_startup, present_instr_frame, present_instr_startup),
         runs_of(f"into weston, under callgrind: frames presented of {long_frames}", shown_callgrind, 0),
         one("into weston: syscalls per steady-state frame, polls excluded", present_calls, 1),
         runs_of("into weston: max RSS (MB)", present_rss),

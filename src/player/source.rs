@@ -125,8 +125,11 @@ struct HandoffState {
     closed: bool,
 }
 
-/// How few queued events wake a decode thread waiting for room.
-const REFILL_AT: usize = DECODE_AHEAD / 2;
+/// How few queued events wake a decode thread waiting for room. At one,
+/// the woken thread first hands over the frame it held (two queued, the
+/// player's next besides: three frame times to decode the fourth) and
+/// then decodes two more: a wake-up (a context switch) per three frames.
+const REFILL_AT: usize = 1;
 
 impl Handoff {
     fn new() -> Self {

@@ -4,7 +4,8 @@
 # and into weston, 720p and 1080p H.264 (main, B-frames), interleaved runs
 # (benches/guest/compare.sh), then the table (benches/guest/summarise.py):
 # CPU per steady-state frame, start-up CPU, max RSS, syscalls per frame,
-# time to the first decoded picture, client CPU into weston.
+# time to the first decoded picture, client CPU into weston and the time
+# to the first picture on screen.
 #
 #   benches/guest-compare.sh [RUNS]     release build, RUNS rounds (default 3)
 #   benches/guest-compare.sh --smoke    one round on a small clip (the test

@@ -13,15 +13,19 @@
 #   (fakevideosink: plain fakesink makes v4l2slh264dec copy every frame);
 # - present: `reel --hwdec v4l2` vs `... ! waylandsink`, each into a
 #   fresh weston 14 headless (GL renderer, 60 Hz, desktop shell) in real
-#   time. The output is 320x180: under TCG weston's llvmpipe composites
-#   that in a few milliseconds, so every frame reaches the screen and the
-#   players' steady state is presenting every frame, as on a board; at
-#   1920x1080 a repaint takes about half a second, both players drop most
-#   frames and what is measured is mostly dropping. (Kiosk shell would
+#   time. The output is 160x90: under TCG weston's llvmpipe composites
+#   that in a few milliseconds (commit to frame callback: 7 ms median),
+#   so every frame reaches the screen and the players' steady state is
+#   presenting every frame, as on a board. Larger outputs cost more than
+#   their pixels: on some hosts 320x180 took 40 ms a repaint and both
+#   players dropped a third of the frames; at 1920x1080 a repaint takes
+#   about half a second and what is measured is mostly dropping. (Kiosk shell would
 #   fit the video to the output, but waylandsink 1.22 then sets a window
 #   geometry larger than the fullscreen size: a protocol error.) weston
 #   runs with WAYLAND_DEBUG=server, so its log (NAME.weston) shows every
-#   attach: the frames presented are counted from it.
+#   attach: the frames presented are counted from it, and the time from
+#   the player's start to its first picture on screen (the frame callback
+#   asked with its first buffer done) is read from it.
 # Each round also runs both players on the long clip under `strace -ttt
 # -f -e trace=execve,ioctl` (time from exec to the first CAPTURE buffer
 # dequeued: the first decoded picture). Then once per clip, player and
@@ -35,10 +39,11 @@
 # the request and swamps the players' own cost.
 #
 # In $REEL_RESULTS: CLIP_BASE.MODE.PLAYER.RUN.time ("wall:user:sys:
-# maxrss_kb"), .log (stderr), .rc, and for present .weston (weston's log);
-# CLIP_BASE.PLAYER.count and .present-count (strace -c), .first.RUN
-# (strace -ttt), .instructions.log and .present-instructions.log
-# (callgrind's summary), with .present-instructions.weston.
+# maxrss_kb:voluntary_context_switches"), .log (stderr), .rc, and for
+# present .weston (weston's log); CLIP_BASE.PLAYER.count and
+# .present-count (strace -c), .first.RUN (strace -ttt),
+# .instructions.log and .present-instructions.log (callgrind's summary),
+# with .present-instructions.weston.
 set -eu
 R=$REEL_RESULTS
 here=$(cd "$(dirname "$0")" && pwd)
@@ -90,7 +95,7 @@ weston_up() {
     # Appended to by weston and by the mark below: both keep their place.
     : >"$log"
     WAYLAND_DEBUG=server weston --backend=headless --renderer=gl --shell=desktop --idle-time=0 \
-        --config="$R/weston-bench.ini" --width=320 --height=180 --socket=wl-bench >>"$log" 2>&1 &
+        --config="$R/weston-bench.ini" --width=160 --height=90 --socket=wl-bench >>"$log" 2>&1 &
     WESTON=$!
     export WAYLAND_DISPLAY=wl-bench
     # Up once the desktop shell's background has been composited: weston's
@@ -107,7 +112,8 @@ weston_up() {
         fi
         sleep 0.2
     done
-    echo "bench: player starts" >>"$log"
+    # The wall clock in ns: the first picture on screen is timed from it.
+    echo "bench: player starts at $(date +%s%N)" >>"$log"
 }
 
 # background_shown LOG: the frame callback of the desktop shell's background
@@ -163,7 +169,7 @@ for clip in "$@"; do
     while [ $i -le "$runs" ]; do
         if [ $((i % 2)) -eq 1 ]; then order="reel gst"; else order="gst reel"; fi
         for player in $order; do
-            run "$base.decode.$player.$i" /usr/bin/time -f %e:%U:%S:%M -o "$R/$base.decode.$player.$i.time" \
+            run "$base.decode.$player.$i" /usr/bin/time -f %e:%U:%S:%M:%w -o "$R/$base.decode.$player.$i.time" \
                 -- "$player" decode "$clip"
         done
         case $base in
@@ -175,7 +181,7 @@ for clip in "$@"; do
             ;;
         esac
         for player in $order; do
-            present "$base.present.$player.$i" /usr/bin/time -f %e:%U:%S:%M \
+            present "$base.present.$player.$i" /usr/bin/time -f %e:%U:%S:%M:%w \
                 -o "$R/$base.present.$player.$i.time" -- "$player" "$clip"
         done
         i=$((i + 1))

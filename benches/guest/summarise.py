@@ -6,13 +6,14 @@
 One Markdown table per clip size: reel, GStreamer and their ratio for the
 CPU per steady-state frame (the fastest long and short runs' difference
 over their difference in frames), start-up CPU, the same two in user-space
-instructions (callgrind), max RSS, syscalls per steady-state
-frame (strace -c, polls excluded), time to the first decoded picture (the
-fastest of the runs, each listed), and into weston the same steady-state
-and start-up figures, max RSS, wall time and the frames that reached the
-screen (counted in weston's protocol log). Medians of the runs, [min-max]
-where there are several. Exits 1 when a run failed or a figure is
-missing.
+instructions (callgrind), max RSS, syscalls (strace -c, polls excluded)
+and wake-ups (voluntary context switches, the medians' difference) per
+steady-state frame, time to the first decoded picture (the fastest of the
+runs, each listed), and into weston the same steady-state and start-up
+figures, max RSS, wall time, the frames that reached the screen and the
+time to the first of them (both read from weston's protocol log). Medians
+of the runs, [min-max] where there are several. Exits 1 when a run failed
+or a figure is missing.
 """
 import os
 import re
@@ -43,7 +44,8 @@ def check_rc(results, name):
 
 
 def times(results, base, mode, player):
-    """(wall s, cpu s, maxrss kB) of each run, in run order."""
+    """(wall s, cpu s, maxrss kB, voluntary context switches) of each run,
+    in run order."""
     out = []
     pattern = re.compile(rf"^{re.escape(base)}\.{mode}\.{player}\.(\d+)\.time$")
     runs = sorted(
@@ -51,10 +53,12 @@ def times(results, base, mode, player):
     )
     for _, name in runs:
         check_rc(results, name[: -len(".time")])
-        # The last line: wall:user:sys:maxrss_kb.
+        # The last line: wall:user:sys:maxrss_kb:voluntary_switches.
         fields = read(os.path.join(results, name)).split()[-1].split(":")
-        wall, user, system, rss = (float(x) for x in fields)
-        out.append((wall, user + system, rss))
+        if len(fields) != 5:
+            raise Missing(f"{name}: not wall:user:sys:maxrss:switches")
+        wall, user, system, rss, switches = (float(x) for x in fields)
+        out.append((wall, user + system, rss, switches))
     if not out:
         raise Missing(f"no {mode} runs of {player} on {base}")
     return out
@@ -75,21 +79,75 @@ def syscalls(results, base, player, kind="count"):
     return calls
 
 
+# libwayland stamps each line of its protocol log with the wall clock in
+# microseconds modulo 2^32, printed as milliseconds: it wraps every 71.6
+# minutes.
+WAYLAND_LOG_WRAP_MS = 2**32 / 1000
+START_MARK = re.compile(r"bench: player starts at (\d+)")
+LOG_TIME = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+def after_start(results, name):
+    """Weston's protocol log of a run from the mark the bench wrote when
+    the player started (the desktop shell's own surfaces are drawn before
+    it), and the wall-clock time of the mark (ns)."""
+    log = read(os.path.join(results, f"{name}.weston"))
+    mark = START_MARK.search(log)
+    if not mark:
+        raise Missing(f"{name}.weston: no start mark")
+    return log[mark.end():], int(mark.group(1))
+
+
+def attaches(log):
+    """The buffers attached to each surface: {surface id: count}."""
+    per_surface = {}
+    for m in re.finditer(r"wl_surface[#@](\d+)\.attach\(wl_buffer[#@]", log):
+        per_surface[m.group(1)] = per_surface.get(m.group(1), 0) + 1
+    return per_surface
+
+
 def frames_presented(results, name):
     """Buffers the player attached, from weston's protocol log of the run:
-    the attaches to its busiest surface after the mark the bench wrote
-    when the player started (the desktop shell's own surfaces are drawn
-    before it)."""
-    log = read(os.path.join(results, f"{name}.weston"))
-    start = log.find("bench: player starts")
-    if start < 0:
-        raise Missing(f"{name}.weston: no start mark")
-    per_surface = {}
-    for m in re.finditer(r"wl_surface[#@](\d+)\.attach\(wl_buffer[#@]", log[start:]):
-        per_surface[m.group(1)] = per_surface.get(m.group(1), 0) + 1
+    the attaches to its busiest surface (its video) after the start."""
+    per_surface = attaches(after_start(results, name)[0])
     if not per_surface:
         raise Missing(f"{name}.weston: no buffer attached")
     return max(per_surface.values())
+
+
+def first_on_screen_ms(results, name):
+    """From the player's start to its first picture on screen, in ms: the
+    frame callback the player asked for with the first buffer it attached
+    to its video surface is done (weston has repainted with it)."""
+    log, start_ns = after_start(results, name)
+    per_surface = attaches(log)
+    if not per_surface:
+        raise Missing(f"{name}.weston: no buffer attached")
+    surface = max(per_surface, key=per_surface.get)
+    video = re.compile(rf"wl_surface[#@]{surface}\.")
+    callback, attached = None, False
+    lines = iter(log.splitlines())
+    for line in lines:
+        if not video.search(line):
+            continue
+        asked = re.search(r"\.frame\(new id wl_callback[#@](\d+)", line)
+        if asked:
+            callback = asked.group(1)
+        elif ".attach(wl_buffer" in line:
+            attached = True
+        elif ".commit(" in line:
+            if attached:
+                break
+            callback = None  # asked for an earlier commit
+    if not attached or callback is None:
+        raise Missing(f"{name}.weston: no frame callback with the first buffer")
+    done = re.compile(rf"-> wl_callback[#@]{callback}\.done\(")
+    for line in lines:
+        stamp = LOG_TIME.match(line)
+        if stamp and done.search(line):
+            start_ms = (start_ns // 1000 % 2**32) / 1000
+            return (float(stamp.group(1)) - start_ms) % WAYLAND_LOG_WRAP_MS
+    raise Missing(f"{name}.weston: the first picture's frame callback never done")
 
 
 def instructions(results, base, player, kind="instructions"):
@@ -158,7 +216,8 @@ def table(results, size, long_frames, short_frames):
     per_frame, startup, rss, calls, ttff = {}, {}, {}, {}, {}
     instr_frame, instr_startup = {}, {}
     present_frame, present_startup, present_rss, present_wall, long_cpu = {}, {}, {}, {}, {}
-    shown, shown_callgrind, present_calls = {}, {}, {}
+    shown, shown_callgrind, present_calls, on_screen = {}, {}, {}, {}
+    switches, present_switches = {}, {}
     present_instr_frame, present_instr_startup = {}, {}
     for p in PLAYERS:
         long_runs = times(results, long_base, "decode", p)
@@ -169,6 +228,11 @@ def table(results, size, long_frames, short_frames):
         per_frame[p], startup[p] = per_frame_and_startup(
             min(r[1] for r in long_runs) * 1000, min(r[1] for r in short_runs) * 1000,
             long_frames, short_frames)
+        # Wake-ups: the medians' difference (the fewest of a player's runs
+        # need not be its fastest).
+        switches[p] = per_frame_and_startup(
+            statistics.median(r[3] for r in long_runs), statistics.median(r[3] for r in short_runs),
+            long_frames, short_frames)[0]
         long_cpu[p] = [r[1] for r in long_runs]
         rss[p] = [r[2] / 1024 for r in long_runs]
         calls[p] = (syscalls(results, long_base, p) - syscalls(results, short_base, p)) / steady
@@ -181,10 +245,15 @@ def table(results, size, long_frames, short_frames):
         present_frame[p], present_startup[p] = per_frame_and_startup(
             min(r[1] for r in present_long) * 1000, min(r[1] for r in present_short) * 1000,
             long_frames, short_frames)
+        present_switches[p] = per_frame_and_startup(
+            statistics.median(r[3] for r in present_long), statistics.median(r[3] for r in present_short),
+            long_frames, short_frames)[0]
         present_rss[p] = [r[2] / 1024 for r in present_long]
         present_wall[p] = [r[0] for r in present_long]
         runs = len(present_long)
         shown[p] = [frames_presented(results, f"{long_base}.present.{p}.{i}") for i in range(1, runs + 1)]
+        on_screen[p] = [first_on_screen_ms(results, f"{long_base}.present.{p}.{i}")
+                        for i in range(1, runs + 1)]
         present_calls[p] = (syscalls(results, long_base, p, "present-count")
                             - syscalls(results, short_base, p, "present-count")) / steady
         present_instr_frame[p], present_instr_startup[p] = per_frame_and_startup(
@@ -227,11 +296,14 @@ def table(results, size, long_frames, short_frames):
         runs_of(f"decode only: CPU, {long_frames} frames (s)", long_cpu, 2),
         runs_of("decode only: max RSS (MB)", rss),
         one("decode only: syscalls per steady-state frame, polls excluded", calls, 1),
+        one("decode only: wake-ups (voluntary context switches) per steady-state frame", switches, 2),
         fastest("time to the first decoded picture, under strace, fastest run [all runs] (ms)", ttff),
         runs_of(f"into weston: frames presented of {long_frames}", shown, 0),
+        fastest("into weston: time to the first picture on screen, fastest run [all runs] (ms)", on_screen),
         *costs("into weston", present_frame, present_startup, present_instr_frame, present_instr_startup),
         runs_of(f"into weston, under callgrind: frames presented of {long_frames}", shown_callgrind, 0),
         one("into weston: syscalls per steady-state frame, polls excluded", present_calls, 1),
+        one("into weston: wake-ups (voluntary context switches) per steady-state frame", present_switches, 2),
         runs_of("into weston: max RSS (MB)", present_rss),
         runs_of(f"into weston: wall time for {long_frames / 25:g} s of media (s)", present_wall),
     ]

@@ -120,6 +120,11 @@ struct Counters {
     dropped_late: u64,
     /// Turns of the event loop: how often the main thread woke.
     wakeups: u64,
+    /// What woke it: the frame timer, the compositor's events, the decode
+    /// thread (one turn may have several).
+    woken_by_timer: u64,
+    woken_by_compositor: u64,
+    woken_by_decoder: u64,
 }
 
 struct Player {
@@ -264,7 +269,9 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     options.decoder.import_retirement = import_retirement.clone();
     handle
         // The loop pumps after each dispatch: waking it is all a ping does.
-        .insert_source(wake_source, |_, _, _: &mut Player| {})
+        .insert_source(wake_source, |_, _, player: &mut Player| {
+            player.counters.woken_by_decoder += 1;
+        })
         .map_err(|e| anyhow!("cannot watch the decode thread: {e}"))?;
     let (display, compositor): (Box<dyn Screen>, _) = match display {
         Some(display) => {
@@ -276,6 +283,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
                 .insert_source(
                     Generic::new(wayland_fd, Interest::READ, Mode::Level),
                     |_, _, player| {
+                        player.counters.woken_by_compositor += 1;
                         player.read_compositor();
                         Ok(PostAction::Continue)
                     },
@@ -1226,6 +1234,7 @@ impl Player {
             self.handle
                 .insert_source(Timer::from_deadline(deadline), move |_, _, player| {
                     // The loop pumps after each dispatch.
+                    player.counters.woken_by_timer += 1;
                     if player.timer == Some(deadline) {
                         player.timer = None;
                     }
@@ -1417,13 +1426,17 @@ impl Player {
         let stats = self.display.stats();
         let damage = self.damage.get();
         eprintln!(
-            "reel: stats: presented={} dropped_late={} wakeups={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
+            "reel: stats: presented={} dropped_late={} wakeups={} woken_by_timer={} woken_by_compositor={} \
+             woken_by_decoder={} zero_copy_frames={} copy_frames={} zero_copy_buffers={} \
              dmabuf_frames={} shm_frames={} shown={} discarded={} \
              buffers_allocated={} buffers_released={} dropped_no_buffer={} \
              decode_errors={} frames_skipped={} decoder={} {}",
             self.counters.presented,
             self.counters.dropped_late,
             self.counters.wakeups,
+            self.counters.woken_by_timer,
+            self.counters.woken_by_compositor,
+            self.counters.woken_by_decoder,
             stats.frames_zero_copy,
             stats.frames_dmabuf + stats.frames_shm,
             stats.buffers_zero_copy,

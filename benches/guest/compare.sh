@@ -19,13 +19,14 @@
 #   presenting every frame, as on a board. Larger outputs cost more than
 #   their pixels: on some hosts 320x180 took 40 ms a repaint and both
 #   players dropped a third of the frames; at 1920x1080 a repaint takes
-#   about half a second and what is measured is mostly dropping. (Kiosk shell would
-#   fit the video to the output, but waylandsink 1.22 then sets a window
-#   geometry larger than the fullscreen size: a protocol error.) weston
-#   runs with WAYLAND_DEBUG=server, so its log (NAME.weston) shows every
-#   attach: the frames presented are counted from it, and the time from
-#   the player's start to its first picture on screen (the frame callback
-#   asked with its first buffer done) is read from it.
+#   about half a second and what is measured is mostly dropping. (Kiosk
+#   shell would fit the video to the output, but waylandsink 1.22 then
+#   sets a window geometry larger than the fullscreen size: a protocol
+#   error.) weston runs with WAYLAND_DEBUG=server, so its log
+#   (NAME.weston) shows every attach: the frames presented are counted
+#   from it, and the time from the player's start to its first picture
+#   on screen (the frame callback asked with its first buffer done) is
+#   read from it.
 # Each round also runs both players on the long clip under `strace -ttt
 # -f -e trace=execve,ioctl` (time from exec to the first CAPTURE buffer
 # dequeued: the first decoded picture). Then once per clip, player and

@@ -6,14 +6,14 @@
 One Markdown table per clip size: reel, GStreamer and their ratio for the
 CPU per steady-state frame (the fastest long and short runs' difference
 over their difference in frames), start-up CPU, the same two in user-space
-instructions (callgrind), max RSS, syscalls (strace -c, polls excluded)
-and wake-ups (voluntary context switches, the medians' difference) per
-steady-state frame, time to the first decoded picture (the fastest of the
-runs, each listed), and into weston the same steady-state and start-up
-figures, max RSS, wall time, the frames that reached the screen and the
-time to the first of them (both read from weston's protocol log). Medians
-of the runs, [min-max] where there are several. Exits 1 when a run failed
-or a figure is missing.
+instructions (callgrind), max RSS, syscalls per steady-state frame
+(strace -c, polls excluded), time to the first decoded picture (the
+fastest of the runs, each listed), and into weston the same steady-state
+and start-up figures, wake-ups per steady-state frame (voluntary context
+switches, the medians' difference), max RSS, wall time, the frames that
+reached the screen and the time to the first of them (both read from
+weston's protocol log). Medians of the runs, [min-max] where there are
+several. Exits 1 when a run failed or a figure is missing.
 """
 import os
 import re
@@ -217,7 +217,7 @@ def table(results, size, long_frames, short_frames):
     instr_frame, instr_startup = {}, {}
     present_frame, present_startup, present_rss, present_wall, long_cpu = {}, {}, {}, {}, {}
     shown, shown_callgrind, present_calls, on_screen = {}, {}, {}, {}
-    switches, present_switches = {}, {}
+    present_switches = {}
     present_instr_frame, present_instr_startup = {}, {}
     for p in PLAYERS:
         long_runs = times(results, long_base, "decode", p)
@@ -228,11 +228,6 @@ def table(results, size, long_frames, short_frames):
         per_frame[p], startup[p] = per_frame_and_startup(
             min(r[1] for r in long_runs) * 1000, min(r[1] for r in short_runs) * 1000,
             long_frames, short_frames)
-        # Wake-ups: the medians' difference (the fewest of a player's runs
-        # need not be its fastest).
-        switches[p] = per_frame_and_startup(
-            statistics.median(r[3] for r in long_runs), statistics.median(r[3] for r in short_runs),
-            long_frames, short_frames)[0]
         long_cpu[p] = [r[1] for r in long_runs]
         rss[p] = [r[2] / 1024 for r in long_runs]
         calls[p] = (syscalls(results, long_base, p) - syscalls(results, short_base, p)) / steady
@@ -245,6 +240,9 @@ def table(results, size, long_frames, short_frames):
         present_frame[p], present_startup[p] = per_frame_and_startup(
             min(r[1] for r in present_long) * 1000, min(r[1] for r in present_short) * 1000,
             long_frames, short_frames)
+        # Wake-ups: the medians' difference (the fewest of a player's runs
+        # need not be its fastest). Decoding only, neither player waits
+        # once started (about 0 a frame), so only this mode has the row.
         present_switches[p] = per_frame_and_startup(
             statistics.median(r[3] for r in present_long), statistics.median(r[3] for r in present_short),
             long_frames, short_frames)[0]
@@ -296,7 +294,6 @@ def table(results, size, long_frames, short_frames):
         runs_of(f"decode only: CPU, {long_frames} frames (s)", long_cpu, 2),
         runs_of("decode only: max RSS (MB)", rss),
         one("decode only: syscalls per steady-state frame, polls excluded", calls, 1),
-        one("decode only: wake-ups (voluntary context switches) per steady-state frame", switches, 2),
         fastest("time to the first decoded picture, under strace, fastest run [all runs] (ms)", ttff),
         runs_of(f"into weston: frames presented of {long_frames}", shown, 0),
         fastest("into weston: time to the first picture on screen, fastest run [all runs] (ms)", on_screen),

@@ -98,32 +98,31 @@ def after_start(results, name):
     return log[mark.end():], int(mark.group(1))
 
 
-def attaches(log):
-    """The buffers attached to each surface: {surface id: count}."""
+def video_surface(results, name):
+    """The log from the start (as `after_start`), the player's video
+    surface (the one it attached most buffers to: the OSD and the desktop
+    shell's surfaces take far fewer) and that surface's attaches."""
+    log, start_ns = after_start(results, name)
     per_surface = {}
     for m in re.finditer(r"wl_surface[#@](\d+)\.attach\(wl_buffer[#@]", log):
         per_surface[m.group(1)] = per_surface.get(m.group(1), 0) + 1
-    return per_surface
+    if not per_surface:
+        raise Missing(f"{name}.weston: no buffer attached")
+    surface = max(per_surface, key=per_surface.get)
+    return log, start_ns, surface, per_surface[surface]
 
 
 def frames_presented(results, name):
-    """Buffers the player attached, from weston's protocol log of the run:
-    the attaches to its busiest surface (its video) after the start."""
-    per_surface = attaches(after_start(results, name)[0])
-    if not per_surface:
-        raise Missing(f"{name}.weston: no buffer attached")
-    return max(per_surface.values())
+    """Buffers the player attached to its video surface after the start,
+    from weston's protocol log of the run."""
+    return video_surface(results, name)[3]
 
 
 def first_on_screen_ms(results, name):
     """From the player's start to its first picture on screen, in ms: the
     frame callback the player asked for with the first buffer it attached
     to its video surface is done (weston has repainted with it)."""
-    log, start_ns = after_start(results, name)
-    per_surface = attaches(log)
-    if not per_surface:
-        raise Missing(f"{name}.weston: no buffer attached")
-    surface = max(per_surface, key=per_surface.get)
+    log, start_ns, surface, _ = video_surface(results, name)
     video = re.compile(rf"wl_surface[#@]{surface}\.")
     callback, attached = None, False
     lines = iter(log.splitlines())

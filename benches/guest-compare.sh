@@ -23,23 +23,9 @@ else
     # over 150 frames was more than a frame's cost.
     sizes="1280x720 1920x1080" long=750 short=25 runs=${1:-3}
 fi
-media=$project/target/bench-media/compare-$long-$short
-mkdir -p "$media"
-
-# encode SIZE FRAMES KIND: testsrc2 at 25 fps, H.264 main with B-frames, once.
-encode() {
-    out="$media/h264_$1.$3.mp4"
-    if [ ! -e "$out" ]; then
-        ffmpeg -nostdin -v error -y -f lavfi -i "testsrc2=size=$1:rate=25" -frames:v "$2" \
-            -c:v libx264 -profile:v main -bf 2 -g 50 -pix_fmt yuv420p "$media/partial.mp4"
-        mv "$media/partial.mp4" "$out"
-    fi
-    echo "$out"
-}
-clips=""
-for size in $sizes; do
-    clips="$clips $(encode "$size" "$long" long) $(encode "$size" "$short" short)"
-done
+# shellcheck disable=SC2086
+clips=$("$project/benches/guest/clips.sh" "$project/target/bench-media/compare-$long-$short" \
+    "$long" "$short" $sizes | tr '\n' ' ')
 
 reel=${REEL_BIN:-}
 if [ -z "$reel" ]; then

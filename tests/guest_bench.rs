@@ -9,7 +9,7 @@
 //! cost.sh: reel and GStreamer, each with and without its sound, into the
 //! guest's sound card (AC97)).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The rows the table must have, by the start of their label.
@@ -40,13 +40,14 @@ fn number(cell: &str) -> Option<f64> {
     cell.split_whitespace().next()?.parse().ok()
 }
 
-/// `benches/SCRIPT --smoke` with this build of reel, its runs in
+/// `benches/SCRIPT --smoke ARGS...` with this build of reel, its runs in
 /// target/vm-runs/DIR-PID: its table, the script having succeeded.
-fn smoke_run(script: &str, dir: &str) -> String {
+fn smoke_run(script: &str, dir: &str, args: &[&Path]) -> String {
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = project.join(format!("target/vm-runs/{dir}-{}", std::process::id()));
     let out = Command::new(project.join("benches").join(script))
         .arg("--smoke")
+        .args(args)
         .env("REEL_BIN", env!("CARGO_BIN_EXE_reel"))
         .env("REEL_BENCH_DIR", &dir)
         .output()
@@ -62,14 +63,19 @@ fn smoke_run(script: &str, dir: &str) -> String {
     stdout
 }
 
-#[test]
-fn the_guest_benchmark_measures_both_players() {
-    let stdout = smoke_run("guest-compare.sh", "guest-bench");
-    let rows: Vec<Vec<&str>> = stdout
+/// The cells of a Markdown table's rows (the separator line left out).
+fn table_rows(table: &str) -> Vec<Vec<&str>> {
+    table
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("|---"))
         .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_guest_benchmark_measures_both_players() {
+    let stdout = smoke_run("guest-compare.sh", "guest-bench", &[]);
+    let rows = table_rows(&stdout);
     for label in ROWS {
         let row = rows
             .iter()
@@ -110,7 +116,7 @@ fn the_guest_benchmark_measures_both_players() {
 fn the_guest_audio_benchmark_measures_both_players_with_and_without_sound() {
     // The script fails when a run failed, when reel played without its
     // sound card, or when a run was not in real time.
-    let stdout = smoke_run("guest-audio-cost.sh", "guest-audio-bench");
+    let stdout = smoke_run("guest-audio-cost.sh", "guest-audio-bench", &[]);
     for player in ["| reel |", "| gst-launch"] {
         let row: Vec<&str> = stdout
             .lines()
@@ -126,6 +132,76 @@ fn the_guest_audio_benchmark_measures_both_players_with_and_without_sound() {
             assert!(
                 number(cell).is_some_and(|v| v > 0.0),
                 "{player}: not measured: {row:?}"
+            );
+        }
+    }
+}
+
+/// The A/B benchmark (benches/guest-ab.sh) with two builds of reel (this
+/// one under two names) and GStreamer: every row measured for each, and a
+/// ratio to the first for the others.
+#[test]
+fn the_guest_ab_benchmark_measures_builds_side_by_side() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let builds = project.join(format!(
+        "target/vm-runs/guest-ab-builds-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&builds).expect("a directory for the builds");
+    let copies: Vec<PathBuf> = ["reel-a", "reel-b"]
+        .iter()
+        .map(|name| {
+            let copy = builds.join(name);
+            std::fs::copy(env!("CARGO_BIN_EXE_reel"), &copy).expect("a copy of reel");
+            copy
+        })
+        .collect();
+    let stdout = smoke_run(
+        "guest-ab.sh",
+        "guest-ab",
+        &[&copies[0], &copies[1], Path::new("gst")],
+    );
+    let rows = table_rows(&stdout);
+    let header = rows
+        .first()
+        .unwrap_or_else(|| panic!("no table in\n{stdout}"));
+    assert_eq!(
+        header[1..],
+        ["reel-a", "reel-b", "gst", "reel-b / reel-a", "gst / reel-a"],
+        "{header:?}"
+    );
+    for label in [
+        "CPU per steady-state frame",
+        "start-up CPU",
+        "CPU, 30 frames",
+        "wake-ups",
+        "syscalls per steady-state frame",
+        "frames presented of 30",
+        "time to the first picture on screen",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r[0].starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label:?} in\n{stdout}"));
+        assert_eq!(row.len(), 6, "{label}: {row:?}");
+        let values: Vec<Option<f64>> = row[1..4].iter().map(|c| number(c)).collect();
+        assert!(
+            values.iter().all(Option::is_some),
+            "{label}: not measured: {row:?}"
+        );
+        // As in the comparison's smoke run, differences of one short
+        // round are left to noise; counts and durations are positive.
+        let difference = label.contains("steady-state frame") && !label.starts_with("syscalls")
+            || label.contains("start-up")
+            || label.contains("wake-ups");
+        if !difference {
+            assert!(
+                values.iter().all(|v| *v > Some(0.0)),
+                "{label}: not positive: {row:?}"
+            );
+            assert!(
+                row[4..].iter().all(|c| number(c).is_some()),
+                "{label}: no ratio: {row:?}"
             );
         }
     }

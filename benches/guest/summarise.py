@@ -209,6 +209,37 @@ def per_frame_and_startup(long_value, short_value, long_frames, short_frames):
     return per_frame, short_value - short_frames * per_frame
 
 
+def presenting(results, long_base, short_base, p, long_frames, short_frames):
+    """Player p's figures into weston (its present runs on the long and
+    short clip, and their strace -c runs): CPU per steady-state frame and
+    start-up (ms), wake-ups per steady-state frame, and per long run the
+    max RSS (MB), wall time (s), frames presented and time to the first
+    picture on screen (ms); syscalls per steady-state frame."""
+    present_long = times(results, long_base, "present", p)
+    present_short = times(results, short_base, "present", p)
+    per_frame, startup = per_frame_and_startup(
+        min(r[1] for r in present_long) * 1000, min(r[1] for r in present_short) * 1000,
+        long_frames, short_frames)
+    runs = range(1, len(present_long) + 1)
+    return {
+        "per_frame": per_frame,
+        "startup": startup,
+        # Wake-ups: the medians' difference (the fewest of a player's runs
+        # need not be its fastest). Decoding only, neither player waits
+        # once started (about 0 a frame), so only this mode has the row.
+        "switches": per_frame_and_startup(
+            statistics.median(r[3] for r in present_long), statistics.median(r[3] for r in present_short),
+            long_frames, short_frames)[0],
+        "rss": [r[2] / 1024 for r in present_long],
+        "wall": [r[0] for r in present_long],
+        "cpu": [r[1] for r in present_long],
+        "shown": [frames_presented(results, f"{long_base}.present.{p}.{i}") for i in runs],
+        "on_screen": [first_on_screen_ms(results, f"{long_base}.present.{p}.{i}") for i in runs],
+        "calls": (syscalls(results, long_base, p, "present-count")
+                  - syscalls(results, short_base, p, "present-count")) / (long_frames - short_frames),
+    }
+
+
 def table(results, size, long_frames, short_frames):
     long_base, short_base = f"h264_{size}.long", f"h264_{size}.short"
     steady = long_frames - short_frames
@@ -234,25 +265,10 @@ def table(results, size, long_frames, short_frames):
         instr_frame[p], instr_startup[p] = per_frame_and_startup(
             instructions(results, long_base, p), instructions(results, short_base, p),
             long_frames, short_frames)
-        present_long = times(results, long_base, "present", p)
-        present_short = times(results, short_base, "present", p)
-        present_frame[p], present_startup[p] = per_frame_and_startup(
-            min(r[1] for r in present_long) * 1000, min(r[1] for r in present_short) * 1000,
-            long_frames, short_frames)
-        # Wake-ups: the medians' difference (the fewest of a player's runs
-        # need not be its fastest). Decoding only, neither player waits
-        # once started (about 0 a frame), so only this mode has the row.
-        present_switches[p] = per_frame_and_startup(
-            statistics.median(r[3] for r in present_long), statistics.median(r[3] for r in present_short),
-            long_frames, short_frames)[0]
-        present_rss[p] = [r[2] / 1024 for r in present_long]
-        present_wall[p] = [r[0] for r in present_long]
-        runs = len(present_long)
-        shown[p] = [frames_presented(results, f"{long_base}.present.{p}.{i}") for i in range(1, runs + 1)]
-        on_screen[p] = [first_on_screen_ms(results, f"{long_base}.present.{p}.{i}")
-                        for i in range(1, runs + 1)]
-        present_calls[p] = (syscalls(results, long_base, p, "present-count")
-                            - syscalls(results, short_base, p, "present-count")) / steady
+        fig = presenting(results, long_base, short_base, p, long_frames, short_frames)
+        present_frame[p], present_startup[p] = fig["per_frame"], fig["startup"]
+        present_switches[p], present_rss[p], present_wall[p] = fig["switches"], fig["rss"], fig["wall"]
+        shown[p], on_screen[p], present_calls[p] = fig["shown"], fig["on_screen"], fig["calls"]
         present_instr_frame[p], present_instr_startup[p] = per_frame_and_startup(
             instructions(results, long_base, p, "present-instructions"),
             instructions(results, short_base, p, "present-instructions"),
@@ -312,24 +328,31 @@ def table(results, size, long_frames, short_frames):
     return "\n".join(lines)
 
 
-def main(argv):
-    if len(argv) != 4:
-        print(__doc__, file=sys.stderr)
-        return 2
-    results, long_frames, short_frames = argv[1], int(argv[2]), int(argv[3])
+def print_tables(results, tool, table_of):
+    """Prints table_of(size) for each clip size (WxH) of the runs in
+    results, narrowest first; the exit status (1: no runs, a run failed or
+    a figure is missing, said on stderr as tool's)."""
     sizes = sorted(
         {m.group(1) for m in (re.match(r"^h264_(\d+x\d+)\.long\.", n) for n in os.listdir(results)) if m},
         key=lambda s: int(s.split("x")[0]),
     )
     if not sizes:
-        print(f"{results}: no results", file=sys.stderr)
+        print(f"{tool}: {results}: no results", file=sys.stderr)
         return 1
     try:
-        print("\n\n".join(table(results, s, long_frames, short_frames) for s in sizes))
+        print("\n\n".join(table_of(size) for size in sizes))
     except Missing as e:
-        print(f"summarise: {e}", file=sys.stderr)
+        print(f"{tool}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    results, long_frames, short_frames = argv[1], int(argv[2]), int(argv[3])
+    return print_tables(results, "summarise", lambda size: table(results, size, long_frames, short_frames))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,9 @@ const FIRST_IN_SCOPE: &[&str] = &[
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // Which FFmpeg pkg-config finds, and where its libraries are looked for.
+    println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=LD_LIBRARY_PATH");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }
@@ -98,8 +101,21 @@ fn ffmpeg_closure() -> Result<Vec<PathBuf>, String> {
     for library in &ffmpeg {
         println!("cargo:rerun-if-changed={}", library.display());
     }
+    // FFmpeg's libraries name each other by soname: without its libdir
+    // first, ldd would resolve them to another FFmpeg (the system's, when
+    // reel is built against one of its own through PKG_CONFIG_PATH).
+    let search = match std::env::var_os("LD_LIBRARY_PATH") {
+        Some(paths) if !paths.is_empty() => {
+            let mut joined = libdir.clone().into_os_string();
+            joined.push(":");
+            joined.push(paths);
+            joined
+        }
+        _ => libdir.clone().into_os_string(),
+    };
     let ldd = Command::new("ldd")
         .args(&ffmpeg)
+        .env("LD_LIBRARY_PATH", search)
         .output()
         .map_err(|e| format!("ldd: {e}"))?;
     if !ldd.status.success() {

@@ -104,15 +104,10 @@ fn ffmpeg_closure() -> Result<Vec<PathBuf>, String> {
     // FFmpeg's libraries name each other by soname: without its libdir
     // first, ldd would resolve them to another FFmpeg (the system's, when
     // reel is built against one of its own through PKG_CONFIG_PATH).
-    let search = match std::env::var_os("LD_LIBRARY_PATH") {
-        Some(paths) if !paths.is_empty() => {
-            let mut joined = libdir.clone().into_os_string();
-            joined.push(":");
-            joined.push(paths);
-            joined
-        }
-        _ => libdir.clone().into_os_string(),
-    };
+    let inherited = std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default();
+    let search = std::iter::once(libdir.clone())
+        .chain(std::env::split_paths(&inherited).filter(|p| !p.as_os_str().is_empty()));
+    let search = std::env::join_paths(search).map_err(|e| format!("LD_LIBRARY_PATH: {e}"))?;
     let ldd = Command::new("ldd")
         .args(&ffmpeg)
         .env("LD_LIBRARY_PATH", search)

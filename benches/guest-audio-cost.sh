@@ -8,8 +8,8 @@
 # of the medians.
 #
 #   benches/guest-audio-cost.sh [RUNS]    release build, RUNS rounds (default 3)
-#   benches/guest-audio-cost.sh --smoke   one round of a 3 s clip (the test
-#                                         suite runs this: tests/guest_bench.rs)
+#   benches/guest-audio-cost.sh --smoke   one round of a 3 s clip (benches/smoke.sh
+#                                         runs this: tests/guest_bench.rs)
 #
 # REEL_BIN: the reel binary to measure (default: a release build made here).
 # The runs stay in target/vm-runs/bench-audio-DATE/.

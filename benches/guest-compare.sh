@@ -8,8 +8,8 @@
 # to the first picture on screen.
 #
 #   benches/guest-compare.sh [RUNS]     release build, RUNS rounds (default 3)
-#   benches/guest-compare.sh --smoke    one round on a small clip (the test
-#                                       suite runs this: tests/guest_bench.rs)
+#   benches/guest-compare.sh --smoke    one round on a small clip (benches/smoke.sh
+#                                       runs this: tests/guest_bench.rs)
 #
 # REEL_BIN: the reel binary to measure (default: a release build made here).
 # The runs stay in target/vm-runs/bench-compare-DATE/; the table is printed

@@ -55,7 +55,7 @@ tests=(ffmpeg v4l-utils strace valgrind sway adwaita-icon-theme mpv python3-venv
 # valgrind: callgrind's instruction counts in the guest benchmark
 # (benches/guest/compare.sh).
 # gstreamer1.0-alsa: GStreamer's sound in the V4L2-path audio benchmark
-# (benches/guest-audio-cost.sh, and its smoke run in tests/guest_bench.rs).
+# (benches/guest-audio-cost.sh, and its smoke run, benches/smoke.sh).
 # fonts-dejavu-core: the OSD's font (DejaVu Sans Mono). tesseract-ocr: reads
 # the OSD off weston's screenshots (tests/osd_weston.rs).
 # debhelper ... systemd: the Debian package's build and checks

@@ -8,6 +8,11 @@
 //! The same for what sound costs on the V4L2 path (benches/guest-audio-
 //! cost.sh: reel and GStreamer, each with and without its sound, into the
 //! guest's sound card (AC97)).
+//!
+//! Not part of `tests/run.sh`: the three smoke runs take 15 to 17 minutes
+//! of guest time under TCG, most of it callgrind and strace, and prove the
+//! benchmark scripts rather than reel. `benches/smoke.sh` runs them (before
+//! a change to benches/ lands, and before the figures are made).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,6 +78,7 @@ fn table_rows(table: &str) -> Vec<Vec<&str>> {
 }
 
 #[test]
+#[ignore = "a benchmark's smoke run (minutes under TCG): benches/smoke.sh runs it"]
 fn the_guest_benchmark_measures_both_players() {
     let stdout = smoke_run("guest-compare.sh", "guest-bench", &[]);
     let rows = table_rows(&stdout);
@@ -113,6 +119,7 @@ fn the_guest_benchmark_measures_both_players() {
 }
 
 #[test]
+#[ignore = "a benchmark's smoke run (minutes under TCG): benches/smoke.sh runs it"]
 fn the_guest_audio_benchmark_measures_both_players_with_and_without_sound() {
     // The script fails when a run failed, when reel played without its
     // sound card, or when a run was not in real time.
@@ -141,6 +148,7 @@ fn the_guest_audio_benchmark_measures_both_players_with_and_without_sound() {
 /// one under two names) and GStreamer: every row measured for each, and a
 /// ratio to the first for the others.
 #[test]
+#[ignore = "a benchmark's smoke run (minutes under TCG): benches/smoke.sh runs it"]
 fn the_guest_ab_benchmark_measures_builds_side_by_side() {
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     let builds = project.join(format!(

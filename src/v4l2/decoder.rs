@@ -4,7 +4,7 @@
 //! pictures are references and when each is due for output; this owns the
 //! session, packet timing and frames.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use super::damage::Damage;
 use super::detile::detiled_format;
 use super::detiled_view::DetiledPlanes;
 use super::discovery::{DecoderInfo, DiscoveryError};
+use super::pictures::Pictures;
 use super::session::{
     CaptureChooser, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
 };
@@ -134,12 +135,9 @@ pub struct V4l2Decoder {
     timestamps: Timestamps,
     /// By packet number.
     timings: HashMap<u64, PacketTiming>,
-    decoded: HashMap<u64, DecodedFrame>,
-    /// Pictures in `decoded` already shown, kept while still referenced
-    /// (a codec may show them again: VP9/AV1 `show_existing_frame`).
-    shown: HashSet<u64>,
-    /// Pictures due for output whose CAPTURE buffers have not come back yet.
-    due: VecDeque<OutputPicture>,
+    /// Decoded pictures (each holding its CAPTURE buffer) and the pictures
+    /// due for output.
+    pictures: Pictures<DecodedFrame>,
     frames: VecDeque<Frame>,
     epoch: u64,
     pub errors: u64,
@@ -222,9 +220,7 @@ impl V4l2Decoder {
             time_base,
             timestamps: Timestamps::new(),
             timings: HashMap::new(),
-            decoded: HashMap::new(),
-            shown: HashSet::new(),
-            due: VecDeque::new(),
+            pictures: Pictures::new(),
             frames: VecDeque::new(),
             epoch: 0,
             errors: 0,
@@ -259,7 +255,7 @@ impl V4l2Decoder {
             .inspect_err(|_| self.errors += 1)?;
         self.forget_unreferenced_shown();
         self.forget_old_damage();
-        let output = self.codec.take_output(false);
+        let mut output = self.codec.take_output(false);
         // Only a packet that decoded a picture, or shows one again, needs
         // its timing (a second field in its own packet decodes under its
         // first field's).
@@ -278,7 +274,7 @@ impl V4l2Decoder {
         }
         for request in &requests {
             if let Some(change) = &request.sequence {
-                self.start_sequence(change)?;
+                self.start_sequence(change, &mut output)?;
             }
             if let Err(e) = self.submit(packet, request) {
                 self.errors += 1;
@@ -291,7 +287,7 @@ impl V4l2Decoder {
                 if resets(&e) {
                     // Pictures this packet made due before the fault are
                     // put out before the reset.
-                    self.due.extend(output);
+                    self.pictures.make_due(output);
                     return Err(self.reset_after(e));
                 } else if self.holding_for.is_some() {
                     // The picture's earlier slices hold a CAPTURE buffer:
@@ -302,7 +298,7 @@ impl V4l2Decoder {
             }
             self.holding_for = request.hold_capture.then_some(request.timestamp_ns);
         }
-        self.due.extend(output);
+        self.pictures.make_due(output);
         self.collect(Duration::ZERO)?;
         Ok(())
     }
@@ -342,7 +338,13 @@ impl V4l2Decoder {
 
     /// A new sequence: earlier pictures are drained and put out; the queues
     /// are set up again when the coded size or buffer count no longer fit.
-    fn start_sequence(&mut self, change: &SequenceChange) -> Result<(), DecoderError> {
+    /// `made_due`: what the codec made due with the packet that starts it
+    /// (taken when the queues are set up again).
+    fn start_sequence(
+        &mut self,
+        change: &SequenceChange,
+        made_due: &mut Vec<OutputPicture>,
+    ) -> Result<(), DecoderError> {
         let capture_buffers = capture_buffers(change.dpb_pictures, self.frames_held_downstream);
         let bit_depth = change.bit_depth.max(8);
         let fits = self.config.width == change.coded_width
@@ -362,12 +364,14 @@ impl V4l2Decoder {
         self.holding_for = None;
         let drained = self.session.drain()?;
         self.store(drained);
-        self.due.extend(self.codec.take_output(false));
-        self.emit();
-        // Pictures of the old sequence never due for output are dropped.
-        let due = &self.due;
-        self.decoded
-            .retain(|ts, _| due.iter().any(|p| p.timestamp_ns == *ts));
+        // The old sequence's last pictures, which the new sequence's first
+        // bumped out of the codec's DPB, are due with this packet: they are
+        // put out now, and the old sequence's other pictures let go (none
+        // of them may hold the output, and the new buffers, behind it).
+        let references = self.codec.references();
+        for (picture, decoded) in self.pictures.end_sequence(made_due.drain(..), &references) {
+            self.put_out(picture, decoded);
+        }
 
         self.config
             .set_coded_size(change.coded_width, change.coded_height);
@@ -388,7 +392,7 @@ impl V4l2Decoder {
 
     /// The next frame in display order, if one is ready.
     pub fn receive(&mut self) -> Result<Option<Frame>, DecoderError> {
-        if self.frames.is_empty() && !self.due.is_empty() {
+        if self.frames.is_empty() && self.pictures.has_due() {
             self.collect(Duration::from_millis(10))?;
         }
         Ok(self.frames.pop_front())
@@ -399,7 +403,7 @@ impl V4l2Decoder {
         self.holding_for = None;
         let drained = self.session.drain()?;
         self.store(drained);
-        self.due.extend(self.codec.take_output(true));
+        self.pictures.make_due(self.codec.take_output(true));
         self.emit();
         Ok(())
     }
@@ -434,7 +438,7 @@ impl V4l2Decoder {
                 Err(e) => debug!("draining before the reset: {e}"),
             }
         }
-        self.due.extend(self.codec.take_output(true));
+        self.pictures.make_due(self.codec.take_output(true));
         // Up to the first picture that did not come back (the failed one,
         // in display order): one shown after it would leave a gap behind
         // it that a decoder taking over could not fill.
@@ -450,9 +454,7 @@ impl V4l2Decoder {
         self.codec.reset();
         self.holding_for = None;
         self.timings.clear();
-        self.decoded.clear();
-        self.shown.clear();
-        self.due.clear();
+        self.pictures.clear();
         self.damage.clear();
     }
 
@@ -500,45 +502,39 @@ impl V4l2Decoder {
                 self.errors += 1;
             }
             self.damage.completed(frame.timestamp_ns, frame.error);
-            self.decoded.insert(frame.timestamp_ns, frame);
+            self.pictures.store(frame.timestamp_ns, frame);
         }
     }
 
     /// Turns due pictures that came back into frames, in order. A picture
-    /// still referenced keeps its buffer here once shown: the codec may
-    /// show it again.
+    /// still referenced keeps its buffer once shown: the codec may show it
+    /// again.
     fn emit(&mut self) {
         let references = self.codec.references();
-        while let Some(&picture) = self.due.front() {
-            let timestamp = picture.timestamp_ns;
-            let decoded = if references.contains(&timestamp) {
-                self.shown.insert(timestamp);
-                self.decoded.get(&timestamp).cloned()
-            } else {
-                self.shown.remove(&timestamp);
-                self.decoded.remove(&timestamp)
-            };
-            let Some(decoded) = decoded else {
-                break;
-            };
-            self.due.pop_front();
-            let timing = self.timings.remove(&picture.packet);
-            if !self.damage.may_show(timestamp) {
-                continue;
+        while let Some((picture, decoded)) = self.pictures.next_out(&references) {
+            self.put_out(picture, decoded);
+        }
+    }
+
+    /// A due picture that came back, as a frame unless damaged.
+    fn put_out(&mut self, picture: OutputPicture, decoded: DecodedFrame) {
+        let timestamp = picture.timestamp_ns;
+        let timing = self.timings.remove(&picture.packet);
+        if !self.damage.may_show(timestamp) {
+            return;
+        }
+        match self.to_frame(decoded, timing, &picture) {
+            Some(frame) => {
+                debug!(
+                    timestamp_ns = timestamp,
+                    pts = frame.pts_raw,
+                    "V4L2 frame out"
+                );
+                self.frames.push_back(frame)
             }
-            match self.to_frame(decoded, timing, &picture) {
-                Some(frame) => {
-                    debug!(
-                        timestamp_ns = timestamp,
-                        pts = frame.pts_raw,
-                        "V4L2 frame out"
-                    );
-                    self.frames.push_back(frame)
-                }
-                None => {
-                    self.errors += 1;
-                    warn!("picture {timestamp} ns: CAPTURE layout not readable on the CPU");
-                }
+            None => {
+                self.errors += 1;
+                warn!("picture {timestamp} ns: CAPTURE layout not readable on the CPU");
             }
         }
     }
@@ -546,32 +542,19 @@ impl V4l2Decoder {
     /// Drops shown pictures no longer referenced, before their buffers are
     /// needed for the next requests.
     fn forget_unreferenced_shown(&mut self) {
-        if self.shown.is_empty() {
+        if !self.pictures.has_shown() {
             return;
         }
         let references = self.codec.references();
-        let due = &self.due;
-        let gone: Vec<u64> = self
-            .shown
-            .iter()
-            .copied()
-            .filter(|ts| !references.contains(ts) && !due.iter().any(|p| p.timestamp_ns == *ts))
-            .collect();
-        for ts in gone {
-            self.shown.remove(&ts);
-            self.decoded.remove(&ts);
-        }
+        self.pictures.forget_unreferenced_shown(&references);
     }
 
     /// Damaged pictures stay known while referenced, decoded or due.
     fn forget_old_damage(&mut self) {
         let references = self.codec.references();
-        let (due, decoded) = (&self.due, &self.decoded);
-        self.damage.retain(|p| {
-            references.contains(&p)
-                || decoded.contains_key(&p)
-                || due.iter().any(|d| d.timestamp_ns == p)
-        });
+        let pictures = &self.pictures;
+        self.damage
+            .retain(|p| references.contains(&p) || pictures.is_live(p));
     }
 
     fn to_frame(

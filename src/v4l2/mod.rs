@@ -15,6 +15,7 @@ pub mod level_check;
 pub mod mpeg2;
 pub mod node;
 pub mod output_queue;
+pub mod pictures;
 pub mod registry;
 pub mod session;
 pub mod slice_mode;

@@ -17,6 +17,10 @@ use crate::media::{ts_to_duration, Packet, VideoStreamInfo};
 /// output is broken).
 const MAX_DRAIN_PER_SEND: usize = 64;
 
+/// Key packets remembered as in flight (see `SwDecoder::pending_keys`):
+/// more than the frame threads FFmpeg runs here.
+const MAX_PENDING_KEYS: usize = 32;
+
 pub struct SwDecoder {
     decoder: ff::decoder::Video,
     codec_name: String,
@@ -31,6 +35,13 @@ pub struct SwDecoder {
     ready: VecDeque<ff::frame::Video>,
     /// After an error or a discard, packets are dropped until a keyframe.
     need_keyframe: bool,
+    /// Key packets sent whose frame has not come out yet (their pts, in
+    /// decode order). libavcodec gives each packet's result, its frame or
+    /// its error, in decode order, several packets late with frame
+    /// threading: an error surfacing while a key packet is pending belongs
+    /// to a packet before it (or to it), so no packet is skipped after
+    /// that error; decoding resumes at the pending key frame.
+    pending_keys: VecDeque<Option<i64>>,
     /// After an error, frames still in flight (frame threading reports an
     /// error a few packets late) are dropped until a key frame comes out:
     /// they may reference the picture that failed.
@@ -111,6 +122,7 @@ impl SwDecoder {
             converter: Converter::default(),
             ready: VecDeque::new(),
             need_keyframe: false,
+            pending_keys: VecDeque::new(),
             discard_until_key_frame: false,
             skipped_packets: 0,
             discarded_frames: 0,
@@ -165,6 +177,13 @@ impl SwDecoder {
         av.set_duration(packet.duration);
         if packet.keyframe {
             av.set_flags(ff::packet::Flags::KEY);
+            // A key packet that never gives a frame (refused by the
+            // decoder) would stay: only the newest few can still be in
+            // flight (frame threading holds one packet per thread).
+            if self.pending_keys.len() >= MAX_PENDING_KEYS {
+                self.pending_keys.pop_front();
+            }
+            self.pending_keys.push_back(packet.pts);
         }
         // An error surfacing while the decoder is drained here belongs to an
         // earlier packet: it is returned after this one is dealt with.
@@ -192,13 +211,10 @@ impl SwDecoder {
                                 self.codec_name
                             )))
                         }
+                        // This packet, if a keyframe, is pending already:
+                        // it is still sent.
                         Err(e) => {
                             earlier_error.get_or_insert(e);
-                            // Cleared again: this packet is the keyframe to
-                            // resume from, if it is one.
-                            if packet.keyframe {
-                                self.need_keyframe = false;
-                            }
                         }
                     }
                 }
@@ -224,6 +240,12 @@ impl SwDecoder {
                     None => return Ok(None),
                 },
             };
+            if av.is_key() && !self.pending_keys.is_empty() {
+                // This frame's key packet, and any before it that gave no
+                // frame; the oldest when no pts matches.
+                let at = self.pending_keys.iter().position(|&p| p == av.pts());
+                self.pending_keys.drain(..=at.unwrap_or(0));
+            }
             if self.discard_until_key_frame {
                 if !av.is_key() {
                     self.discarded_frames += 1;
@@ -253,13 +275,19 @@ impl SwDecoder {
         self.decoder.flush();
         self.ready.clear();
         self.need_keyframe = true;
+        self.pending_keys.clear();
         self.discard_until_key_frame = false;
         self.eof_sent = false;
         self.epoch += 1;
     }
 
     fn decode_error(&mut self, message: String) -> SwError {
-        self.need_keyframe = true;
+        // Packets up to the next keyframe are skipped unless one went in
+        // after the packet that failed (see `pending_keys`); either way,
+        // frames come out again from a key frame on.
+        if self.pending_keys.is_empty() {
+            self.need_keyframe = true;
+        }
         self.discard_until_key_frame = true;
         SwError::Decode(message)
     }

@@ -5,13 +5,14 @@
 //!   and the reference slots (order hints, skip mode frames, references,
 //!   refresh, primary reference, loop filter levels and deltas, quantizer,
 //!   CDEF, sizes, tiles and each tile's size) equal what reel's parser
-//!   derives (no guest run when GStreamer's capture is fresh);
+//!   derives (GStreamer's stored trace: no guest run);
 //! - reel's V4L2 path, in one guest boot with visl:
 //!   - the normalised visl traces (sequence, frame, tile group entries,
 //!     film grain) equal GStreamer's frame by frame for every AV1 clip it
 //!     decodes: 8 and 10 bits, 2x2 tiles, film grain, hidden altref frames
 //!     shown again, segmentation, superres;
-//!   - the OUTPUT buffers hold the same bytes as GStreamer's;
+//!   - the OUTPUT buffers hold the same bytes as GStreamer's (the size and
+//!     sha256 of each, stored with the oracle);
 //!   - across a resolution change GStreamer cannot follow on visl, the
 //!     traces and OUTPUT buffers equal GStreamer's of each part decoded
 //!     alone;
@@ -23,9 +24,11 @@
 //!     groups of equal pictures as FFmpeg's, visl's pictures of two
 //!     decodes never being equal;
 //!   - exact seek lands on FFmpeg's pts;
-//!   - 200 damaged copies of a clip with a key frame every 6 frames: no
-//!     panic, no hang, every frame from the next key frame on output;
-//!   - in weston 14 headless that clip plays zero-copy, its frames shown
+//!   - 24 damaged copies of a clip with a key frame every 6 frames
+//!     (support::damage; all 200 go through the software path in
+//!     tests/damage_software.rs): no panic, no hang, every frame from the
+//!     next key frame on output;
+//!   - in weston 14 headless `av1_shown_twice` plays zero-copy, its frames shown
 //!     again (show_existing_frame, twice in a row) included;
 //!   - `reel probe` lists visl's AV1 decoder and what reel makes of it.
 
@@ -188,7 +191,6 @@ const WESTON_NAME: &str = "weston-av1";
 /// weston goes on until it has).
 const SHOWN_AGAIN: &str = "AV1 show_existing_frame";
 
-const DAMAGE_SEED: u64 = 0x4156_3100_0000;
 /// The AV1 clips GStreamer's oracle covers.
 fn av1_clips() -> Vec<&'static OracleClip> {
     oracle::CLIPS
@@ -211,33 +213,12 @@ fn framemd5_clips() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// A second of 320x240 AV1 with a key frame every 6 frames, so that damage
-/// before each has one to recover at, made once with FFmpeg's libaom; and
-/// its damaged copies (made on the host, where the guest sees them too).
+/// The first damaged copies of support::damage's av1 source, made on
+/// the host, where the guest sees them too (tests/damage_software.rs runs
+/// the rest through the software path).
 fn damaged() -> &'static DamageRuns {
     static DAMAGED: OnceLock<DamageRuns> = OnceLock::new();
-    DAMAGED.get_or_init(|| {
-        DamageRuns::for_suite(
-            LABEL,
-            "damage-source.mkv",
-            &[
-                "-c:v",
-                "libaom-av1",
-                "-cpu-used",
-                "8",
-                "-usage",
-                "realtime",
-                "-b:v",
-                "300k",
-                "-g",
-                "6",
-                "-keyint_min",
-                "6",
-            ],
-            DAMAGE_SEED,
-            damage::av1_padding,
-        )
-    })
+    DAMAGED.get_or_init(|| DamageRuns::for_guest(damage::source("av1")))
 }
 
 fn runs() -> &'static GuestResult {
@@ -344,7 +325,7 @@ fn a_resolution_change_decodes_as_gstreamer_decodes_its_parts() {
             .collect();
         let diff = visl_trace::diff(&oracle, &ours);
         failures.extend(reel_runs::diff_report(part.name, &diff));
-        let theirs = oracle::oracle_output_buffers(part).unwrap_or_else(|e| panic!("{e}"));
+        let theirs = oracle::oracle_output_digests(part).unwrap_or_else(|e| panic!("{e}"));
         let end = (first + theirs.len()).min(buffers.len());
         failures.extend(visl_bitstream::differences(
             part.name,
@@ -366,7 +347,7 @@ fn a_resolution_change_decodes_as_gstreamer_decodes_its_parts() {
 fn output_buffer_bytes_equal_gstreamers() {
     let mut failures = Vec::new();
     for clip in av1_clips() {
-        let theirs = oracle::oracle_output_buffers(clip).unwrap_or_else(|e| panic!("{e}"));
+        let theirs = oracle::oracle_output_digests(clip).unwrap_or_else(|e| panic!("{e}"));
         let name = format!("bits-{}", clip.name);
         let result = runs();
         let rc = result

@@ -1,7 +1,8 @@
 //! The V4L2 stateless test bed itself, in the QEMU guest on the host's root:
 //! the guest runs commands and reports back, visl is there with what its
-//! source declares, and GStreamer's decodes through visl (the oracle the V4L2
-//! tests compare reel with) are complete and sane.
+//! source declares, and the trace helper records GStreamer's decodes through
+//! visl request by request. (The stored GStreamer oracles the V4L2 tests
+//! compare reel with are checked by tests/oracle_store.rs.)
 //!
 //! These tests need QEMU and the prepared test bed (tests/vm/prepare.sh runs
 //! by itself); if the guest cannot start they fail and say why.
@@ -12,9 +13,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use support::media;
-use support::oracle::{self, OracleClip};
+use support::oracle;
 use support::visl_trace;
-use support::vm::{self, Guest, GuestCommand, GuestError, Root, ScriptCall};
+use support::vm::{self, Guest, GuestCommand, GuestError, ScriptCall};
 
 fn run(command: GuestCommand) -> vm::GuestResult {
     match Guest::run(&command) {
@@ -239,114 +240,6 @@ fn the_trace_helper_records_controls_per_request() {
     assert_eq!(
         frames.len(),
         oracle::ffmpeg_frame_count(clip, media).expect("ffmpeg counts")
-    );
-}
-
-/// Checks one clip's capture against FFmpeg and the codec's control set.
-pub fn check_capture(clip: &OracleClip) -> Result<(), String> {
-    let media = media::dir();
-    let frames = oracle::oracle_frames(clip)?;
-    let expected = oracle::ffmpeg_frame_count(clip, media)?;
-    let mut problems = Vec::new();
-    if frames.len() != expected {
-        problems.push(format!(
-            "{} frames traced, FFmpeg counts {expected}",
-            frames.len()
-        ));
-    }
-    for frame in &frames {
-        for control in clip.per_frame_controls {
-            if !frame.controls.contains_key(*control) {
-                problems.push(format!("frame {} lacks {control}", frame.index));
-            }
-        }
-        // Every reference names a frame decoded before this one.
-        for (control, fields) in &frame.controls {
-            for (key, value) in fields {
-                for part in value.trim_matches(|c| c == '{' || c == '}').split(',') {
-                    if let Some(n) = part.strip_prefix("frame ") {
-                        let n: usize = n.parse().map_err(|_| format!("bad frame ref {part}"))?;
-                        if n > frame.index {
-                            problems.push(format!(
-                                "frame {}: {control}.{key} names a later frame {n}",
-                                frame.index
-                            ));
-                        }
-                    }
-                    // AV1 key frames' references are left at any value
-                    // and visl does not trace the frame type. The second
-                    // field of the first MPEG-2 frame (I then P) predicts
-                    // from the first field, in its own CAPTURE buffer,
-                    // which drivers address themselves: there is no
-                    // earlier frame to name.
-                    let first_fields_own_reference = frame.index == 0
-                        && control == "slice1/v4l2_ctrl_mpeg2_picture"
-                        && key == "forward_ref_ts";
-                    if part == "unknown"
-                        && !control.starts_with("v4l2_ctrl_av1")
-                        && !first_fields_own_reference
-                    {
-                        problems.push(format!(
-                            "frame {}: {control}.{key} names no earlier frame",
-                            frame.index
-                        ));
-                    }
-                    if part.starts_with("invalid slot") {
-                        problems.push(format!("frame {}: {control}.{key}: {part}", frame.index));
-                    }
-                }
-            }
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        problems.truncate(20);
-        Err(format!("{}: {}", clip.name, problems.join("; ")))
-    }
-}
-
-#[test]
-fn gstreamer_oracle_captures_of_bookworm_clips_are_complete() {
-    let clips = oracle::clips_for(Root::Host);
-    let failures: Vec<String> = clips
-        .iter()
-        .filter_map(|c| check_capture(c).err())
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "oracle captures:\n{}",
-        failures.join("\n")
-    );
-}
-
-#[test]
-fn gstreamer_decodes_h264_slice_based_without_start_codes() {
-    // visl defaults to slice-based, no start code; GStreamer 1.22 uses what
-    // the driver reports, so a 4-slice clip takes 4 requests per frame.
-    let clip = oracle::clip("h264_slices").expect("known clip");
-    let frames = oracle::oracle_frames(clip).unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        frames.iter().all(|f| f.runs == 4),
-        "runs per frame: {:?}",
-        frames.iter().map(|f| f.runs).collect::<Vec<_>>()
-    );
-    let first_mb: Vec<&str> = (0..4)
-        .map(|k| {
-            let key = if k == 0 {
-                "v4l2_ctrl_h264_slice_params".to_string()
-            } else {
-                format!("slice{k}/v4l2_ctrl_h264_slice_params")
-            };
-            frames[0].controls[&key]["first_mb_in_slice"].as_str()
-        })
-        .collect();
-    assert_eq!(first_mb[0], "0");
-    assert!(
-        first_mb
-            .windows(2)
-            .all(|w| w[0].parse::<u32>().ok() < w[1].parse::<u32>().ok()),
-        "{first_mb:?}"
     );
 }
 

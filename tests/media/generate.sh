@@ -22,7 +22,11 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
     exit 0
 fi
 
-ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
+# Every call ends with its output file: -fflags +bitexact goes just before it,
+# as an output option, so that the muxers write no random UIDs (Matroska,
+# WebM) or version strings and every run makes the same bytes (the stored
+# GStreamer oracles, tests/data/oracles/, name each clip by its digest).
+ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "${@:1:$#-1}" -fflags +bitexact "${@:$#}"; }
 # A moving pattern whose every frame differs, so a wrong frame is visible.
 src() { # size rate seconds
     echo "testsrc2=size=$1:rate=$2:duration=$3"
@@ -121,7 +125,10 @@ cat seg_a.ts seg_b.ts > hevc_bit_depth_change.ts
 rm -f seg_a.ts seg_b.ts
 
 # --- other codecs ------------------------------------------------------------
-ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp8.webm
+# libvpx's VP8 realtime mode picks its speed from how long the last frames
+# took to encode when cpu-used is positive (different bytes from run to run);
+# a negative cpu-used fixes the speed at its magnitude.
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used -8 -b:v 400k -g 30 vp8.webm
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 400k -g 30 vp9.webm
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 400k -g 30 av1.mkv
 ff -f lavfi -i "$(src 320x240 30 1)" -c:v mpeg2video -b:v 1M -g 15 -bf 2 mpeg2.ts
@@ -155,10 +162,10 @@ ff -f lavfi -i "$(src 320x240 30 1)" $vp8_altref -pass 2 vp8_altref.webm
 rm -f vp8_altref-0.log
 # Error-resilient realtime encoding: segmentation with map and feature
 # updates (cyclic refresh), no entropy refresh; four DCT partitions.
-ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 300k -error-resilient 1 -static-thresh 100 -slices 4 -g 30 vp8_segmentation.webm
+ff -f lavfi -i "$(src 320x240 30 1)" -c:v libvpx -deadline realtime -cpu-used -8 -b:v 300k -error-resilient 1 -static-thresh 100 -slices 4 -g 30 vp8_segmentation.webm
 # A size that is not a whole number of macroblocks (testsrc2 makes even
 # sizes only), two key frames.
-ff -f lavfi -i "$(src 174x142 30 1)" -c:v libvpx -deadline realtime -cpu-used 8 -b:v 200k -g 15 vp8_odd_size.webm
+ff -f lavfi -i "$(src 174x142 30 1)" -c:v libvpx -deadline realtime -cpu-used -8 -b:v 200k -g 15 vp8_odd_size.webm
 # --- VP9 ---------------------------------------------------------------------
 vp9() { # extra libvpx-vp9 options...
     echo "-c:v libvpx-vp9 -deadline realtime -cpu-used 8 $*"

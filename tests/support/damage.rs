@@ -14,11 +14,24 @@
 //! every picture from that key frame on in decode order, except pictures
 //! shown before it (leading pictures), must be output. The expectation is
 //! given as the pts FFmpeg's framemd5 prints for those pictures.
+//!
+//! [`SOURCES`] defines each codec's source clip and damage once, for two
+//! users: the codec's guest suite (tests/guest_*.rs) runs the first
+//! [`GUEST_COPIES`] copies through reel's V4L2 path on visl, and
+//! tests/damage_software.rs runs [`HOST_COPIES`] copies (the guest's among
+//! them: copy N is the same file for both) through reel's software path on
+//! the host. Both check every run with the same code
+//! ([`DamageRuns::assert_runs`]), reading the runs' saved outputs
+//! ([`RunOutputs`]) and expecting their own decoder ([`Decoder`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
 use std::ops::Range;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::reel_runs;
@@ -28,10 +41,207 @@ use super::vm::{GuestResult, ScriptCall};
 /// the end its header declares is reported as truncated; with a frame of
 /// margin for the header's rounding.
 const REPORTED_TRUNCATION: Duration = Duration::from_millis(150);
-/// Seconds one damaged copy may take (an undamaged one: about one).
+/// Seconds one damaged copy may take (an undamaged one: about one in the
+/// guest, a tenth of that on the host).
 pub const RUN_LIMIT_SECS: u32 = 30;
-/// How many damaged copies of its source each codec's guest suite runs.
-pub const COPIES: usize = 200;
+/// How many damaged copies of its source each codec's guest suite runs
+/// through visl: the first of [`HOST_COPIES`], six of each [`Kind`]. Under
+/// TCG a run takes 0.5-2.5 s, so these are for the V4L2 path's error
+/// handling; the bulk runs on the host.
+pub const GUEST_COPIES: usize = 24;
+/// How many damaged copies of each source tests/damage_software.rs runs
+/// through the software path on the host (a tenth of a second each).
+pub const HOST_COPIES: usize = 200;
+/// The guest's result directory of the damaged copies' runs.
+const GUEST_RESULTS: &str = "damage";
+
+/// One codec's source of damaged copies.
+pub struct DamageSource {
+    /// The codec, as the suites name it (`guest-LABEL` is its guest suite's
+    /// directory under target/).
+    pub label: &'static str,
+    /// The source's file name under target/damage-sources (its extension
+    /// picks the container).
+    pub file: &'static str,
+    /// [`encoded_source`]'s codec and options, key frame interval included.
+    pub video_args: &'static [&'static str],
+    /// Copy N is damaged from `seed + N`.
+    pub seed: u64,
+    /// How a packet is dropped for this codec ([`Plan::blank`]).
+    pub blank: fn(&mut [u8]),
+}
+
+/// Every codec's source: a second of 320x240 with a key frame (IRAP, I
+/// picture) every 6 frames, so that damage before each has one to recover
+/// at.
+pub static SOURCES: [DamageSource; 5] = [
+    // libvpx.
+    DamageSource {
+        label: "vp8",
+        file: "vp8.webm",
+        video_args: &[
+            "-c:v",
+            "libvpx",
+            "-g",
+            "6",
+            "-keyint_min",
+            "6",
+            "-auto-alt-ref",
+            "0",
+            "-lag-in-frames",
+            "0",
+            "-deadline",
+            "realtime",
+            "-b:v",
+            "400k",
+        ],
+        seed: 0x5650_3800_0000,
+        blank: zero_fill,
+    },
+    // Profile 0, libvpx-vp9.
+    DamageSource {
+        label: "vp9",
+        file: "vp9.webm",
+        video_args: &[
+            "-c:v",
+            "libvpx-vp9",
+            "-g",
+            "6",
+            "-keyint_min",
+            "6",
+            "-auto-alt-ref",
+            "0",
+            "-lag-in-frames",
+            "0",
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+            "-b:v",
+            "400k",
+        ],
+        seed: 0x5650_3900_0000,
+        blank: zero_fill,
+    },
+    // Two slices per picture, CRAs with leading pictures (x265's open GOP).
+    DamageSource {
+        label: "hevc",
+        file: "hevc.mkv",
+        video_args: &[
+            "-c:v",
+            "libx265",
+            "-preset",
+            "ultrafast",
+            "-x265-params",
+            "log-level=error:keyint=6:min-keyint=6:scenecut=0:slices=2",
+        ],
+        seed: 0x4845_5643_0000,
+        blank: hevc_filler,
+    },
+    // B pictures in open GOPs (the B pictures after an I picture are
+    // leading), in Matroska, whose blocks keep a packet's bytes in one
+    // piece, unlike MPEG-TS.
+    DamageSource {
+        label: "mpeg2",
+        file: "mpeg2.mkv",
+        video_args: &["-c:v", "mpeg2video", "-g", "6", "-bf", "2", "-b:v", "800k"],
+        seed: 0x4d50_4732_0000,
+        blank: zero_fill,
+    },
+    // libaom.
+    DamageSource {
+        label: "av1",
+        file: "av1.mkv",
+        video_args: &[
+            "-c:v",
+            "libaom-av1",
+            "-cpu-used",
+            "8",
+            "-usage",
+            "realtime",
+            "-b:v",
+            "300k",
+            "-g",
+            "6",
+            "-keyint_min",
+            "6",
+        ],
+        seed: 0x4156_3100_0000,
+        blank: av1_padding,
+    },
+];
+
+/// The entry of [`SOURCES`] labelled `label`; panics when there is none.
+pub fn source(label: &str) -> &'static DamageSource {
+    SOURCES
+        .iter()
+        .find(|s| s.label == label)
+        .unwrap_or_else(|| panic!("no damage source labelled {label}"))
+}
+
+/// The decoder every run must have used, as its `-v` log names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoder {
+    /// `--hwdec v4l2`: "decoder: V4L2 stateless", logged when the V4L2
+    /// decoder opens.
+    V4l2Stateless,
+    /// `--hwdec no`: the `opened` line (the file's decoder chosen) says
+    /// `decoder=software`, and no V4L2 decoder was opened.
+    Software,
+}
+
+impl Decoder {
+    fn used_in(self, log: &str) -> bool {
+        let v4l2 = log.contains("decoder: V4L2 stateless");
+        match self {
+            Self::V4l2Stateless => v4l2,
+            Self::Software => {
+                !v4l2
+                    && log
+                        .lines()
+                        .any(|l| l.contains(" opened ") && l.contains(" decoder=software"))
+            }
+        }
+    }
+}
+
+/// Where a set of runs left what each did, as tests/vm/guest/damage-runs.sh
+/// saves it: `FILE.rc` (exit status; 124 when killed at the time limit),
+/// `FILE.out` (stdout), `FILE.log` (stderr) for each copy's file name.
+pub trait RunOutputs {
+    /// The saved file `name`, None when there is none.
+    fn read(&self, name: &str) -> Option<String>;
+    /// What to show with a run that left no exit status.
+    fn report(&self) -> String;
+}
+
+/// The runs of [`DamageRuns::guest_call`] in a guest's results.
+struct GuestRuns<'a>(&'a GuestResult);
+
+impl RunOutputs for GuestRuns<'_> {
+    fn read(&self, name: &str) -> Option<String> {
+        self.0.read_result(&format!("{GUEST_RESULTS}/{name}")).ok()
+    }
+
+    fn report(&self) -> String {
+        self.0.report()
+    }
+}
+
+/// The runs of [`DamageRuns::run_on_host`]: their files in `dir`.
+pub struct HostRuns {
+    pub dir: PathBuf,
+}
+
+impl RunOutputs for HostRuns {
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name)).ok()
+    }
+
+    fn report(&self) -> String {
+        format!("(the runs' files are in {})", self.dir.display())
+    }
+}
 
 /// One video packet of the source, in decode order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +295,11 @@ pub struct Plan {
 
 /// A second of 320x240 `testsrc2` at 30 fps encoded with `video_args`
 /// (codec and its options, key frame interval included) into `path`, made
-/// once with FFmpeg; the container follows the extension.
+/// once with FFmpeg; the container follows the extension. A guest suite
+/// and the host test may make the same source at once: each encodes into
+/// a file of its own and the first to link it at `path` wins, so the file
+/// never changes once there (libvpx's VP8 packets differ from one encode
+/// to the next, Matroska's header always does).
 pub fn encoded_source(path: &Path, video_args: &[&str]) -> Result<PathBuf, String> {
     if path.exists() {
         return Ok(path.to_path_buf());
@@ -95,75 +309,77 @@ pub fn encoded_source(path: &Path, video_args: &[&str]) -> Result<PathBuf, Strin
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("mkv");
-    let partial = path.with_extension(format!("partial.{extension}"));
+    let partial = path.with_extension(format!("partial-{}.{extension}", std::process::id()));
     run(Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
         .arg("testsrc2=size=320x240:rate=30:duration=1")
         .args(video_args)
         .args(["-pix_fmt", "yuv420p"])
         .arg(&partial))?;
-    std::fs::rename(&partial, path).map_err(io)?;
+    let linked = match std::fs::hard_link(&partial, path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    };
+    std::fs::remove_file(&partial).map_err(io)?;
+    linked.map_err(io)?;
     Ok(path.to_path_buf())
 }
 
-/// A codec's damaged copies and their runs through reel's V4L2 path in a
-/// guest suite's boot: no panic, no hang, the exit status README
-/// documents, every picture from the first key frame after the damage on
-/// output.
+/// A codec's damaged copies and their checks: no panic, no hang, the
+/// exit status README documents, every picture from the first key frame
+/// after the damage on output. The runs go through reel's V4L2 path in a
+/// guest suite's boot ([`Self::guest_call`], [`Self::assert_recovered`])
+/// or through its software path on the host ([`Self::run_on_host`],
+/// [`Self::assert_runs`]).
 pub struct DamageRuns {
+    pub label: &'static str,
     pub source: Source,
     pub copies: Vec<DamagedCopy>,
-    /// Where the runs' files go in the guest's results.
-    results: String,
 }
 
 impl DamageRuns {
-    /// Damages `source` by `plan` into `dir`; `results` names the runs'
-    /// directory in the guest's results.
-    pub fn new(source: &Path, plan: &Plan, dir: &Path, results: &str) -> Result<Self, String> {
-        let source = Source::open(source)?;
-        let copies = source.damaged_copies(plan, dir)?;
+    /// `copies` damaged copies of `spec`'s source (made once, in
+    /// target/damage-sources) in `dir`.
+    pub fn new(spec: &'static DamageSource, copies: usize, dir: &Path) -> Result<Self, String> {
+        let path = super::target_dir().join("damage-sources").join(spec.file);
+        let source = Source::open(&encoded_source(&path, spec.video_args)?)?;
+        let plan = Plan {
+            copies,
+            seed: spec.seed,
+            blank: spec.blank,
+        };
+        let copies = source.damaged_copies(&plan, dir)?;
         Ok(Self {
+            label: spec.label,
             source,
             copies,
-            results: results.to_string(),
         })
     }
 
-    /// The damaged copies of the guest suite `label`: [`COPIES`] copies of
-    /// a source generated by [`encoded_source`] as `source_file`, damaged
-    /// from `seed`, all under target/LABEL; panics (failing the suite)
-    /// when they cannot be made.
-    pub fn for_suite(
-        label: &str,
-        source_file: &str,
-        video_args: &[&str],
-        seed: u64,
-        blank: fn(&mut [u8]),
-    ) -> Self {
-        let dir = super::target_dir().join(label);
-        let source =
-            encoded_source(&dir.join(source_file), video_args).unwrap_or_else(|e| panic!("{e}"));
-        let plan = Plan {
-            copies: COPIES,
-            seed,
-            blank,
-        };
-        Self::new(&source, &plan, &dir.join("damaged"), "damage").unwrap_or_else(|e| panic!("{e}"))
+    /// The damaged copies of `spec`'s guest suite: [`GUEST_COPIES`] of
+    /// them, in target/guest-LABEL/damaged (the guest sees them there
+    /// too); panics (failing the suite) when they cannot be made.
+    pub fn for_guest(spec: &'static DamageSource) -> Self {
+        let dir = super::target_dir()
+            .join(format!("guest-{}", spec.label))
+            .join("damaged");
+        Self::new(spec, GUEST_COPIES, &dir).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.copies
+            .first()
+            .and_then(|c| c.path.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
     }
 
     /// The guest call decoding every copy with `--hwdec v4l2 --output
     /// framemd5 -v`, each under [`RUN_LIMIT_SECS`].
     pub fn guest_call(&self) -> ScriptCall {
-        let dir = self
-            .copies
-            .first()
-            .and_then(|c| c.path.parent())
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
         ScriptCall::new("damage-runs.sh")
-            .arg(&self.results)
-            .arg(dir)
+            .arg(GUEST_RESULTS)
+            .arg(self.dir())
             .arg(RUN_LIMIT_SECS.to_string())
             .arg(env!("CARGO_BIN_EXE_reel"))
             .args(["--hwdec", "v4l2", "--output", "framemd5", "-v"])
@@ -174,17 +390,60 @@ impl DamageRuns {
         5 * self.copies.len() as u64
     }
 
-    /// Checks every copy's run; panics with the first failures, else
-    /// prints how many were recoverable and how many reported an error.
+    /// Checks every copy's run in the guest's results (the V4L2 decoder
+    /// used); see [`Self::assert_runs`].
     pub fn assert_recovered(&self, result: &GuestResult) {
+        self.assert_runs(&GuestRuns(result), Decoder::V4l2Stateless);
+    }
+
+    /// Runs `reel ARGS... FILE` on every copy as damage-runs.sh does in
+    /// the guest: each under `timeout -k 5` [`RUN_LIMIT_SECS`], its
+    /// outputs saved in `dir` (emptied first); [`host_jobs`] runs at a time
+    /// across the whole test binary.
+    pub fn run_on_host(&self, dir: &Path, args: &[&str]) -> Result<HostRuns, String> {
+        let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(io)?;
+        }
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let next = AtomicUsize::new(0);
+        let first_error = Mutex::new(None);
+        std::thread::scope(|scope| {
+            for _ in 0..host_jobs() {
+                scope.spawn(|| {
+                    while let Some(copy) = self.copies.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let _slot = HostSlot::take();
+                        if let Err(e) = host_run(&copy.path, dir, args) {
+                            first_error
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .get_or_insert(e);
+                        }
+                    }
+                });
+            }
+        });
+        match first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(HostRuns {
+                dir: dir.to_path_buf(),
+            }),
+        }
+    }
+
+    /// Checks every copy's run in `outputs`, which must have used
+    /// `decoder`; panics with the first failures, else prints how many
+    /// were recoverable and how many reported an error.
+    pub fn assert_runs(&self, outputs: &dyn RunOutputs, decoder: Decoder) {
         let failures: Vec<String> = self
             .copies
             .iter()
-            .filter_map(|copy| self.failure(copy, result))
+            .filter_map(|copy| self.failure(copy, outputs, decoder))
             .collect();
         assert!(
             failures.is_empty(),
-            "{} of {} damaged copies failed:\n{}",
+            "{}: {} of {} damaged copies failed:\n{}",
+            self.label,
             failures.len(),
             self.copies.len(),
             failures[..failures.len().min(10)].join("\n")
@@ -192,10 +451,7 @@ impl DamageRuns {
         let reported = self
             .copies
             .iter()
-            .filter(|c| {
-                self.read(result, c, "rc")
-                    .is_some_and(|rc| rc.trim() == "1")
-            })
+            .filter(|c| read(outputs, c, "rc").is_some_and(|rc| rc.trim() == "1"))
             .count();
         let recoverable = self
             .copies
@@ -203,39 +459,35 @@ impl DamageRuns {
             .filter(|c| self.source.recovered_output(c).is_some())
             .count();
         eprintln!(
-            "{} damaged copies of {}: {recoverable} with a key frame after the damage, all recovered; {reported} exited 1",
+            "{} damaged copies of {} ({decoder:?}): {recoverable} with a key frame after the damage, all recovered; {reported} exited 1",
             self.copies.len(),
             self.source.path.display()
         );
     }
 
-    fn read(&self, result: &GuestResult, copy: &DamagedCopy, ext: &str) -> Option<String> {
-        let file = copy.path.file_name()?.to_string_lossy();
-        result
-            .read_result(&format!("{}/{file}.{ext}", self.results))
-            .ok()
-    }
-
     /// What one copy's run did wrong, if anything.
-    fn failure(&self, copy: &DamagedCopy, result: &GuestResult) -> Option<String> {
+    fn failure(
+        &self,
+        copy: &DamagedCopy,
+        outputs: &dyn RunOutputs,
+        decoder: Decoder,
+    ) -> Option<String> {
         let file = copy.path.file_name()?.to_string_lossy().into_owned();
         let what = format!("{file} ({}, seed {:#x})", copy.description, copy.seed);
-        let Some(rc) = self
-            .read(result, copy, "rc")
-            .and_then(|rc| rc.trim().parse::<i32>().ok())
+        let Some(rc) = read(outputs, copy, "rc").and_then(|rc| rc.trim().parse::<i32>().ok())
         else {
-            return Some(format!("{what}: no exit status\n{}", result.report()));
+            return Some(format!("{what}: no exit status\n{}", outputs.report()));
         };
-        let log = self.read(result, copy, "log").unwrap_or_default();
-        let out = self.read(result, copy, "out").unwrap_or_default();
+        let log = read(outputs, copy, "log").unwrap_or_default();
+        let out = read(outputs, copy, "out").unwrap_or_default();
         if rc == 124 {
             return Some(format!("{what}: still running after {RUN_LIMIT_SECS} s"));
         }
         if log.contains("panicked") {
             return Some(format!("{what}: panicked:\n{log}"));
         }
-        if !log.contains("decoder: V4L2 stateless") {
-            return Some(format!("{what}: not decoded through V4L2:\n{log}"));
+        if !decoder.used_in(&log) {
+            return Some(format!("{what}: not decoded by {decoder:?}:\n{log}"));
         }
         // README: 0 when every file played whole, 1 (with one error line
         // naming the file) when it had errors.
@@ -273,6 +525,77 @@ impl DamageRuns {
             )
         })
     }
+}
+
+/// A copy's saved output `ext` (rc, out, log).
+fn read(outputs: &dyn RunOutputs, copy: &DamagedCopy, ext: &str) -> Option<String> {
+    let file = copy.path.file_name()?.to_string_lossy();
+    outputs.read(&format!("{file}.{ext}"))
+}
+
+/// Reel runs at once on the host: `REEL_DAMAGE_JOBS` (as in the guest),
+/// else one per CPU.
+pub fn host_jobs() -> usize {
+    std::env::var("REEL_DAMAGE_JOBS")
+        .ok()
+        .and_then(|j| j.parse().ok())
+        .filter(|&j| j > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
+/// One of [`host_jobs`] places for a reel run, shared by every test of
+/// the binary (the test threads run several codecs' copies at once).
+struct HostSlot;
+
+impl HostSlot {
+    fn slots() -> &'static (Mutex<usize>, Condvar) {
+        static SLOTS: OnceLock<(Mutex<usize>, Condvar)> = OnceLock::new();
+        SLOTS.get_or_init(|| (Mutex::new(host_jobs()), Condvar::new()))
+    }
+
+    fn take() -> Self {
+        let (free, freed) = Self::slots();
+        let mut free = free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        Self
+    }
+}
+
+impl Drop for HostSlot {
+    fn drop(&mut self) {
+        let (free, freed) = Self::slots();
+        *free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        freed.notify_one();
+    }
+}
+
+/// One time-limited run of `reel ARGS... FILE`, saved as damage-runs.sh
+/// saves it: `dir/FILE.out`, `.log`, `.rc` (124: killed at the limit).
+fn host_run(file: &Path, dir: &Path, args: &[&str]) -> Result<(), String> {
+    let name = file
+        .file_name()
+        .ok_or_else(|| format!("{}: no file name", file.display()))?
+        .to_string_lossy();
+    let saved = |ext: &str| dir.join(format!("{name}.{ext}"));
+    let create = |ext: &str| File::create(saved(ext)).map_err(|e| format!("{ext}: {e}"));
+    let mut command = Command::new("timeout");
+    command
+        .args(["-k", "5", &RUN_LIMIT_SECS.to_string()])
+        .arg(env!("CARGO_BIN_EXE_reel"))
+        .args(args)
+        .arg(file)
+        .stdout(create("out")?)
+        .stderr(create("log")?);
+    let status = command.status().map_err(|e| format!("{command:?}: {e}"))?;
+    // Killed by a signal: 128 + N, as the guest's shell records it.
+    let rc = status
+        .code()
+        .or_else(|| status.signal().map(|n| 128 + n))
+        .unwrap_or(-1);
+    std::fs::write(saved("rc"), format!("{rc}\n")).map_err(|e| format!("{name}.rc: {e}"))
 }
 
 /// A clip to damage: its packets and FFmpeg's output pts of each picture.

@@ -6,7 +6,8 @@
 //! - `compositor`: weston 14 headless on the host;
 //! - `weston_log`: reading weston's protocol log;
 //! - `oracle`, `visl_trace`, `visl_bitstream`: GStreamer's decodes through
-//!   visl, the normalised visl traces and the OUTPUT buffer bytes they are
+//!   visl (stored in tests/data/oracles), the normalised visl traces and
+//!   the OUTPUT buffers (bytes, and the digests the store keeps) they are
 //!   compared by;
 //! - `damage`: deterministic damaged copies of a clip, and what decoding
 //!   each must still give;

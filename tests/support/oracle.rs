@@ -1,18 +1,28 @@
 //! GStreamer's v4l2codecs decoders run against visl in the test guest: the
 //! reference trace of the controls a correct stateless client sends for each
-//! test clip, and the bytes of every OUTPUT buffer it queued. Captures are
-//! cached in `target/visl-oracle/` (`NAME.trace` as traced; `NAME.bitstream/`
-//! the OUTPUT buffers visl received; `NAME.normalised`, rendered by
-//! `visl_trace::render` whenever `oracle_frames` reads it) and redone when
-//! the clip or the capture scripts change.
+//! test clip, and the size and sha256 of every OUTPUT buffer it queued.
+//!
+//! The oracles are stored in the checkout, `tests/data/oracles/`, so that no
+//! test runs GStreamer: `index.txt` names for each clip of [`CLIPS`] its file
+//! in the test media, the sha256 of the file GStreamer decoded and the
+//! GStreamer version that decoded it, with the raw visl trace
+//! (`NAME.trace.xz`, xz-compressed when the traces together are over
+//! 2 MB, else `NAME.trace`) and `NAME.buffers` (one line per OUTPUT buffer:
+//! index, size, sha256). `tests/media/generate.sh` makes the same bytes on
+//! every run, so a clip's digest only changes when its recipe or an encoder
+//! does; then every use of its oracle fails, naming the clip, until
+//! `tests/oracles/refresh.sh` captures the store again ([`refresh_store`]:
+//! GStreamer 1.22 in a guest on the host's root, 1.26 in one on the trixie
+//! root, with [`capture`]). `tests/oracle_store.rs` checks the store
+//! against the clips and the clips' frame counts.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::media;
-use super::visl_bitstream;
+use super::visl_bitstream::{self, BufferDigest};
 use super::visl_trace::{self, FrameRecord};
 use super::vm::{self, Guest, GuestCommand, GuestError, Root, ScriptCall};
 
@@ -238,73 +248,217 @@ pub fn clips_for(root: Root) -> Vec<&'static OracleClip> {
     CLIPS.iter().filter(|c| c.root == root).collect()
 }
 
+/// The stored oracles, part of the checkout: `tests/data/oracles/`.
+pub fn store_dir() -> PathBuf {
+    super::project_dir().join("tests/data/oracles")
+}
+
+/// The store's index: one line per clip (see [`StoredOracle`]).
+pub const INDEX: &str = "index.txt";
+
+/// What a failure caused by a stale or incomplete store tells people to do.
+pub const REFRESH: &str = "run tests/oracles/refresh.sh to capture the oracles again";
+
+/// The GStreamer each root's oracles come from: the version's prefix and
+/// the root's Debian codename.
+pub fn expected_gstreamer(root: Root) -> (&'static str, &'static str) {
+    match root {
+        Root::Host => ("1.22.", "bookworm"),
+        Root::Trixie => ("1.26.", "trixie"),
+    }
+}
+
+/// Scratch space in the target directory: the normalised oracles
+/// (`NAME.normalised`, rendered by `visl_trace::render` whenever
+/// `oracle_frames` reads a trace, for people to read) and refresh.sh's
+/// captures (`refresh/`).
 pub fn oracle_dir() -> PathBuf {
     super::target_dir().join("visl-oracle")
 }
 
-/// The oracle trace (raw text) of a clip, captured if missing or stale.
-/// Captures every stale clip of the same root in one guest run.
-pub fn oracle_trace(clip: &OracleClip) -> Result<String, GuestError> {
-    let dir = oracle_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| GuestError::Io(format!("{}: {e}", dir.display())))?;
-    // One capture at a time across test binaries and threads.
-    let lock = File::create(dir.join(".lock")).map_err(|e| GuestError::Io(e.to_string()))?;
-    let _lock = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| GuestError::Io(format!("locking {}: {e}", dir.display())))?;
-    let media = media::dir();
-    let path = dir.join(format!("{}.trace", clip.name));
-    if !is_fresh(&path, &media.join(clip.file)) {
-        let stale: Vec<&OracleClip> = clips_for(clip.root)
-            .into_iter()
-            .filter(|c| !is_fresh(&dir.join(format!("{}.trace", c.name)), &media.join(c.file)))
-            .collect();
-        capture(&stale, clip.root, media, &dir)?;
+/// One line of the store's index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredOracle {
+    /// The clip's name in [`CLIPS`].
+    pub name: String,
+    /// The clip's file in the test media.
+    pub file: String,
+    /// sha256 of the clip GStreamer decoded.
+    pub sha256: String,
+    /// The version of the GStreamer that decoded it.
+    pub gstreamer: String,
+    /// The visl trace as traced, in the store: `NAME.trace`, or
+    /// `NAME.trace.xz` compressed.
+    pub trace: String,
+    /// `NAME.buffers` in the store: size and sha256 of every OUTPUT buffer.
+    pub buffers: String,
+}
+
+const INDEX_COLUMNS: &str = "name file sha256 gstreamer trace buffers";
+
+/// The store's index, read once per process.
+pub fn index() -> Result<&'static [StoredOracle], String> {
+    static INDEX_READ: OnceLock<Result<Vec<StoredOracle>, String>> = OnceLock::new();
+    INDEX_READ
+        .get_or_init(|| read_index(&store_dir().join(INDEX)))
+        .as_deref()
+        .map_err(Clone::clone)
+}
+
+/// An index file (`#` starts a comment line).
+pub fn read_index(path: &Path) -> Result<Vec<StoredOracle>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|(n, line)| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            let [name, file, sha256, gstreamer, trace, buffers] = columns[..] else {
+                return Err(format!(
+                    "{}:{}: not the columns {INDEX_COLUMNS}: {line}",
+                    path.display(),
+                    n + 1
+                ));
+            };
+            Ok(StoredOracle {
+                name: name.to_string(),
+                file: file.to_string(),
+                sha256: sha256.to_string(),
+                gstreamer: gstreamer.to_string(),
+                trace: trace.to_string(),
+                buffers: buffers.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// sha256 of a file, in hex.
+pub fn file_sha256(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(visl_bitstream::sha256_hex(&bytes))
+}
+
+/// The stored oracle of a clip, once the clip in the test media is known
+/// to be the one GStreamer decoded (the same sha256); an error naming the
+/// clip otherwise.
+pub fn stored(clip: &OracleClip) -> Result<&'static StoredOracle, String> {
+    let entry = index()
+        .map_err(|e| format!("{}: the oracle store's index: {e}; {REFRESH}", clip.name))?
+        .iter()
+        .find(|e| e.name == clip.name)
+        .ok_or_else(|| {
+            format!(
+                "{}: no stored oracle in tests/data/oracles/{INDEX}; {REFRESH}",
+                clip.name
+            )
+        })?;
+    if entry.file != clip.file {
+        return Err(format!(
+            "{}: the stored oracle is of {}, the clip is {}; {REFRESH}",
+            clip.name, entry.file, clip.file
+        ));
     }
-    std::fs::read_to_string(&path).map_err(|e| GuestError::Io(format!("{}: {e}", path.display())))
+    let path = media::dir().join(clip.file);
+    let sha256 = file_sha256(&path).map_err(|e| format!("{}: {e}", clip.name))?;
+    if sha256 != entry.sha256 {
+        return Err(format!(
+            "{}: {} is not the clip its stored oracle was made from (sha256 {sha256}, \
+             the oracle's {}): tests/media/generate.sh or an encoder changed it; {REFRESH}",
+            clip.name,
+            path.display(),
+            entry.sha256
+        ));
+    }
+    Ok(entry)
+}
+
+/// The stored oracle trace (raw text) of a clip.
+pub fn oracle_trace(clip: &OracleClip) -> Result<String, String> {
+    let entry = stored(clip)?;
+    read_trace(&store_dir().join(&entry.trace)).map_err(|e| format!("{}: {e}", clip.name))
+}
+
+/// A stored trace; one ending in `.xz` is decompressed (xz(1)).
+pub fn read_trace(path: &Path) -> Result<String, String> {
+    if path.extension().is_some_and(|e| e == "xz") {
+        let output = Command::new("xz")
+            .arg("-dc")
+            .arg(path)
+            .output()
+            .map_err(|e| format!("xz -dc {}: {e}", path.display()))?;
+        if !output.status.success() {
+            return Err(format!(
+                "xz -dc {}: {}",
+                path.display(),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        String::from_utf8(output.stdout).map_err(|e| format!("{}: {e}", path.display()))
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+    }
 }
 
 /// The oracle of a clip, normalised.
-/// Also (re)writes `NAME.normalised`, the rendered form, for people to read.
+/// Also (re)writes `NAME.normalised` in [`oracle_dir`], the rendered form,
+/// for people to read.
 pub fn oracle_frames(clip: &OracleClip) -> Result<Vec<FrameRecord>, String> {
-    let trace = oracle_trace(clip).map_err(|e| e.to_string())?;
+    let trace = oracle_trace(clip)?;
     let frames = visl_trace::normalise(&trace).map_err(|e| format!("{}: {e}", clip.name))?;
-    let path = oracle_dir().join(format!("{}.normalised", clip.name));
-    std::fs::write(&path, visl_trace::render(&frames))
+    let dir = oracle_dir();
+    let path = dir.join(format!("{}.normalised", clip.name));
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, visl_trace::render(&frames)))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(frames)
 }
 
-/// The OUTPUT buffers GStreamer queued for the clip, in order, captured
-/// with its trace (in visl's default mode).
-pub fn oracle_output_buffers(clip: &OracleClip) -> Result<Vec<Vec<u8>>, String> {
-    oracle_trace(clip).map_err(|e| e.to_string())?;
-    visl_bitstream::read_dump(&oracle_dir().join(format!("{}.bitstream", clip.name)))
+/// Size and sha256 of every OUTPUT buffer GStreamer queued for the clip, in
+/// the order visl decoded them (captured with its trace, in visl's default
+/// mode); `visl_bitstream::differences` compares a run's buffers with them.
+pub fn oracle_output_digests(clip: &OracleClip) -> Result<Vec<BufferDigest>, String> {
+    let entry = stored(clip)?;
+    let path = store_dir().join(&entry.buffers);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {}: {e}", clip.name, path.display()))?;
+    visl_bitstream::parse_digests(&text)
+        .map_err(|e| format!("{}: {}: {e}", clip.name, path.display()))
 }
 
-/// A capture is stale when older than its clip or than the scripts making it.
-fn is_fresh(capture: &Path, clip: &Path) -> bool {
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let Some(captured) = modified(capture) else {
-        return false;
-    };
-    let inputs = [
-        clip.to_path_buf(),
-        vm::guest_script("gst-oracle.sh"),
-        vm::guest_script("visl-trace.sh"),
-        vm::guest_script("visl-bitstream.sh"),
-    ];
-    inputs
-        .iter()
-        .all(|input| modified(input).is_some_and(|m| m <= captured))
+/// The GStreamer of a capture's root, as `gst-version.sh` reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GstRelease {
+    /// e.g. `1.22.0`.
+    pub version: String,
+    /// The root's Debian codename.
+    pub codename: String,
 }
 
-/// Decodes the clips with GStreamer in one guest run and stores the traces.
+impl GstRelease {
+    /// Parses `gst-launch-1.0 --version` followed by the codename line.
+    pub fn parse(text: &str) -> Option<Self> {
+        let version = text
+            .lines()
+            .find_map(|l| l.strip_prefix("GStreamer "))?
+            .trim()
+            .to_string();
+        let codename = text.lines().rev().find(|l| !l.trim().is_empty())?;
+        Some(Self {
+            version,
+            codename: codename.trim().to_string(),
+        })
+    }
+}
+
+/// Decodes the clips with GStreamer in one guest run and stores the traces
+/// (`NAME.trace`) and the OUTPUT buffers (`NAME.bitstream/`) in `dest`;
+/// returns the GStreamer release that decoded them.
 pub fn capture(
     clips: &[&OracleClip],
     root: Root,
     media: &Path,
     dest: &Path,
-) -> Result<(), GuestError> {
+) -> Result<GstRelease, GuestError> {
     let specs = clips
         .iter()
         .map(|c| format!("{}:{}:{}", c.element, media.join(c.file).display(), c.name));
@@ -328,6 +482,13 @@ pub fn capture(
             result.report()
         )));
     }
+    let version = result.read_result("gst-version.txt")?;
+    let release = GstRelease::parse(&version).ok_or_else(|| {
+        GuestError::Io(format!(
+            "no GStreamer version in gst-version.sh's output:\n{version}\n{}",
+            result.report()
+        ))
+    })?;
     for c in clips {
         // The buffers first: a trace in place means its capture is whole.
         store_dump(
@@ -345,7 +506,7 @@ pub fn capture(
     // The timings of each decode, for the record.
     std::fs::write(dest.join(format!("timings-{root:?}.txt")), &result.stdout)
         .map_err(|e| GuestError::Io(e.to_string()))?;
-    Ok(())
+    Ok(release)
 }
 
 /// Replaces `dest` with a copy of the dump directory `from`.
@@ -366,6 +527,135 @@ fn store_dump(from: &Path, dest: &Path) -> Result<(), GuestError> {
         std::fs::remove_dir_all(dest).map_err(io)?;
     }
     std::fs::rename(&partial, dest).map_err(io)
+}
+
+/// Traces that together take more bytes than this are stored compressed
+/// with xz.
+const COMPRESS_ABOVE: usize = 2_000_000;
+
+/// Captures the oracle of every clip of [`CLIPS`] again, GStreamer 1.22 in
+/// a host-root guest and 1.26 in a trixie-root guest (a boot each), and
+/// replaces the store with them; fails, leaving the store alone, if a
+/// capture fails or a root's GStreamer is not the expected one
+/// ([`expected_gstreamer`]). tests/oracles/refresh.sh runs it. Returns a
+/// line per root saying what it captured.
+pub fn refresh_store() -> Result<Vec<String>, String> {
+    let media = media::dir();
+    let scratch = oracle_dir().join("refresh");
+    let io = |path: &Path, e: std::io::Error| format!("{}: {e}", path.display());
+    if scratch.exists() {
+        std::fs::remove_dir_all(&scratch).map_err(|e| io(&scratch, e))?;
+    }
+    // The clips' digests before GStreamer decodes them.
+    let digests: Vec<String> = CLIPS
+        .iter()
+        .map(|c| file_sha256(&media.join(c.file)))
+        .collect::<Result<_, _>>()?;
+    let mut summary = Vec::new();
+    let mut versions = Vec::new();
+    for root in [Root::Host, Root::Trixie] {
+        let dest = scratch.join(format!("{root:?}"));
+        std::fs::create_dir_all(&dest).map_err(|e| io(&dest, e))?;
+        let clips = clips_for(root);
+        let release = capture(&clips, root, media, &dest).map_err(|e| e.to_string())?;
+        let (version, codename) = expected_gstreamer(root);
+        if !release.version.starts_with(version) || release.codename != codename {
+            return Err(format!(
+                "the {root:?} root runs GStreamer {} on {}: its oracles must come from \
+                 GStreamer {version}x on {codename} (tests/support/oracle.rs, expected_gstreamer)",
+                release.version, release.codename
+            ));
+        }
+        summary.push(format!(
+            "{root:?} root: GStreamer {} on {}, {} clips",
+            release.version,
+            release.codename,
+            clips.len()
+        ));
+        versions.push((root, dest, release.version));
+    }
+    let place = |clip: &OracleClip| {
+        versions
+            .iter()
+            .find(|(root, _, _)| *root == clip.root)
+            .map(|(_, dest, version)| (dest, version))
+            .expect("every root was captured")
+    };
+    let traces: Vec<String> = CLIPS
+        .iter()
+        .map(|c| {
+            let path = place(c).0.join(format!("{}.trace", c.name));
+            std::fs::read_to_string(&path).map_err(|e| io(&path, e))
+        })
+        .collect::<Result<_, _>>()?;
+    let compress = traces.iter().map(String::len).sum::<usize>() > COMPRESS_ABOVE;
+
+    // The new store next to the old one, swapped in whole when complete.
+    let store = store_dir();
+    let new = store.with_file_name("oracles.new");
+    if new.exists() {
+        std::fs::remove_dir_all(&new).map_err(|e| io(&new, e))?;
+    }
+    std::fs::create_dir_all(&new).map_err(|e| io(&new, e))?;
+    let kernel = std::fs::read_to_string(vm::bed_dir().join("kver")).unwrap_or_default();
+    let mut index = format!(
+        "# GStreamer's decodes of the clips of tests/media/generate.sh through visl\n\
+         # (support::oracle::CLIPS), written by tests/oracles/refresh.sh: for each\n\
+         # clip, its file in the test media, the sha256 of the file decoded, the\n\
+         # GStreamer version that decoded it, the visl trace and the size and\n\
+         # sha256 of each OUTPUT buffer. Guest kernel {}.\n\
+         # {INDEX_COLUMNS}\n",
+        kernel.trim()
+    );
+    for ((clip, trace), sha256) in CLIPS.iter().zip(&traces).zip(&digests) {
+        let (dest, version) = place(clip);
+        let mut trace_name = format!("{}.trace", clip.name);
+        let trace_path = new.join(&trace_name);
+        std::fs::write(&trace_path, trace).map_err(|e| io(&trace_path, e))?;
+        if compress {
+            let status = Command::new("xz")
+                .args(["-9", "-T1"])
+                .arg(&trace_path)
+                .status()
+                .map_err(|e| format!("xz {}: {e}", trace_path.display()))?;
+            if !status.success() {
+                return Err(format!("xz {} failed", trace_path.display()));
+            }
+            trace_name.push_str(".xz");
+        }
+        let buffers = visl_bitstream::read_dump(&dest.join(format!("{}.bitstream", clip.name)))?;
+        let digests: Vec<BufferDigest> = buffers.iter().map(|b| BufferDigest::of(b)).collect();
+        let buffers_name = format!("{}.buffers", clip.name);
+        let buffers_path = new.join(&buffers_name);
+        let header = format!(
+            "{} (sha256 {sha256}): the OUTPUT buffers GStreamer {version} queued, \
+             in the order visl decoded them",
+            clip.file
+        );
+        std::fs::write(
+            &buffers_path,
+            visl_bitstream::render_digests(&header, &digests),
+        )
+        .map_err(|e| io(&buffers_path, e))?;
+        index.push_str(&format!(
+            "{} {} {sha256} {version} {trace_name} {buffers_name}\n",
+            clip.name, clip.file
+        ));
+    }
+    let index_path = new.join(INDEX);
+    std::fs::write(&index_path, index).map_err(|e| io(&index_path, e))?;
+    let old = store.with_file_name("oracles.old");
+    if old.exists() {
+        std::fs::remove_dir_all(&old).map_err(|e| io(&old, e))?;
+    }
+    if store.exists() {
+        std::fs::rename(&store, &old).map_err(|e| io(&store, e))?;
+    }
+    std::fs::rename(&new, &store).map_err(|e| io(&new, e))?;
+    if old.exists() {
+        std::fs::remove_dir_all(&old).map_err(|e| io(&old, e))?;
+    }
+    Ok(summary)
 }
 
 /// How many frames a stateless decoder is given for this clip, by FFmpeg:

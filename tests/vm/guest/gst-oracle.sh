@@ -3,7 +3,8 @@
 # visl and saves one visl trace per clip (see visl-trace.sh) as
 # $REEL_RESULTS/NAME.trace, the OUTPUT buffers visl received as
 # NAME.bitstream/ (see visl-bitstream.sh, which reloads visl for each clip),
-# plus GStreamer's messages as NAME.gst.log.
+# plus GStreamer's messages as NAME.gst.log, and the root's GStreamer version
+# and Debian codename (gst-version.sh) as gst-version.txt.
 #
 #   tests/vm/guest/gst-oracle.sh ELEMENT:CLIP:NAME...
 # e.g. v4l2slh264dec:target/test-media/h264_baseline.mp4:h264_baseline
@@ -13,6 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 failed=0
 # The registry scan takes seconds on TCG: do it once, outside the traces.
 gst-inspect-1.0 >/dev/null 2>&1 || true
+"$here/gst-version.sh" >"$REEL_RESULTS/gst-version.txt"
 for spec in "$@"; do
     element=${spec%%:*}
     rest=${spec#*:}

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """Seeds the H.264 and HEVC fuzz corpora from the Annex-B streams the
 header tests write (target/h264-tests/headers/*.h264 and
-target/h264-tests/hevc-headers/*.hevc; run `cargo test --test h264_headers`
-and `cargo test --test hevc_headers` first): the first access units of each
+target/h264-tests/hevc-headers/*.hevc; run `cargo test --test host h264_headers::`
+and `cargo test --test host hevc_headers::` first): the first access units of each
 clip, every NAL cut to its first bytes (headers live there; slice data would
 only slow the fuzzer). The HEVC parameter set target gets each clip's SPS,
 PPS and first slice RBSPs back to back, NAL headers removed. And the FWHT
 corpus from vicodec's streams (target/fwht-media/*.fwht, written by
 `cargo test --test guest_fwht`), when there: the first frames of each, their
 payloads cut to 64 bytes and their headers saying so. The MPEG-2 corpora
-from the streams `cargo test --test mpeg2_headers` writes, when there. The
+from the streams `cargo test --test host mpeg2_headers::` writes, when there. The
 VP8 corpus from the VP8 clips of tests/media/generate.sh (target/test-media),
 when there: the first frames of each, whole, each after its 2-byte length.
 The VP9 corpus from the VP9 clips (target/test-media/vp9*.webm): their first
 packets, as FFmpeg demuxes them, cut to 400 bytes, each with its 16-bit
-length. And the AV1 corpus from the OBUs `cargo test --test av1_headers`
+length. And the AV1 corpus from the OBUs `cargo test --test host av1_headers::`
 writes."""
 import pathlib
 import re
@@ -38,7 +38,7 @@ for stream in fwht:
         (out / f"{stream.stem}-{k}").write_bytes(seed)
         offset += 44 + size
 # MPEG-2 (target/h264-tests/mpeg2-headers/*.mpeg2video, written by `cargo
-# test --test mpeg2_headers`), when there: the first pictures of each
+# test --test host mpeg2_headers::`), when there: the first pictures of each
 # clip, slices cut to 16 bytes.
 mpeg2 = sorted((root.parent / "target" / "h264-tests" / "mpeg2-headers").glob("*.mpeg2video"))
 for stream in mpeg2:
@@ -72,7 +72,7 @@ for clip in sorted((root.parent / "target" / "test-media").glob("vp8*.webm")):
         offset += 12 + size
 streams = sorted((root.parent / "target" / "h264-tests" / "headers").glob("*.h264"))
 if not streams:
-    sys.exit("no Annex-B streams: run `cargo test --test h264_headers` first")
+    sys.exit("no Annex-B streams: run `cargo test --test host h264_headers::` first")
 for target in ("h264_headers", "h264_access_units"):
     out = root / "corpus" / target
     out.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ def unescape(nal):
 
 hevc = sorted((root.parent / "target" / "h264-tests" / "hevc-headers").glob("*.hevc"))
 if not hevc:
-    sys.exit("no HEVC Annex-B streams: run `cargo test --test hevc_headers` first")
+    sys.exit("no HEVC Annex-B streams: run `cargo test --test host hevc_headers::` first")
 for stream in hevc:
     nals = [n.rstrip(b"\x00") for n in re.split(b"\x00\x00\x01", stream.read_bytes()) if n]
     nals = [n for n in nals if len(n) > 2]
@@ -156,12 +156,12 @@ def av1_obus(data):
 
 
 # AV1: the OBUs the header test wrote (target/h264-tests/av1-headers/*.data;
-# run `cargo test --test av1_headers` first), the first frames of each, each
+# run `cargo test --test host av1_headers::` first), the first frames of each, each
 # OBU's payload cut to 64 bytes (the tile data after the headers) and its
 # size field saying so.
 av1 = sorted((root.parent / "target" / "h264-tests" / "av1-headers").glob("*.data"))
 if not av1:
-    sys.exit("no AV1 streams: run `cargo test --test av1_headers` first")
+    sys.exit("no AV1 streams: run `cargo test --test host av1_headers::` first")
 out = root / "corpus" / "av1_obus"
 out.mkdir(parents=True, exist_ok=True)
 for stream in av1:

@@ -57,14 +57,14 @@ tests=(ffmpeg v4l-utils strace valgrind sway adwaita-icon-theme mpv python3-venv
 # gstreamer1.0-alsa: GStreamer's sound in the V4L2-path audio benchmark
 # (benches/guest-audio-cost.sh, and its smoke run, benches/smoke.sh).
 # fonts-dejavu-core: the OSD's font (DejaVu Sans Mono). tesseract-ocr: reads
-# the OSD off weston's screenshots (tests/osd_weston.rs).
+# the OSD off weston's screenshots (tests/host/osd_weston.rs).
 # debhelper ... systemd: the Debian package's build and checks
 # (tests/package_deb.rs: lintian, desktop-file-validate, man, systemd-analyze).
 # pipewire ... dbus-daemon: the sound server the audio tests start per test
 # (tests/support/sound_server.rs; wireplumber needs a session bus), reached by
 # reel through ALSA's PipeWire plugin; pw-record records what it plays.
 # sway: the compositor for what weston lacks (idle inhibit, decorations, a
-# virtual pointer), tests/kiosk_sway.rs.
+# virtual pointer), tests/host/kiosk_sway.rs.
 # From bookworm-backports: the compositor the tests run against, its Mesa, and
 # a QEMU that matches the qemu-utils these machines ship.
 tests_bpo=(qemu-system-x86 weston libegl-mesa0 libgl1-mesa-dri mesa-libgallium libgbm1 wayland-utils)
@@ -85,7 +85,7 @@ esac
 
 # A third-party mpv IPC client the JSON IPC tests drive reel with, pinned,
 # in a venv inside the checkout's target/ (bookworm's pip refuses system
-# installs); tests/ipc_mpv.rs finds it there.
+# installs); tests/host/ipc_mpv.rs finds it there.
 if [ "$mode" != "--runtime" ]; then
     project=$(cd "$(dirname "$0")/.." && pwd)
     venv=${REEL_IPC_VENV:-$project/target/mpv-ipc-venv}

@@ -23,7 +23,7 @@ const TESTED: [&str; 5] = ["vp8", "vp9", "hevc", "mpeg2", "av1"];
 /// surfaces up to about that many packets after the packet that failed,
 /// possibly after the key frame decoding must resume at, and a fixed count
 /// makes that happen alike on every machine. (Single-threaded, errors come
-/// at once: tests/framemd5.rs.)
+/// at once: tests/host/framemd5.rs.)
 const DECODER_THREADS: &str = "4";
 
 /// Damages `label`'s source into target/damage-software/LABEL, decodes

@@ -7,7 +7,7 @@
 //!   the H.264 parser allocates and zeroes a packet-sized buffer each time
 //!   (about a fifth of a 720p frame's instructions on the V4L2 path).
 //!   `AVFMT_FLAG_NOPARSE` turns it off there: the video packets stay the
-//!   same, bytes, timestamps and flags (tests/demux.rs holds them against
+//!   same, bytes, timestamps and flags (tests/host/demux.rs holds them against
 //!   ffprobe's). Only audio packets without a Matroska block duration lose
 //!   the duration a parser would have guessed; reel's sound reads through
 //!   its own context. MPEG-TS and elementary streams need the parser to

@@ -7,7 +7,7 @@
 //! clip is also checked to have the feature it was made for, and every
 //! tile group's tiles to tile its OBU.
 
-mod support;
+use crate::support;
 
 use reel::codec::av1::obu::{Obu, ObuType};
 use reel::codec::av1::trace::HeaderTracer;

@@ -6,7 +6,7 @@
 //! 1: the file is damaged, and a script checking a file must be able to see
 //! that, while a viewer still gets every frame the file holds.
 
-mod support;
+use crate::support;
 use support::media::clip;
 
 use std::io::Read;

@@ -2,7 +2,7 @@
 //! `reel --output framemd5 --start T` must give exactly the frames of a
 //! full `ffmpeg -f framemd5` decode from the frame on screen at T onwards.
 
-mod support;
+use crate::support;
 
 use support::media;
 

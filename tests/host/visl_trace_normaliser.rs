@@ -3,7 +3,7 @@
 //! captured in the test guest by tests/vm/guest/gst-oracle.sh and cut after
 //! a few frames).
 
-mod support;
+use crate::support;
 
 use support::visl_trace::{self, FrameRecord, TraceError};
 

@@ -6,7 +6,7 @@
 //! tests/guest_vp8.rs, against GStreamer's parser through visl. Each clip
 //! is also checked for the feature it was made to carry.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! drives reel unchanged; hostile clients do not stop playback; the
 //! sockets never replace a file; `--idle` waits for `loadfile`.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -6,7 +6,7 @@
 //! both), hevc_bpyramid's reordering and the resolution change's second
 //! sequence.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::process::Command;

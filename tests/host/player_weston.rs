@@ -3,7 +3,7 @@
 //! frames decoded by the ffmpeg CLI; what reel sent is checked in weston's
 //! protocol log. reel is driven through its control socket.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! segment, on every generated HEVC clip (WPP with more than 32 entry
 //! points per slice included).
 
-mod support;
+use crate::support;
 
 use reel::codec::hevc::decoder::HevcDecoder;
 use reel::v4l2::hevc::controls::entry_point_offsets;

@@ -3,7 +3,7 @@
 //! slice_data() starts), pic_order_cnt_bit_size, dec_ref_pic_marking_bit_size,
 //! and the per-slice / per-picture syntax elements.
 
-mod support;
+use crate::support;
 
 use reel::codec::h264::H264Decoder;
 use reel::v4l2::h264::controls::{PictureControls, SliceControls};

@@ -8,7 +8,7 @@
 //! tests/guest_vp9.rs). Each clip is also checked to have the feature it
 //! was made for.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! and shown from the same picture; every reference a frame names is in
 //! its slots.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! and field POCs, and its short- and long-term reference lists after
 //! marking. reel's decode params and DPB must agree for every clip.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! the same frame count; and every decode job is consistent with the
 //! stream (controls, references present in the DPB array).
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 

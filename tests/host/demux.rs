@@ -3,7 +3,7 @@
 //! sets precede every keyframe, and a seek lands on the keyframe ffprobe
 //! lists at or before the target.
 
-mod support;
+use crate::support;
 use support::media::{self, clip};
 
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! window. Checked in sway's protocol log; reel is driven through its
 //! control socket, the mouse through a virtual pointer.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

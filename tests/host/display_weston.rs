@@ -2,7 +2,7 @@
 //! llvmpipe). Expected colours come from FFmpeg's own BT.601 conversion;
 //! which buffer path was used is read from weston's protocol log.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::io::Write;

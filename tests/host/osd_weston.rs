@@ -5,7 +5,7 @@
 //! screenshot (`s`, the control socket's `screenshot`) is compared with
 //! ffmpeg's decode of the same frame.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::thread::sleep;

@@ -2,7 +2,7 @@
 //! trace_headers reads from the same bytes: name, bit position and value,
 //! for every NAL unit of every generated H.264 clip.
 
-mod support;
+use crate::support;
 
 use reel::codec::bitstream::annexb::nal_units;
 use reel::codec::h264::trace::HeaderTracer;

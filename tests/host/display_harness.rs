@@ -1,7 +1,7 @@
 //! The weston harness itself: start-up failures carry weston's log,
 //! instances run side by side, screenshots have the output's size.
 
-mod support;
+use crate::support;
 
 use std::panic;
 

@@ -1,7 +1,7 @@
 //! Damaged streams give errors, never a panic or a hang: real clips with
 //! bytes flipped, cut or dropped (seeded, so failures reproduce), and noise.
 
-mod support;
+use crate::support;
 
 use reel::codec::h264::H264Decoder;
 use support::h264::{access_units, annex_b_with_trace, work_dir};

@@ -6,7 +6,7 @@
 //! made for, to gather into FFmpeg's number of pictures, and an MPEG-1
 //! stream to be refused as unsupported.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! effect is seen in what reel does: `output=framemd5` prints frame MD5s,
 //! `output=null` prints nothing.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

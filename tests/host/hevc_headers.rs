@@ -4,7 +4,7 @@
 //! slice segment headers; the header alone for other NAL types). Each clip
 //! is also checked to have the feature it was made for.
 
-mod support;
+use crate::support;
 
 use reel::codec::bitstream::annexb::nal_units;
 use reel::codec::hevc::nal::unescape;

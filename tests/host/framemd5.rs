@@ -2,7 +2,7 @@
 //! generated clip: same header (but `#software`), same rows (timestamps,
 //! sizes, hashes) in the same order.
 
-mod support;
+use crate::support;
 use support::media::clip;
 
 use std::path::{Path, PathBuf};

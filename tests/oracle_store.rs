@@ -320,6 +320,44 @@ fn av1_oracle_capture_is_complete() {
     );
 }
 
+/// The screen-content clip does what it was made for: a frame with intra
+/// block copy and no primary reference frame, whose loop filter GStreamer
+/// describes as setup_past_independence() leaves it (deltas enabled), the
+/// case reel's AV1 trace comparison (tests/guest_av1.rs) checks with it.
+#[test]
+fn av1_intrabc_clip_has_an_intra_block_copy_frame() {
+    let frames = check(oracle::clip("av1_intrabc").expect("known clip"));
+    let intrabc: Vec<&FrameRecord> = frames
+        .iter()
+        .filter(|f| {
+            f.controls["v4l2_ctrl_av1_frame"]
+                .get("flags")
+                .is_some_and(|flags| flags.contains("ALLOW_INTRABC"))
+        })
+        .collect();
+    assert!(
+        !intrabc.is_empty(),
+        "av1_intrabc: no frame with ALLOW_INTRABC"
+    );
+    for frame in intrabc {
+        let av1_frame = &frame.controls["v4l2_ctrl_av1_frame"];
+        assert_eq!(
+            av1_frame.get("primary_ref_frame").map(String::as_str),
+            Some("7"),
+            "frame {}",
+            frame.index
+        );
+        assert!(
+            av1_frame
+                .get("loop_filter.flags")
+                .is_some_and(|flags| flags.contains("DELTA_ENABLED")),
+            "frame {}: {:?}",
+            frame.index,
+            av1_frame.get("loop_filter.flags")
+        );
+    }
+}
+
 /// tests/oracles/refresh.sh: captures every oracle again (a guest boot on
 /// each root) and replaces the store. Never part of a test run.
 #[test]

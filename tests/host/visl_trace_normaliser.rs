@@ -395,11 +395,22 @@ fn av1_fields_without_a_space_after_the_colon_parse() {
 #[test]
 fn av1_loop_filter_flags_count_only_where_frames_are_deblocked() {
     // av1_altref (GStreamer 1.26): frame 0 is an intra block copy key frame
-    // (no loop filter, its flags not coded), frame 1 is deblocked.
+    // (no loop filter, its flags not coded, but defined by
+    // setup_past_independence(): no primary reference frame), frame 1 is
+    // deblocked.
     let frames = frames(&sample("av1_altref"));
     let frame = "v4l2_ctrl_av1_frame";
     assert!(field(&frames[0], frame, "flags").contains("ALLOW_INTRABC"));
-    assert_eq!(field(&frames[0], frame, "loop_filter.flags"), "unused");
+    assert_eq!(field(&frames[0], frame, "primary_ref_frame"), "7");
+    assert_eq!(
+        field(&frames[0], frame, "loop_filter.flags"),
+        "DELTA_ENABLED"
+    );
+    // The same frame naming a primary reference frame: the flags are the
+    // last header's, not compared.
+    let text = sample("av1_altref").replacen("primary_ref_frame: 7", "primary_ref_frame: 0", 1);
+    let referenced = visl_trace::normalise(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(field(&referenced[0], frame, "loop_filter.flags"), "unused");
     assert_ne!(
         field(&frames[1], frame, "loop_filter.level"),
         "{0x0,0x0,0x0,0x0}"

@@ -216,6 +216,11 @@ ff -f lavfi -i "testsrc2=size=480x360:rate=30:duration=0.5,crop=320:240:'t*60':'
 # a size that is no multiple of 8.
 SVT_LOG=1 ff -f lavfi -i "$(src 318x238 30 0.5)" -c:v libsvtav1 -preset 12 -g 15 \
     -svtav1-params superres-mode=1:superres-denom=12:superres-kf-denom=12 av1_superres.mkv
+# Screen content: the key frame uses intra block copy (allow_intrabc), so its
+# loop filter is off and nothing of it is coded (the deltas as
+# setup_past_independence() leaves them).
+ff -f lavfi -i "$(src 320x240 30 0.5)" -c:v libaom-av1 -cpu-used 8 -b:v 300k -g 15 -tune-content screen \
+    -aom-params enable-intrabc=1 av1_intrabc.mkv
 # 4:4:4 (seq_profile 1, High): a Main-only decoder must not be given it.
 ff -f lavfi -i "$(src 320x240 30 0.3)" -c:v libaom-av1 -cpu-used 8 -usage realtime -b:v 300k -pix_fmt yuv444p av1_444.mkv
 # 640x480: seq_level_idx 4 (level 3.0), above a level-2.1 decoder's menu.
@@ -231,6 +236,73 @@ ff -i seg_ab.obu -c copy av1_resolution_change.mkv
 ff -i seg_a.obu -c copy av1_resolution_change_a.mkv
 ff -i seg_b.obu -c copy av1_resolution_change_b.mkv
 rm -f seg_a.obu seg_b.obu seg_ab.obu
+
+# --- Mid-stream resolution changes (tests/guest_resolution_change.rs) ---------
+# Segments of their own size and DPB needs, joined as a broadcast switch joins
+# them: transport streams put together with cat (continuity counters broken at
+# each junction; without an offset, the second segment's timestamps start
+# again where the first's did). rc_ts OUT OFFSET "SIZE|ENCODER OPTIONS"...:
+# OFFSET 1 shifts segment N by N seconds (-output_ts_offset), 0 does not;
+# with KEEP_PARTS=1 the segments stay as OUT_partN.ts (MPEG-2: FFmpeg's frame
+# list is made from each alone).
+rc_ts() {
+    local out=$1 offset=$2 n=0 parts=() shift_ts=()
+    shift 2
+    for seg in "$@"; do
+        shift_ts=()
+        [ "$offset" = 1 ] && shift_ts=(-output_ts_offset "$n")
+        # shellcheck disable=SC2086 # the encoder options are words
+        ff -f lavfi -i "$(src "${seg%%|*}" 30 1)" ${seg#*|} "${shift_ts[@]}" "${out%.ts}_part$n.ts"
+        parts+=("${out%.ts}_part$n.ts")
+        n=$((n + 1))
+    done
+    cat "${parts[@]}" >"$out"
+    [ "${KEEP_PARTS:-0}" = 1 ] || rm -f "${parts[@]}"
+}
+# H.264: the issue's streams (no offset for the refs 4 -> 1 one) and refs
+# 1 -> 4 -> 1 with B-frames off, on, off.
+rc_ts rc_h264_up_bf2.ts 1 "288x160|$(x264 -profile:v main -bf 2 -g 30)" "400x224|$(x264 -profile:v main -bf 2 -g 30)"
+rc_ts rc_h264_down_refs.ts 0 "480x272|$(x264 -profile:v main -bf 3 -refs 4 -g 30)" "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)"
+ff -i rc_h264_down_refs.ts -c copy rc_h264_down_refs.mkv
+rc_ts rc_h264_updown.ts 1 "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)" \
+    "480x272|$(x264 -profile:v main -bf 3 -refs 4 -g 30)" "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)"
+# HEVC: sps_max_dec_pic_buffering changes with bframes and ref per segment.
+rc_ts rc_hevc_updown.ts 1 "320x240|$(x265 yuv420p bframes=0:ref=1:keyint=30)" \
+    "480x272|$(x265 yuv420p bframes=4:b-pyramid=1:ref=3:keyint=30)" "256x144|$(x265 yuv420p bframes=2:ref=2:keyint=30)"
+rc_ts rc_hevc_up.ts 0 "256x144|$(x265 yuv420p bframes=0:ref=1:keyint=30)" "384x216|$(x265 yuv420p bframes=3:ref=3:keyint=30)"
+rc_ts rc_hevc_down.ts 1 "480x272|$(x265 yuv420p bframes=4:b-pyramid=1:ref=4:keyint=30)" "320x176|$(x265 yuv420p bframes=0:ref=1:keyint=30)"
+# MPEG-2 (B pictures throughout), its segments kept.
+KEEP_PARTS=1 rc_ts rc_mpeg2_up.ts 1 "352x288|-c:v mpeg2video -b:v 800k -g 15 -bf 2" "480x320|-c:v mpeg2video -b:v 800k -g 15 -bf 2"
+KEEP_PARTS=1 rc_ts rc_mpeg2_down.ts 1 "480x320|-c:v mpeg2video -b:v 800k -g 15 -bf 2" "320x240|-c:v mpeg2video -b:v 800k -g 15 -bf 0"
+KEEP_PARTS=1 rc_ts rc_mpeg2_updown.ts 1 "320x240|-c:v mpeg2video -b:v 800k -g 15 -bf 0" \
+    "480x320|-c:v mpeg2video -b:v 800k -g 15 -bf 2" "320x240|-c:v mpeg2video -b:v 800k -g 15 -bf 2"
+# VP8, VP9, AV1: one Matroska/WebM track whose key frames change size (IVF or
+# low-overhead OBU segments, joined, then muxed).
+rc_track() { # OUT ENCODER-OPTIONS SIZE...
+    local out=$1 codec=$2 n=0 ext=ivf
+    shift 2
+    case $codec in *libaom*) ext=obu ;; esac
+    : >"rc_joined.$ext"
+    for size in "$@"; do
+        # shellcheck disable=SC2086 # the encoder options are words
+        ff -f lavfi -i "$(src "$size" 30 1)" $codec "rc_seg.$ext"
+        if [ "$ext" = ivf ]; then
+            # IVF: keep the first file's 32-byte header, then every frame.
+            if [ "$n" = 0 ]; then cat rc_seg.ivf >>rc_joined.ivf; else tail -c +33 rc_seg.ivf >>rc_joined.ivf; fi
+        else
+            cat rc_seg.obu >>rc_joined.obu
+        fi
+        n=$((n + 1))
+    done
+    ff -i "rc_joined.$ext" -c copy "$out"
+    rm -f rc_seg.* rc_joined.*
+}
+for dir in up:320x176,480x272 down:480x272,320x176 updown:320x176,480x272,256x144; do
+    sizes=${dir#*:}
+    rc_track "rc_vp8_${dir%%:*}.webm" "-c:v libvpx -deadline realtime -cpu-used -8 -b:v 300k -g 30" ${sizes//,/ }
+    rc_track "rc_vp9_${dir%%:*}.webm" "$(vp9 -b:v 300k -g 30)" ${sizes//,/ }
+    rc_track "rc_av1_${dir%%:*}.mkv" "$(aom -usage realtime -g 30)" ${sizes//,/ }
+done
 
 # --- bad input ---------------------------------------------------------------
 ff -f lavfi -i "sine=frequency=440:duration=1" -c:a flac audio_only.mka

@@ -219,6 +219,7 @@ pub const CLIPS: &[OracleClip] = &[
     av1("av1_altref", "av1_altref.mkv"),
     av1("av1_segmentation", "av1_segmentation.mkv"),
     av1("av1_superres", "av1_superres.mkv"),
+    av1("av1_intrabc", "av1_intrabc.mkv"),
     // GStreamer 1.26's v4l2slav1dec fails the mid-stream S_FMT of
     // av1_resolution_change on visl (EBUSY), as v4l2slh265dec does: its
     // two parts, each from its key frame and sequence header, are decoded

@@ -566,13 +566,17 @@ fn blank_unused_references(event: &str, fields: &mut BTreeMap<String, String>) {
 
 /// An AV1 frame with both luma loop filter levels 0 is not deblocked at all
 /// (7.14): how levels would be adjusted (the loop filter flags) means
-/// nothing, and is not even coded with `allow_intrabc` or coded lossless,
-/// where decoders leave it at any value.
+/// nothing, and is not even coded with `allow_intrabc` or coded lossless.
+/// Without a primary reference frame the specification still defines it
+/// (setup_past_independence(): deltas enabled), and it is compared; with
+/// one, it is the last header's value, which decoders keep or not.
 fn blank_unused_av1_loop_filter_flags(event: &str, fields: &mut BTreeMap<String, String>) {
     let unfiltered = fields
         .get("loop_filter.level")
         .is_some_and(|levels| levels.starts_with("{0x0,0x0,"));
-    if event == "v4l2_ctrl_av1_frame" && unfiltered {
+    // PRIMARY_REF_NONE
+    let past_independence = fields.get("primary_ref_frame").is_some_and(|p| p == "7");
+    if event == "v4l2_ctrl_av1_frame" && unfiltered && !past_independence {
         if let Some(v) = fields.get_mut("loop_filter.flags") {
             *v = UNUSED.to_string();
         }

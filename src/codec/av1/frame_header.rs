@@ -351,7 +351,13 @@ impl FrameHeader {
         h.all_lossless = h.coded_lossless && h.size.frame_width == h.size.upscaled_width;
         let num_planes = seq.color_config.num_planes();
         let no_filters = h.coded_lossless || h.allow_intrabc;
-        h.loop_filter = LoopFilter::parse(r, num_planes, no_filters, previous.loop_filter)?;
+        h.loop_filter = LoopFilter::parse(
+            r,
+            num_planes,
+            no_filters,
+            previous.loop_filter,
+            h.primary_ref_frame == PRIMARY_REF_NONE,
+        )?;
         h.cdef = Cdef::parse(r, num_planes, no_filters || !seq.enable_cdef)?;
         h.loop_restoration = LoopRestoration::parse(
             r,

@@ -242,19 +242,26 @@ pub struct LoopFilter {
 
 impl LoopFilter {
     /// loop_filter_params(); `previous` holds the primary reference frame's
-    /// deltas (the defaults without one).
+    /// deltas (the defaults without one: `past_independence`).
     pub fn parse(
         r: &mut BitReader,
         num_planes: usize,
         skipped: bool,
         previous: LoopFilterDeltas,
+        past_independence: bool,
     ) -> Result<Self, Av1Error> {
         let mut lf = Self {
             deltas: previous,
             ..Self::default()
         };
         if skipped {
+            // Coded lossless or intra block copy: no filter, nothing coded.
+            // setup_past_independence() set loop_filter_delta_enabled to 1
+            // (libaom and dav1d do too); with a primary reference frame the
+            // specification leaves the last header's value, which nothing
+            // reads for an unfiltered frame: 0 here.
             lf.deltas = LoopFilterDeltas::default();
+            lf.loop_filter_delta_enabled = past_independence;
             return Ok(lf);
         }
         lf.loop_filter_level[0] = r.u(6, "loop_filter_level")? as u8;
@@ -384,4 +391,28 @@ pub fn increment(
         }
         Ok(value)
     })?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unfiltered_frame_without_a_primary_reference_has_deltas_enabled() {
+        // Nothing is read for a frame whose filters are off.
+        let mut r = BitReader::new(&[]);
+        let independent = LoopFilter::parse(&mut r, 3, true, LoopFilterDeltas::default(), true)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(independent.loop_filter_delta_enabled);
+        assert!(!independent.loop_filter_delta_update);
+        assert_eq!(independent.loop_filter_level, [0; 4]);
+        assert_eq!(independent.deltas, LoopFilterDeltas::default());
+        let mut r = BitReader::new(&[]);
+        let mut previous = LoopFilterDeltas::default();
+        previous.mode_deltas = [1, -1];
+        let referenced =
+            LoopFilter::parse(&mut r, 3, true, previous, false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!referenced.loop_filter_delta_enabled);
+        assert_eq!(referenced.deltas, LoopFilterDeltas::default());
+    }
 }

@@ -276,26 +276,34 @@ KEEP_PARTS=1 rc_ts rc_mpeg2_up.ts 1 "352x288|-c:v mpeg2video -b:v 800k -g 15 -bf
 KEEP_PARTS=1 rc_ts rc_mpeg2_down.ts 1 "480x320|-c:v mpeg2video -b:v 800k -g 15 -bf 2" "320x240|-c:v mpeg2video -b:v 800k -g 15 -bf 0"
 KEEP_PARTS=1 rc_ts rc_mpeg2_updown.ts 1 "320x240|-c:v mpeg2video -b:v 800k -g 15 -bf 0" \
     "480x320|-c:v mpeg2video -b:v 800k -g 15 -bf 2" "320x240|-c:v mpeg2video -b:v 800k -g 15 -bf 2"
-# VP8, VP9, AV1: one Matroska/WebM track whose key frames change size (IVF or
-# low-overhead OBU segments, joined, then muxed).
+# VP8, VP9, AV1: one Matroska/WebM track whose key frames change size (IVF
+# segments joined by the concat demuxer, which carries the timestamps on;
+# low-overhead OBU segments joined with cat), then muxed.
 rc_track() { # OUT ENCODER-OPTIONS SIZE...
-    local out=$1 codec=$2 n=0 ext=ivf
+    local out=$1 codec=$2 n=0
     shift 2
-    case $codec in *libaom*) ext=obu ;; esac
-    : >"rc_joined.$ext"
+    : >rc_list.txt
+    : >rc_joined.obu
     for size in "$@"; do
-        # shellcheck disable=SC2086 # the encoder options are words
-        ff -f lavfi -i "$(src "$size" 30 1)" $codec "rc_seg.$ext"
-        if [ "$ext" = ivf ]; then
-            # IVF: keep the first file's 32-byte header, then every frame.
-            if [ "$n" = 0 ]; then cat rc_seg.ivf >>rc_joined.ivf; else tail -c +33 rc_seg.ivf >>rc_joined.ivf; fi
-        else
+        case $codec in
+        *libaom*)
+            # shellcheck disable=SC2086 # the encoder options are words
+            ff -f lavfi -i "$(src "$size" 30 1)" $codec rc_seg.obu
             cat rc_seg.obu >>rc_joined.obu
-        fi
+            ;;
+        *)
+            # shellcheck disable=SC2086 # the encoder options are words
+            ff -f lavfi -i "$(src "$size" 30 1)" $codec "rc_seg$n.ivf"
+            echo "file rc_seg$n.ivf" >>rc_list.txt
+            ;;
+        esac
         n=$((n + 1))
     done
-    ff -i "rc_joined.$ext" -c copy "$out"
-    rm -f rc_seg.* rc_joined.*
+    case $codec in
+    *libaom*) ff -i rc_joined.obu -c copy "$out" ;;
+    *) ff -f concat -safe 0 -i rc_list.txt -c copy "$out" ;;
+    esac
+    rm -f rc_seg* rc_joined.obu rc_list.txt
 }
 for dir in up:320x176,480x272 down:480x272,320x176 updown:320x176,480x272,256x144; do
     sizes=${dir#*:}

@@ -408,8 +408,10 @@ mod tests {
         assert_eq!(independent.loop_filter_level, [0; 4]);
         assert_eq!(independent.deltas, LoopFilterDeltas::default());
         let mut r = BitReader::new(&[]);
-        let mut previous = LoopFilterDeltas::default();
-        previous.mode_deltas = [1, -1];
+        let previous = LoopFilterDeltas {
+            mode_deltas: [1, -1],
+            ..LoopFilterDeltas::default()
+        };
         let referenced =
             LoopFilter::parse(&mut r, 3, true, previous, false).unwrap_or_else(|e| panic!("{e}"));
         assert!(!referenced.loop_filter_delta_enabled);

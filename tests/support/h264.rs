@@ -130,6 +130,15 @@ pub fn annex_b_with_trace_of(codec: Codec, clip: &Path, work: &Path) -> AnnexB {
         clip.file_name().unwrap().to_string_lossy(),
         codec.format()
     ));
+    // Tests running at once may trace the same clip: each writes its own
+    // file, renamed into place once read (never read while another writes).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let written = out.with_extension(format!(
+        "{}.{}-{call}.partial",
+        codec.format(),
+        std::process::id()
+    ));
     let result = Command::new("ffmpeg")
         .args(["-nostdin", "-nostats", "-hide_banner", "-y", "-i"])
         .arg(clip)
@@ -143,7 +152,7 @@ pub fn annex_b_with_trace_of(codec: Codec, clip: &Path, work: &Path) -> AnnexB {
             "-f",
             codec.format(),
         ])
-        .arg(&out)
+        .arg(&written)
         .output()
         .expect("ffmpeg must be installed (packaging/install-deps.sh)");
     assert!(
@@ -199,7 +208,9 @@ pub fn annex_b_with_trace_of(codec: Codec, clip: &Path, work: &Path) -> AnnexB {
             lengths.push(fields[2..eq].iter().map(|f| f.len()).sum());
         }
     }
-    let stream = std::fs::read(&out).expect("ffmpeg wrote no stream");
+    let stream = std::fs::read(&written).expect("ffmpeg wrote no stream");
+    std::fs::rename(&written, &out)
+        .unwrap_or_else(|e| panic!("{} -> {}: {e}", written.display(), out.display()));
     AnnexB {
         stream,
         trace,

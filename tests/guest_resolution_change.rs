@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use support::vm::{Guest, GuestCommand, GuestResult, ScriptCall};
-use support::{media, reel_output, weston_log};
+use support::{media, reel_output, reel_runs, weston_log};
 
 const SAVE_DIR: &str = "guest-resolution-change";
 
@@ -305,7 +305,7 @@ fn frames(framemd5: &str) -> Vec<Frame> {
 
 /// The frames of framemd5 text, pts from `origin_us`.
 fn frames_from(framemd5: &str, origin_us: i64) -> Vec<Frame> {
-    let (num, den) = time_base(framemd5);
+    let (num, den) = reel_runs::framemd5_time_base(framemd5);
     framemd5
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -322,15 +322,6 @@ fn frames_from(framemd5: &str, origin_us: i64) -> Vec<Frame> {
             }
         })
         .collect()
-}
-
-fn time_base(framemd5: &str) -> (i64, i64) {
-    framemd5
-        .lines()
-        .find_map(|l| l.strip_prefix("#tb 0: "))
-        .and_then(|tb| tb.trim().split_once('/'))
-        .and_then(|(n, d)| Some((n.parse().ok()?, d.parse().ok()?)))
-        .unwrap_or_else(|| panic!("no time base in:\n{framemd5}"))
 }
 
 /// Bytes of a 4:2:0 8-bit picture.

@@ -14,6 +14,7 @@ use super::annexb::{AnnexBConverter, InPlace};
 use super::file_io::FileIo;
 use super::packet_data::PacketData;
 use super::stream_probe;
+use super::timeline::{ContinuousTimeline, KeyframeMark};
 use super::{
     duration_to_ts, init_ffmpeg, ts_to_duration, Codec, CodecParameters, MediaError, Packet,
     StreamKind, StreamSummary, VideoStreamInfo,
@@ -27,6 +28,10 @@ const MAX_CONSECUTIVE_INVALID: u32 = 1000;
 /// First step back when a container seek lands after the last keyframe
 /// before the target; doubled at each further try.
 const SEEK_BACK_OFF: Duration = Duration::from_secs(1);
+/// How many byte positions `restarts_ahead` samples, and how many packets
+/// it reads at each for a video timestamp.
+const RESTART_SAMPLES: i64 = 16;
+const RESTART_SAMPLE_PACKETS: usize = 64;
 
 /// How far short of the end its header declares a stream may stop before
 /// the file counts as truncated. With the video track's own duration: the
@@ -63,6 +68,10 @@ pub(super) struct FfmpegDemuxer {
     truncation_reported: bool,
     /// Packets read ahead by `seek`, handed out before reading on.
     pending: VecDeque<Packet>,
+    /// Timestamps kept continuous across the file's restarts.
+    timeline: ContinuousTimeline,
+    /// Whether `restarts_ahead` sampled the file already.
+    restarts_sampled: bool,
     /// The file `input` reads; dropped after it (fields drop in order).
     _io: FileIo,
 }
@@ -129,6 +138,7 @@ impl FfmpegDemuxer {
             info.start_time
         );
         discard_other_streams(&mut input, index);
+        let timeline = ContinuousTimeline::new(may_restart_timestamps(&input), info.time_base);
         Ok(FfmpegDemuxer {
             input,
             path: path.to_owned(),
@@ -139,6 +149,8 @@ impl FfmpegDemuxer {
             reached_end: None,
             truncation_reported: false,
             pending: VecDeque::new(),
+            timeline,
+            restarts_sampled: false,
             _io: io,
         })
     }
@@ -243,24 +255,42 @@ impl FfmpegDemuxer {
             }
             invalid = 0;
             let index = packet.stream();
+            let position = packet.position() as i64;
             if index != self.info.index {
                 if !self.enabled.contains(&index) {
                     continue;
                 }
-                if let Some(other) = self.other_stream_packet(packet, index) {
+                if let Some(mut other) = self.other_stream_packet(packet, index) {
+                    self.mend_timestamps(&mut other);
                     return Ok(Some(other));
                 }
                 continue;
             }
-            let Some(packet) = self.convert(packet) else {
+            let Some(mut packet) = self.convert(packet) else {
                 continue;
             };
+            self.mend_timestamps(&mut packet);
+            if packet.keyframe {
+                self.timeline
+                    .note_keyframe(position, packet.pts.or(packet.dts));
+            }
             if let Some(pts) = packet.pts {
                 let end = pts.saturating_add(packet.duration);
                 self.reached_end = Some(self.reached_end.map_or(end, |r| r.max(end)));
             }
             return Ok(Some(packet));
         }
+    }
+
+    /// Puts `packet` on the file's continuous clock.
+    fn mend_timestamps(&mut self, packet: &mut Packet) {
+        self.timeline.mend(
+            packet.stream_index,
+            packet.time_base,
+            &mut packet.pts,
+            &mut packet.dts,
+            packet.duration,
+        );
     }
 
     /// `Ok(None)`, or once `Truncated` when the data stopped well before
@@ -344,13 +374,20 @@ impl FfmpegDemuxer {
     /// Containers with an index (MP4, Matroska) land there directly; others
     /// (MPEG-TS) land near a timestamp, so the packets after the landing
     /// point are scanned for the last keyframe at or before the target, and
-    /// the landing point is moved further back while none is found.
+    /// the landing point is moved further back while none is found. In a
+    /// file whose timestamps restart, the file's own timestamps repeat:
+    /// reading starts at the keyframe read at or before the target instead
+    /// (`seek_in_restarting_file`).
     pub fn seek(&mut self, target: Duration) -> Result<(), MediaError> {
         self.pending.clear();
         let start = self.info.start_pts;
         let ts = duration_to_ts(target, self.info.time_base).max(start);
-        let mut back_off = duration_to_ts(SEEK_BACK_OFF, self.info.time_base).max(1);
         let seek_error = |message| MediaError::Seek { target, message };
+        if self.timeline.restarting() || self.restarts_ahead() {
+            let mark = self.timeline.mark_at_or_before(ts);
+            return self.seek_in_restarting_file(mark, ts).map_err(seek_error);
+        }
+        let mut back_off = duration_to_ts(SEEK_BACK_OFF, self.info.time_base).max(1);
         // `None`: the very start of the file.
         let mut landing = Some(ts);
         loop {
@@ -358,6 +395,8 @@ impl FfmpegDemuxer {
                 Some(at) => self.seek_container(at).map_err(seek_error)?,
                 None => self.seek_file_start().map_err(seek_error)?,
             }
+            // Each landing point is read afresh: no restart to mend yet.
+            self.timeline.restart_reading(0);
             if let Some(packets) = self.scan_to_keyframe(ts)? {
                 self.pending = packets;
                 return Ok(());
@@ -376,10 +415,109 @@ impl FfmpegDemuxer {
                     // from the start (the decoder waits for a keyframe).
                     tracing::warn!("no keyframe at or before {target:?}; going to the start");
                     self.seek_file_start().map_err(seek_error)?;
+                    self.timeline.restart_reading(0);
                     return Ok(());
                 }
             };
         }
+    }
+
+    /// Whether the timestamps of a file whose format allows restarts go
+    /// back somewhere ahead of what was read: the first video decode
+    /// timestamps after `RESTART_SAMPLES` evenly spaced byte positions,
+    /// read once, at the first seek that needs to know.
+    fn restarts_ahead(&mut self) -> bool {
+        if !self.timeline.may_restart() || self.restarts_sampled {
+            return false;
+        }
+        self.restarts_sampled = true;
+        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len()) as i64;
+        let slack = duration_to_ts(Duration::from_millis(100), self.info.time_base);
+        let mut last: Option<i64> = None;
+        for sample in 0..RESTART_SAMPLES {
+            let position = size * sample / RESTART_SAMPLES;
+            let Some(dts) = self.first_video_dts_from(position) else {
+                continue;
+            };
+            if last.is_some_and(|l| dts.saturating_add(slack) < l) {
+                tracing::info!(
+                    "{}: timestamps go back near byte {position}: seeking by the keyframes read",
+                    self.path.display()
+                );
+                self.timeline.set_restarting();
+                return true;
+            }
+            last = Some(dts);
+        }
+        false
+    }
+
+    /// The file's own decode timestamp of the first video packet read from
+    /// byte `position` on.
+    fn first_video_dts_from(&mut self, position: i64) -> Option<i64> {
+        // SAFETY: the context is the open format context we own.
+        let ret = unsafe {
+            ffi::av_seek_frame(self.input.as_mut_ptr(), -1, position, ffi::AVSEEK_FLAG_BYTE)
+        };
+        if ret < 0 {
+            return None;
+        }
+        for _ in 0..RESTART_SAMPLE_PACKETS {
+            let mut packet = ff::Packet::empty();
+            match packet.read(&mut self.input) {
+                Ok(()) if packet.stream() == self.info.index => {
+                    if let Some(ts) = packet.dts().or(packet.pts()) {
+                        return Some(ts);
+                    }
+                }
+                Ok(()) | Err(ff::Error::InvalidData) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Seeks a file with restarts to the keyframe at or before mended `ts`:
+    /// from `mark` (a keyframe read before, at or before `ts`; `None`: the
+    /// file's start), reading on through any later restart; from the
+    /// file's start if reading from `mark` finds no keyframe at or before
+    /// `ts`.
+    fn seek_in_restarting_file(
+        &mut self,
+        mark: Option<KeyframeMark>,
+        ts: i64,
+    ) -> Result<(), String> {
+        if let Some(mark) = mark {
+            // SAFETY: the context is the open format context we own.
+            let ret = unsafe {
+                ffi::av_seek_frame(
+                    self.input.as_mut_ptr(),
+                    -1,
+                    mark.position,
+                    ffi::AVSEEK_FLAG_BYTE,
+                )
+            };
+            if ret >= 0 {
+                self.timeline.restart_reading(mark.offset);
+                if let Some(packets) = self.scan_to_keyframe(ts).map_err(|e| e.to_string())? {
+                    self.pending = packets;
+                    return Ok(());
+                }
+            }
+            tracing::debug!(
+                "no keyframe at or before {ts} from byte {}; reading from the start",
+                mark.position
+            );
+        }
+        self.seek_file_start()?;
+        self.timeline.restart_reading(0);
+        if let Some(packets) = self.scan_to_keyframe(ts).map_err(|e| e.to_string())? {
+            self.pending = packets;
+            return Ok(());
+        }
+        self.seek_file_start()?;
+        self.timeline.restart_reading(0);
+        Ok(())
     }
 
     /// Back to the first byte of the file, or as near as the container
@@ -464,6 +602,21 @@ impl FfmpegDemuxer {
         }
         Err(ff::Error::from(ret).to_string())
     }
+}
+
+/// Whether the file's format may restart its timestamps midway
+/// (libavformat's `AVFMT_TS_DISCONT`: MPEG-TS, MPEG-PS, FLV).
+fn may_restart_timestamps(input: &Input) -> bool {
+    // SAFETY: an open input context always has its input format set, which
+    // lives as long as libavformat.
+    let flags = unsafe {
+        let format = (*input.as_ptr()).iformat;
+        if format.is_null() {
+            return false;
+        }
+        (*format).flags
+    };
+    flags & ffi::AVFMT_TS_DISCONT != 0
 }
 
 /// `packet` rewritten to Annex-B where libavformat read it, if it could be

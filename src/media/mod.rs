@@ -10,6 +10,7 @@ mod packet_data;
 mod params;
 mod reader;
 mod stream_probe;
+mod timeline;
 
 use std::fmt;
 use std::path::PathBuf;

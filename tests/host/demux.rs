@@ -476,3 +476,89 @@ fn other_streams_are_listed_and_handed_out_when_enabled() {
         "audio before the keyframe after a seek"
     );
 }
+
+/// Two 2 s MPEG-TS segments (96x64 with B-frames, then 128x72 without)
+/// whose timestamps both start at the muxer's 1.4 s, joined by `cat` as
+/// recorded or switched broadcast segments are.
+fn restarting_ts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let mut joined = Vec::new();
+    for (n, (size, bframes)) in [("96x64", "2"), ("128x72", "0")].iter().enumerate() {
+        let part = dir.join(format!("restart_part{n}.ts"));
+        let status = Command::new("ffmpeg")
+            .args(["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!("testsrc2=size={size}:rate=30:duration=2"))
+            .args(["-c:v", "libx264", "-bf", bframes, "-g", "10"])
+            .arg(&part)
+            .status()
+            .expect("run ffmpeg");
+        assert!(status.success(), "making {}", part.display());
+        joined.extend(std::fs::read(&part).expect("read a segment"));
+    }
+    let path = dir.join("restart.ts");
+    std::fs::write(&path, joined).expect("write restart.ts");
+    path
+}
+
+#[test]
+fn timestamps_continue_across_a_restart_and_seeks_find_either_segment() {
+    let path = restarting_ts();
+    // The file's own timestamps go back at the junction.
+    let listed = ffprobe_packets(&path);
+    assert_eq!(listed.len(), 120, "{listed:?}");
+    assert!(listed[60].0 < listed[59].0, "no restart in {listed:?}");
+
+    let mut demuxer = Demuxer::open(&path).expect("open");
+    let info = demuxer.stream().clone();
+    let packets = all_packets(&mut demuxer);
+    assert_eq!(packets.len(), 120);
+    let pts: Vec<i64> = packets.iter().map(|p| p.pts.expect("pts")).collect();
+    let frame = 3000; // 1/30 s at 90 kHz
+                      // The second segment's first picture right after the first's last.
+    let first_end = pts[..60].iter().max().copied().unwrap_or_default() + frame;
+    assert!(packets[60].keyframe);
+    assert_eq!(pts[60], first_end, "{pts:?}");
+    let mut shown = pts.clone();
+    shown.sort_unstable();
+    shown.dedup();
+    assert_eq!(shown.len(), 120, "every picture its own pts: {pts:?}");
+    assert!(shown.windows(2).all(|w| w[1] - w[0] == frame), "{shown:?}");
+    for w in packets.windows(2) {
+        let (a, b) = (w[0].dts.expect("dts"), w[1].dts.expect("dts"));
+        assert!(b >= a, "decode timestamps go back: {a} then {b}");
+    }
+
+    // Seeks, in the second segment and back in the first (keyframes every
+    // 10 frames in each), on the continuous clock.
+    let keyframes: Vec<i64> = packets
+        .iter()
+        .filter(|p| p.keyframe)
+        .map(|p| p.pts.unwrap_or(0))
+        .collect();
+    let check = |demuxer: &mut Demuxer, offset_ms: u64| {
+        let target = info.start_time + Duration::from_millis(offset_ms);
+        demuxer.seek(target).expect("seek");
+        let packet = demuxer
+            .next_packet()
+            .expect("read")
+            .expect("a packet after seek");
+        let target_ts = duration_to_ts(target, info.time_base);
+        let expected = keyframes.iter().copied().filter(|&k| k <= target_ts).max();
+        assert!(packet.keyframe, "seek to {target:?}: not a keyframe");
+        assert_eq!(packet.pts, expected, "seek to {target:?}");
+    };
+    for offset_ms in [3100, 500, 2000, 3900, 100] {
+        check(&mut demuxer, offset_ms);
+    }
+    // Reading on after a seek into the second segment stays continuous.
+    check(&mut demuxer, 2400);
+    let rest = all_packets(&mut demuxer);
+    assert_eq!(rest.last().and_then(|p| p.pts), pts.last().copied());
+
+    // A fresh demuxer, nothing read yet: a seek must not take the second
+    // segment's timestamps for the first's (they repeat).
+    for offset_ms in [500, 1500, 1900, 2100, 2500, 3100, 3700] {
+        let mut fresh = Demuxer::open(&path).expect("open");
+        check(&mut fresh, offset_ms);
+    }
+}

@@ -262,14 +262,14 @@ rc_ts() {
 # H.264: the streams (no offset for the refs 4 -> 1 one) and refs
 # 1 -> 4 -> 1 with B-frames off, on, off.
 rc_ts rc_h264_up_bf2.ts 1 "288x160|$(x264 -profile:v main -bf 2 -g 30)" "400x224|$(x264 -profile:v main -bf 2 -g 30)"
-rc_ts rc_h264_down_refs.ts 0 "480x272|$(x264 -profile:v main -bf 3 -refs 4 -g 30)" "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)"
+KEEP_PARTS=1 rc_ts rc_h264_down_refs.ts 0 "480x272|$(x264 -profile:v main -bf 3 -refs 4 -g 30)" "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)"
 ff -i rc_h264_down_refs.ts -c copy rc_h264_down_refs.mkv
 rc_ts rc_h264_updown.ts 1 "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)" \
     "480x272|$(x264 -profile:v main -bf 3 -refs 4 -g 30)" "320x176|$(x264 -profile:v main -bf 0 -refs 1 -g 30)"
 # HEVC: sps_max_dec_pic_buffering changes with bframes and ref per segment.
 rc_ts rc_hevc_updown.ts 1 "320x240|$(x265 yuv420p bframes=0:ref=1:keyint=30)" \
     "480x272|$(x265 yuv420p bframes=4:b-pyramid=1:ref=3:keyint=30)" "256x144|$(x265 yuv420p bframes=2:ref=2:keyint=30)"
-rc_ts rc_hevc_up.ts 0 "256x144|$(x265 yuv420p bframes=0:ref=1:keyint=30)" "384x216|$(x265 yuv420p bframes=3:ref=3:keyint=30)"
+KEEP_PARTS=1 rc_ts rc_hevc_up.ts 0 "256x144|$(x265 yuv420p bframes=0:ref=1:keyint=30)" "384x216|$(x265 yuv420p bframes=3:ref=3:keyint=30)"
 rc_ts rc_hevc_down.ts 1 "480x272|$(x265 yuv420p bframes=4:b-pyramid=1:ref=4:keyint=30)" "320x176|$(x265 yuv420p bframes=0:ref=1:keyint=30)"
 # MPEG-2 (B pictures throughout), its segments kept.
 KEEP_PARTS=1 rc_ts rc_mpeg2_up.ts 1 "352x288|-c:v mpeg2video -b:v 800k -g 15 -bf 2" "480x320|-c:v mpeg2video -b:v 800k -g 15 -bf 2"

@@ -16,7 +16,7 @@
 //! machine are named, so elsewhere the list only shrinks. Which definition
 //! a symbol binds to is unchanged but for C++ template instances and inline
 //! functions that libstdc++-using libraries each carry (one definition
-//! rule: identical copies); BENCHMARKS.md has the figures.
+//! rule: identical copies); docs/benchmark-log.md has the figures.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -488,7 +488,7 @@ fn a_looping_playlist_keeps_memory_fds_and_buffers_flat() {
     // The first half of the loops (about a minute) warms up: RSS rose in
     // one or two steps of 2 to 8 MB within the first minute in most runs
     // (loops 2 to 7), then stayed within 0.2 % (for 20 minutes in the
-    // long soak, BENCHMARKS.md); on a faster, quieter machine, which drops
+    // long soak, docs/benchmark-log.md); on a faster, quieter machine, which drops
     // fewer frames as late, a step came after the first half (CI: +1.5 MB).
     let steady = &samples[samples.len() / 2..];
     let quarter = steady.len().div_ceil(4);

@@ -3,7 +3,7 @@
 //! as reel's own dependencies). With immediate binding every reference is
 //! resolved at start by walking the scope in order; FFmpeg's tree left
 //! libcrypto, libstdc++ and GLib 40 to 100 libraries deep, and the walk was
-//! most of reel's start-up instructions (BENCHMARKS.md).
+//! most of reel's start-up instructions (docs/benchmark-log.md).
 //!
 //! The ranking is taken from this machine's dynamic linker
 //! (`LD_DEBUG=bindings`), not from build.rs's list, so a change in FFmpeg's

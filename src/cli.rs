@@ -54,6 +54,10 @@ pub struct PlayArgs {
     #[arg(long, value_enum, default_value_t = Output::Wayland)]
     pub output: Output,
 
+    /// Write `--output framemd5` or `raw` to this file instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub output_file: Option<PathBuf>,
+
     /// Start in fullscreen.
     #[arg(long)]
     pub fullscreen: bool,
@@ -146,6 +150,11 @@ pub enum Output {
     Wayland,
     /// Per-frame MD5s in the format of `ffmpeg -f framemd5`, on stdout.
     Framemd5,
+    /// Every decoded picture in output order, planes packed in the
+    /// stream's own planar layout (yuv420p, yuv420p10le, ...), byte for
+    /// byte what `ffmpeg -f rawvideo` writes, on stdout (or --output-file).
+    /// Changes of size or layout are logged.
+    Raw,
     /// Decode as fast as possible and discard (benchmarks); under remote
     /// control (`--input-ipc-server`, `--control`, `--idle`) play in real
     /// time and discard, as mpv's `--vo=null` does.

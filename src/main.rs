@@ -67,7 +67,10 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
         device: args.device.clone(),
         // On screen, the negotiation's chooser says whether the pictures
         // go zero-copy; without one (wl_shm, --copy) they are copied.
-        cpu_reads_pictures: matches!(args.output, Output::Wayland | Output::Framemd5),
+        cpu_reads_pictures: matches!(
+            args.output,
+            Output::Wayland | Output::Framemd5 | Output::Raw
+        ),
         ..DecoderChoice::default()
     };
     if decoder.hwdec == Hwdec::No && decoder.device.is_some() {
@@ -78,21 +81,24 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
         .into());
     }
     let remote = args.input_ipc_server.is_some() || args.control.is_some() || args.idle;
+    if args.output_file.is_some() && !matches!(args.output, Output::Framemd5 | Output::Raw) {
+        return Err(Fatal::new(Exit::Usage, "--output-file needs --output framemd5 or raw").into());
+    }
     match args.output {
         Output::Wayland => player::run(player_options(args, decoder, false)),
         Output::Null if remote => player::run(player_options(args, decoder, true)),
-        Output::Framemd5 if remote => Err(Fatal::new(
+        Output::Framemd5 | Output::Raw if remote => Err(Fatal::new(
             Exit::Usage,
             "--input-ipc-server, --control and --idle need --output wayland or null",
         )
         .into()),
-        Output::Framemd5 | Output::Null => {
-            let sink = if args.output == Output::Framemd5 {
-                headless::Sink::Framemd5
-            } else {
-                headless::Sink::Null
+        Output::Framemd5 | Output::Raw | Output::Null => {
+            let sink = match args.output {
+                Output::Framemd5 => headless::Sink::Framemd5,
+                Output::Raw => headless::Sink::Raw,
+                _ => headless::Sink::Null,
             };
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut out = headless_output(args.output_file.as_deref())?;
             let mut outcome = Outcome::default();
             for (i, file) in args.files.iter().enumerate() {
                 let start = if i == 0 { args.start } else { None };
@@ -124,6 +130,22 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
             Ok(outcome)
         }
     }
+}
+
+/// Where a headless run writes: `--output-file`, else stdout.
+fn headless_output(
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<std::io::BufWriter<Box<dyn Write>>> {
+    let out: Box<dyn Write> = match file {
+        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| {
+            Fatal::new(
+                Exit::Usage,
+                format!("--output-file {}: {e}", path.display()),
+            )
+        })?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    Ok(std::io::BufWriter::new(out))
 }
 
 /// Interactive playback: in a window, or paced but shown nowhere (`headless`).

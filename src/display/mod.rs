@@ -1,5 +1,6 @@
-//! Presentation: the Wayland window, its buffers, and the framemd5 writer
-//! of headless runs (`player::headless`, which also has the `null` sink).
+//! Presentation: the Wayland window, its buffers, and the framemd5 and raw
+//! video writers of headless runs (`player::headless`, which also has the
+//! `null` sink).
 //!
 //! [`Display`] is a Wayland client (smithay-client-toolkit). A decoder's
 //! dmabuf frame is attached as it is (zero-copy, `imported.rs`: one
@@ -28,6 +29,7 @@ mod memory;
 mod overlay;
 pub mod pool;
 mod protocol;
+pub mod rawvideo;
 mod shm_convert;
 mod state;
 mod user_data;

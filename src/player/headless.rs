@@ -1,5 +1,6 @@
-//! Playback with no window: every frame to a checksum writer (`framemd5`)
-//! or nowhere (`null`), as fast as the decoder goes.
+//! Playback with no window: every frame to a checksum writer (`framemd5`),
+//! a raw video writer (`raw`) or nowhere (`null`), as fast as the decoder
+//! goes.
 
 use std::io::Write;
 use std::path::Path;
@@ -10,6 +11,7 @@ use anyhow::Result;
 use tracing::info;
 
 use crate::display::framemd5::Framemd5Writer;
+use crate::display::rawvideo::RawVideoWriter;
 use crate::frame::DecoderKind;
 
 use super::decoder_choice::DecoderChoice;
@@ -26,7 +28,33 @@ const FRAMES_HELD: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sink {
     Framemd5,
+    Raw,
     Null,
+}
+
+/// The writer a sink puts frames through.
+enum Writer<W: Write> {
+    Framemd5(Framemd5Writer<W>),
+    Raw(RawVideoWriter<W>),
+    Null,
+}
+
+impl<W: Write> Writer<W> {
+    fn write_frame(&mut self, frame: &crate::frame::Frame) -> std::io::Result<()> {
+        match self {
+            Self::Framemd5(w) => w.write_frame(frame),
+            Self::Raw(w) => w.write_frame(frame),
+            Self::Null => Ok(()),
+        }
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        match self {
+            Self::Framemd5(w) => w.finish().map(drop),
+            Self::Raw(w) => w.finish().map(drop),
+            Self::Null => Ok(()),
+        }
+    }
 }
 
 /// What one headless run did.
@@ -84,18 +112,20 @@ pub fn run_file(
     if let Some(position) = start {
         pipeline.seek(position, 0)?;
     }
-    let mut writer =
-        (sink == Sink::Framemd5).then(|| Framemd5Writer::new(&mut *out, pipeline.stream()));
+    let mut writer = match sink {
+        Sink::Framemd5 => Writer::Framemd5(Framemd5Writer::new(&mut *out, pipeline.stream())),
+        Sink::Raw => Writer::Raw(RawVideoWriter::new(
+            &mut *out,
+            pipeline.stream().pixel_format.clone(),
+        )),
+        Sink::Null => Writer::Null,
+    };
     let mut frames = 0u64;
     while let Some(frame) = pipeline.next_frame()? {
-        if let Some(writer) = writer.as_mut() {
-            writer.write_frame(&frame)?;
-        }
+        writer.write_frame(&frame)?;
         frames += 1;
     }
-    if let Some(writer) = writer {
-        writer.finish()?;
-    }
+    writer.finish()?;
     pipeline.settle();
     if frames == 0 {
         anyhow::bail!("no frame could be decoded");

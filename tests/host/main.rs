@@ -31,6 +31,7 @@ mod library_scope;
 mod mpeg2_headers;
 mod osd_weston;
 mod player_weston;
+mod raw_output;
 mod seek_exact;
 mod visl_trace_normaliser;
 mod vp8_headers;

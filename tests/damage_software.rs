@@ -1,11 +1,11 @@
 //! The damaged copies of every codec's source (`support::damage::SOURCES`:
 //! VP8, VP9, HEVC, MPEG-2, AV1), 200 each, through reel's software path
-//! (`--hwdec no`: FFmpeg's decoders) on the host, with the checks the guest
-//! suites make of their copies through visl: no panic, no hang (each run
+//! (`--hwdec no`: FFmpeg's decoders) on the host, with the checks the codec
+//! guest suite (tests/guest_codecs/) makes of its copies through visl: no panic, no hang (each run
 //! under a time limit), the exit status and error line README documents, a
 //! truncation reported, every picture from the first key frame after the
-//! damage on output; and the software decoder used. The guest suites run
-//! the first 24 of these copies through the V4L2 path; the bulk runs here,
+//! damage on output; and the software decoder used. The guest suite runs
+//! the first 24 of each codec's copies through the V4L2 path; the bulk runs here,
 //! where a run takes a tenth of a second rather than one or two under TCG.
 //!
 //! The runs go one per CPU at a time across the tests (`REEL_DAMAGE_JOBS`

@@ -323,7 +323,7 @@ fn av1_oracle_capture_is_complete() {
 /// The screen-content clip does what it was made for: a frame with intra
 /// block copy and no primary reference frame, whose loop filter GStreamer
 /// describes as setup_past_independence() leaves it (deltas enabled), the
-/// case reel's AV1 trace comparison (tests/guest_av1.rs) checks with it.
+/// case reel's AV1 trace comparison (tests/guest_codecs/) checks with it.
 #[test]
 fn av1_intrabc_clip_has_an_intra_block_copy_frame() {
     let frames = check(oracle::clip("av1_intrabc").expect("known clip"));

@@ -3,7 +3,8 @@
 //! frame flag the container and the frame tag agree on; per frame ffprobe
 //! outputs, the key frame flag and size of the next shown frame reel
 //! parses (hidden frames give no output). The full field-by-field check is
-//! tests/guest_vp8.rs, against GStreamer's parser through visl. Each clip
+//! tests/guest_codecs/ (the VP8 rows), against GStreamer's parser through
+//! visl. Each clip
 //! is also checked for the feature it was made to carry.
 
 use crate::support;

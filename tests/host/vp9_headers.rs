@@ -5,7 +5,7 @@
 //! splitting of the unsplit packets must give exactly those frames. Every
 //! frame's compressed header is read up to its padding, which must be zero
 //! (FFmpeg does not trace it; GStreamer's requests on visl are its oracle,
-//! tests/guest_vp9.rs). Each clip is also checked to have the feature it
+//! tests/guest_codecs/, the VP9 rows). Each clip is also checked to have the feature it
 //! was made for.
 
 use crate::support;

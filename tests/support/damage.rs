@@ -16,7 +16,7 @@
 //! given as the pts FFmpeg's framemd5 prints for those pictures.
 //!
 //! [`SOURCES`] defines each codec's source clip and damage once, for two
-//! users: the codec's guest suite (tests/guest_*.rs) runs the first
+//! users: the codec guest suite (tests/guest_codecs/) runs the first
 //! [`GUEST_COPIES`] copies through reel's V4L2 path on visl, and
 //! tests/damage_software.rs runs [`HOST_COPIES`] copies (the guest's among
 //! them: copy N is the same file for both) through reel's software path on
@@ -44,21 +44,24 @@ const REPORTED_TRUNCATION: Duration = Duration::from_millis(150);
 /// Seconds one damaged copy may take (an undamaged one: about one in the
 /// guest, a tenth of that on the host).
 pub const RUN_LIMIT_SECS: u32 = 30;
-/// How many damaged copies of its source each codec's guest suite runs
-/// through visl: the first of [`HOST_COPIES`], six of each [`Kind`]. Under
+/// How many damaged copies of its source the codec guest suite runs for
+/// each codec through visl: the first of [`HOST_COPIES`], six of each [`Kind`]. Under
 /// TCG a run takes 0.5-2.5 s, so these are for the V4L2 path's error
 /// handling; the bulk runs on the host.
 pub const GUEST_COPIES: usize = 24;
 /// How many damaged copies of each source tests/damage_software.rs runs
 /// through the software path on the host (a tenth of a second each).
 pub const HOST_COPIES: usize = 200;
-/// The guest's result directory of the damaged copies' runs.
-const GUEST_RESULTS: &str = "damage";
+/// The guest's result directory of a codec's damaged copies' runs (one
+/// boot runs every codec's).
+fn guest_results(label: &str) -> String {
+    format!("damage-{label}")
+}
 
 /// One codec's source of damaged copies.
 pub struct DamageSource {
-    /// The codec, as the suites name it (`guest-LABEL` is its guest suite's
-    /// directory under target/).
+    /// The codec, as the suites name it (its guest copies are in
+    /// target/guest-codecs/damaged-LABEL).
     pub label: &'static str,
     /// The source's file name under target/damage-sources (its extension
     /// picks the container).
@@ -216,15 +219,19 @@ pub trait RunOutputs {
 }
 
 /// The runs of [`DamageRuns::guest_call`] in a guest's results.
-struct GuestRuns<'a>(&'a GuestResult);
+struct GuestRuns<'a> {
+    result: &'a GuestResult,
+    label: &'a str,
+}
 
 impl RunOutputs for GuestRuns<'_> {
     fn read(&self, name: &str) -> Option<String> {
-        self.0.read_result(&format!("{GUEST_RESULTS}/{name}")).ok()
+        let path = format!("{}/{name}", guest_results(self.label));
+        self.result.read_result(&path).ok()
     }
 
     fn report(&self) -> String {
-        self.0.report()
+        self.result.report()
     }
 }
 
@@ -295,7 +302,7 @@ pub struct Plan {
 
 /// A second of 320x240 `testsrc2` at 30 fps encoded with `video_args`
 /// (codec and its options, key frame interval included) into `path`, made
-/// once with FFmpeg; the container follows the extension. A guest suite
+/// once with FFmpeg; the container follows the extension. The guest suite
 /// and the host test may make the same source at once: each encodes into
 /// a file of its own and the first to link it at `path` wins, so the file
 /// never changes once there (libvpx's VP8 packets differ from one encode
@@ -327,8 +334,8 @@ pub fn encoded_source(path: &Path, video_args: &[&str]) -> Result<PathBuf, Strin
 
 /// A codec's damaged copies and their checks: no panic, no hang, the
 /// exit status README documents, every picture from the first key frame
-/// after the damage on output. The runs go through reel's V4L2 path in a
-/// guest suite's boot ([`Self::guest_call`], [`Self::assert_recovered`])
+/// after the damage on output. The runs go through reel's V4L2 path in the
+/// codec guest suite's boot ([`Self::guest_call`], [`Self::assert_recovered`])
 /// or through its software path on the host ([`Self::run_on_host`],
 /// [`Self::assert_runs`]).
 pub struct DamageRuns {
@@ -356,13 +363,14 @@ impl DamageRuns {
         })
     }
 
-    /// The damaged copies of `spec`'s guest suite: [`GUEST_COPIES`] of
-    /// them, in target/guest-LABEL/damaged (the guest sees them there
-    /// too); panics (failing the suite) when they cannot be made.
+    /// The damaged copies the codec guest suite runs for `spec`:
+    /// [`GUEST_COPIES`] of them, in target/guest-codecs/damaged-LABEL (the
+    /// guest sees them there too); panics (failing the suite) when they
+    /// cannot be made.
     pub fn for_guest(spec: &'static DamageSource) -> Self {
         let dir = super::target_dir()
-            .join(format!("guest-{}", spec.label))
-            .join("damaged");
+            .join("guest-codecs")
+            .join(format!("damaged-{}", spec.label));
         Self::new(spec, GUEST_COPIES, &dir).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -378,7 +386,7 @@ impl DamageRuns {
     /// framemd5 -v`, each under [`RUN_LIMIT_SECS`].
     pub fn guest_call(&self) -> ScriptCall {
         ScriptCall::new("damage-runs.sh")
-            .arg(GUEST_RESULTS)
+            .arg(guest_results(self.label))
             .arg(self.dir())
             .arg(RUN_LIMIT_SECS.to_string())
             .arg(env!("CARGO_BIN_EXE_reel"))
@@ -393,7 +401,11 @@ impl DamageRuns {
     /// Checks every copy's run in the guest's results (the V4L2 decoder
     /// used); see [`Self::assert_runs`].
     pub fn assert_recovered(&self, result: &GuestResult) {
-        self.assert_runs(&GuestRuns(result), Decoder::V4l2Stateless);
+        let runs = GuestRuns {
+            result,
+            label: self.label,
+        };
+        self.assert_runs(&runs, Decoder::V4l2Stateless);
     }
 
     /// Runs `reel ARGS... FILE` on every copy as damage-runs.sh does in

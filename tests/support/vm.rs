@@ -275,10 +275,12 @@ impl GuestResult {
 pub enum GuestError {
     #[error("preparing the test bed failed (tests/vm/prepare.sh):\n{0}")]
     Prepare(String),
-    #[error("the guest timed out after {timeout:?}; console log:\n{console_log}")]
+    #[error("the guest timed out after {timeout:?} (run dir {}); console log:\n{console_log}", run_dir.display())]
     Timeout {
         timeout: Duration,
         console_log: String,
+        /// What the script had written by then is in its `out/`.
+        run_dir: PathBuf,
     },
     #[error("the guest did not run the command:\n{0}")]
     Start(String),
@@ -386,6 +388,7 @@ impl Guest {
                 return Err(GuestError::Timeout {
                     timeout: command.timeout,
                     console_log,
+                    run_dir,
                 })
             }
             _ => {

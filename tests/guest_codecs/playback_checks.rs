@@ -1,0 +1,200 @@
+//! The checks of reel's output, the same for every row or codec they
+//! apply to: framemd5 in display order and deterministic, exact seeks,
+//! zero-copy playback in weston, the damaged copies, `reel probe`; and
+//! every guest call's exit status.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::boot;
+use crate::failures::check_each;
+use crate::row_runs::{self, md5a_run, play_name, probe_run, seek_run};
+use crate::rows::{SeekExpects, CODECS, ROWS};
+use crate::support::{reel_output, reel_runs, weston_log};
+
+/// Every call of the boot ran to its end with exit status 0 (the runs'
+/// own statuses are in their `.rc`, checked by each check).
+#[test]
+fn every_guest_call_succeeded() {
+    let boot = boot::boot();
+    let statuses = boot::call_statuses(&boot.result);
+    let failed: Vec<String> = boot
+        .calls
+        .iter()
+        .filter_map(|name| match statuses.iter().find(|(n, _)| n == name) {
+            Some((_, status)) if status == "0" => None,
+            Some((_, status)) => Some(format!("{name}: exit status {status}")),
+            None => Some(format!("{name}: did not run to its end")),
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} guest calls failed:\n{}\n{}",
+        failed.len(),
+        boot.calls.len(),
+        failed.join("\n"),
+        boot.result.report()
+    );
+    boot.result.assert_success();
+}
+
+/// `--output framemd5` twice: FFmpeg's frame count (hidden frames decoded,
+/// not shown; frames shown again included), increasing pts, the same
+/// output twice.
+#[test]
+fn framemd5_has_every_shown_frame_in_order_and_is_deterministic() {
+    let result = boot::result();
+    let rows = ROWS.iter().filter(|r| r.framemd5);
+    check_each("framemd5 decodes", rows, |row| {
+        reel_runs::assert_framemd5_in_order_and_deterministic(result, row.name, &row.path());
+    });
+}
+
+/// FFmpeg's framemd5 pts of `clip`, and their time base.
+fn ffmpeg_pts(clip: &Path) -> (Vec<i64>, (i64, i64)) {
+    let output = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(clip)
+        .args(["-map", "0:v:0", "-f", "framemd5", "-"])
+        .output()
+        .unwrap_or_else(|e| panic!("ffmpeg: {e}"));
+    assert!(
+        output.status.success(),
+        "ffmpeg failed on {}",
+        clip.display()
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let pts = reel_runs::framemd5_lines(&text)
+        .iter()
+        .map(|l| l.0)
+        .collect();
+    (pts, reel_runs::framemd5_time_base(&text))
+}
+
+/// `--start` gives exactly the frames from the one showing at the target
+/// on: the decoder restarts at the key frame before it and the frames
+/// before the target are dropped.
+#[test]
+fn seeking_starts_at_the_frame_shown_at_the_target() {
+    let result = boot::result();
+    let rows = ROWS.iter().filter(|r| r.seek.is_some());
+    check_each("seeks", rows, |row| {
+        let seek = row.seek.expect("a seek row");
+        let (log, out) = reel_runs::successful(result, &seek_run(row));
+        let got = reel_runs::framemd5_lines(&out);
+        // The whole clip's frames, the time base of their pts.
+        let (all, (num, den)) = match seek.expects {
+            SeekExpects::ReelPts | SeekExpects::ReelFrames => {
+                let (_, full) = reel_runs::successful(result, &md5a_run(row));
+                (
+                    reel_runs::framemd5_lines(&full),
+                    reel_runs::framemd5_time_base(&full),
+                )
+            }
+            SeekExpects::FfmpegPts => {
+                let (pts, time_base) = ffmpeg_pts(&row.path());
+                assert_eq!(reel_runs::framemd5_time_base(&out), time_base, "{log}");
+                (
+                    pts.into_iter().map(|p| (p, String::new())).collect(),
+                    time_base,
+                )
+            }
+        };
+        let first = all.first().map(|l| l.0).expect("frames");
+        let target = first + (seek.seconds * den as f64 / num as f64).round() as i64;
+        let expected: Vec<&(i64, String)> = all.iter().filter(|l| l.0 >= target).collect();
+        assert!(!expected.is_empty());
+        if seek.expects == SeekExpects::ReelFrames {
+            // The same pictures too: decoding restarts at the key frame
+            // before the target (hidden frames included).
+            assert_eq!(got.iter().collect::<Vec<_>>(), expected, "{log}");
+        } else {
+            let pts = |lines: &[&(i64, String)]| lines.iter().map(|l| l.0).collect::<Vec<_>>();
+            assert_eq!(
+                pts(&got.iter().collect::<Vec<_>>()),
+                pts(&expected),
+                "{log}"
+            );
+        }
+    });
+}
+
+/// In weston 14 headless, looping and paused after a seek: every presented
+/// frame is visl's own CAPTURE buffer (zero-copy; frames shown again
+/// included), imported by weston with no protocol error.
+#[test]
+fn playback_in_weston_is_zero_copy() {
+    let result = boot::result();
+    let read = |name: &str| result.read_result(name).unwrap_or_default();
+    let rows = ROWS.iter().filter(|r| r.weston.is_some());
+    check_each("weston playbacks", rows, |row| {
+        let weston = row.weston.expect("a weston row");
+        for play in ["loop", "paused"].map(|p| format!("{}-{p}", play_name(row))) {
+            let log = read(&format!("{play}.log"));
+            let rc = read(&format!("{play}.rc"));
+            assert_eq!(rc.trim(), "0", "{play}: reel failed:\n{log}");
+            assert!(!log.contains("panicked"), "{play}:\n{log}");
+            let s =
+                reel_output::stats(&log).unwrap_or_else(|| panic!("{play}: no stats line:\n{log}"));
+            let presented = reel_output::number(&s, "presented");
+            assert!(presented > 0, "{play}: nothing presented: {s:?}");
+            assert_eq!(
+                reel_output::number(&s, "zero_copy_frames"),
+                presented,
+                "{play}: {s:?}"
+            );
+            assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{play}: {s:?}");
+            assert!(
+                log.contains("dmabuf negotiation: zero-copy: V4L2"),
+                "{play}: no zero-copy negotiation in reel's log"
+            );
+            let weston_log = read(&format!("weston-{play}.log"));
+            let imports = weston_log
+                .lines()
+                .filter(|l| l.contains("rq zwp_linux_buffer_params_v1") && l.contains(".add("))
+                .count();
+            assert!(imports > 0, "{play}: no dmabuf import in weston's log");
+            let errors = weston_log::protocol_errors(&weston_log);
+            assert!(errors.is_empty(), "{play}: protocol errors: {errors:#?}");
+        }
+        // The looping playback went on until reel logged what it waited
+        // for (AV1: hidden frames decoded, then shown again from their
+        // CAPTURE buffers).
+        if let Some(text) = weston.loop_until {
+            let log = read(&format!("{}-loop.log", play_name(row)));
+            assert!(
+                log.contains(text),
+                "no {text:?} in weston's playback:\n{log}"
+            );
+        }
+    });
+}
+
+/// 24 damaged copies of each codec's source (support::damage; all 200 go
+/// through the software path in tests/damage_software.rs): no panic, no
+/// hang, the exit status README documents, every picture from the first
+/// key frame (IRAP, I picture) after the damage on output.
+#[test]
+fn damaged_copies_recover_at_the_next_key_frame() {
+    let result = boot::result();
+    let codecs = CODECS.into_iter().filter(|c| c.has_damaged_copies());
+    check_each("damaged copies", codecs, |codec| {
+        let damaged = row_runs::damaged(*codec).expect("damaged copies");
+        damaged.assert_recovered(result);
+    });
+}
+
+/// `reel probe FILE` names the codec's decoder and what reel makes of it.
+#[test]
+fn probe_lists_each_decoder() {
+    let result = boot::result();
+    let codecs = CODECS.into_iter().filter(|c| c.probe().is_some());
+    check_each("probes", codecs, |codec| {
+        let probe = codec.probe().expect("a probe");
+        let (rc, log, out) = reel_runs::outcome(result, &probe_run(*codec));
+        assert_eq!(rc, 0, "{log}\n{out}");
+        for expected in probe.expected {
+            assert!(out.contains(expected), "probe lacks {expected:?}:\n{out}");
+        }
+    });
+}

@@ -7,7 +7,8 @@
 //! through vicodec's stateless decoder (tests/vm/guest/fwht-play.sh):
 //! - its framemd5 equals ffmpeg's framemd5 of the reference frames, from
 //!   the start and after a seek onto a P frame, also for a clip larger than
-//!   vicodec's default CAPTURE size;
+//!   vicodec's default CAPTURE size; its `--output raw` is the reference
+//!   decode itself, byte for byte (yuv420p, whichever CAPTURE layout);
 //! - in weston 14 headless every presented frame is vicodec's own CAPTURE
 //!   buffer (zero-copy, weston's protocol log shows the dmabuf imports);
 //! - the screenshot shows the reference frame (PSNR, and better than its
@@ -427,6 +428,28 @@ fn reel_decodes_every_frame_pixel_exact() {
             "{}: reel's framemd5 differs from the reference",
             clip.name
         );
+    }
+}
+
+#[test]
+fn raw_output_is_the_reference_decode() {
+    for clip in &CLIPS {
+        let log = read(&format!("{}.raw.log", clip.name));
+        assert_eq!(read(&format!("{}.raw.rc", clip.name)).trim(), "0", "{log}");
+        let ours = read_bytes(&runs().result_dir.join(format!("{}.raw", clip.name)));
+        let reference = read_bytes(&clip.media(".ref.yuv"));
+        assert_eq!(
+            ours.len(),
+            reference.len(),
+            "{}: raw output size",
+            clip.name
+        );
+        let frame = clip.frame_len();
+        let first = ours
+            .chunks(frame)
+            .zip(reference.chunks(frame))
+            .position(|(a, b)| a != b);
+        assert_eq!(first, None, "{}: first raw frame differing", clip.name);
     }
 }
 

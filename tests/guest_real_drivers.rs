@@ -122,6 +122,8 @@ const V4L2_FRAMEMD5: [&str; 4] = ["--hwdec", "v4l2", "--output", "framemd5"];
 
 const AUTO_FRAMEMD5: [&str; 4] = ["--hwdec", "auto", "--output", "framemd5"];
 
+const V4L2_RAW: [&str; 4] = ["--hwdec", "v4l2", "--output", "raw"];
+
 const V4L2_NULL: [&str; 4] = ["--hwdec", "v4l2", "--output", "null"];
 
 /// No reordering (decode order is display order), an IDR every 15 frames.
@@ -296,12 +298,14 @@ fn runs() -> &'static GuestResult {
             // CAPTURE in one tiled layout: cedrus's and hantro G2's.
             reload(&["capture_tiled=1"]),
             traced_decode("tiled-32l32", &V4L2_FRAMEMD5, &bframes),
+            traced_decode("tiled-32l32-raw", &V4L2_RAW, &bframes),
             reload(&["capture_tiled=2"]),
             traced_decode("tiled-4l4", &V4L2_FRAMEMD5, &bframes),
             // visl's defaults.
             reload(&[]),
             probe("default-probe"),
             traced_decode("clean-h264", &V4L2_FRAMEMD5, &bframes),
+            traced_decode("clean-h264-raw", &V4L2_RAW, &bframes),
             straced("sync-framemd5", &V4L2_FRAMEMD5, &bframes),
             straced(
                 "sync-null",
@@ -569,6 +573,30 @@ fn tiled_capture_layouts_are_detiled_into_the_linear_pictures() {
         assert!(log.contains(capture), "{name}: {capture}\n{log}");
         assert_eq!(reel_runs::framemd5_lines(&out), linear, "{name}\n{log}");
     }
+}
+
+#[test]
+fn raw_output_of_a_tiled_capture_is_the_linear_pictures_planar() {
+    // `--output raw` detiles NV12_32L32 and splits its CbCr plane: the
+    // bytes must be those of the run on visl's linear CAPTURE, yuv420p
+    // (320x240: 115200 bytes a picture) whatever layout visl used.
+    let raw = |name: &str| {
+        let (log, _) = reel_runs::successful(runs(), name);
+        let path = runs().result_dir.join(format!("{name}.out"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        (log, bytes)
+    };
+    let (_, linear) = raw("clean-h264-raw");
+    let frames = media::frame_count(&media::clip(ERROR_CLIP));
+    assert_eq!(linear.len(), frames * 320 * 240 * 3 / 2, "raw output size");
+    let (log, tiled) = raw("tiled-32l32-raw");
+    assert!(log.contains("CAPTURE NV12_32L32 320x256"), "{log}");
+    let first = tiled
+        .chunks(115_200)
+        .zip(linear.chunks(115_200))
+        .position(|(a, b)| a != b);
+    assert_eq!(tiled.len(), linear.len(), "tiled raw output size");
+    assert_eq!(first, None, "first raw picture differing");
 }
 
 #[test]

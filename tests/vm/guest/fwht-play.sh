@@ -3,6 +3,7 @@
 # vicodec's stateless decoder, for tests/guest_fwht.rs. In $REEL_RESULTS:
 # - NAME.md5 / NAME.md5.log: `reel --stats --hwdec v4l2 --output framemd5 FILE`;
 # - NAME-seek.md5 / .log: the same from START seconds on;
+# - NAME.raw / .raw.log / .raw.rc: `reel --hwdec v4l2 --output raw FILE`;
 # - two playbacks in weston 14 headless (GL renderer on llvmpipe, kiosk
 #   shell, an output of the clip's WIDTHxHEIGHT, protocol log on), each
 #   `reel --stats --hwdec v4l2 -vv` until a frame is presented, 2 s more,
@@ -33,6 +34,9 @@ rc=0
 "$reel" --stats --hwdec v4l2 --output framemd5 --start "$start" "$file" >"$R/$name-seek.md5" \
     2>"$R/$name-seek.md5.log" || rc=$?
 echo "$rc" >"$R/$name-seek.md5.rc"
+rc=0
+"$reel" --hwdec v4l2 --output raw --output-file "$R/$name.raw" "$file" 2>"$R/$name.raw.log" || rc=$?
+echo "$rc" >"$R/$name.raw.rc"
 [ "$playback" = play ] || exit 0
 
 XDG_RUNTIME_DIR=$(mktemp -d /dev/shm/xdg.XXXXXX)

@@ -94,8 +94,16 @@ if [ "$mode" != "--runtime" ]; then
         [ -x "$venv/bin/pip" ] || /usr/bin/python3 -m venv "$venv"
         "$venv/bin/pip" install -q "$pin"
     fi
+    # fluster, the decoder conformance framework, for the tests of
+    # packaging/fluster/reel_fluster.py (tests/host/fluster.rs).
+    fluster_venv=${REEL_FLUSTER_VENV:-$project/target/fluster-venv}
+    fluster_pin='fluster-conformance==0.8.0'
+    if ! "$fluster_venv/bin/pip" freeze 2>/dev/null | grep -qx "$fluster_pin"; then
+        [ -x "$fluster_venv/bin/pip" ] || /usr/bin/python3 -m venv "$fluster_venv"
+        "$fluster_venv/bin/pip" install -q "$fluster_pin"
+    fi
     if [ -n "${SUDO_UID:-}" ]; then
-        chown -R "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$venv"
+        chown -R "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$venv" "$fluster_venv"
     fi
 fi
 

@@ -191,6 +191,14 @@ fn the_package_installs_and_runs_in_a_clean_bookworm_root() {
     );
     verify_units(&root);
 
+    // The fluster decoders, for driver developers (README).
+    let fluster = root.join("usr/share/reel/fluster/reel_fluster.py");
+    assert_eq!(
+        std::fs::read(&fluster).unwrap_or_else(|e| panic!("{}: {e}", fluster.display())),
+        std::fs::read(project_dir().join("packaging/fluster/reel_fluster.py"))
+            .expect("read packaging/fluster/reel_fluster.py"),
+    );
+
     eprintln!(
         "package test: built in {:.1} s, lintian {:.1} s, root and install {:.1} s, all {:.1} s",
         built.as_secs_f64(),

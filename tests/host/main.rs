@@ -16,6 +16,7 @@ mod detile_gstreamer;
 mod display_convert;
 mod display_harness;
 mod display_weston;
+mod fluster;
 mod framemd5;
 mod h264_controls;
 mod h264_dpb_oracle;

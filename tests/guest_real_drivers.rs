@@ -57,6 +57,11 @@
 //! taken as it completes; slice by slice, with its last slice), nor maps
 //! any CAPTURE buffer (hashing maps each plane once, through its dmabuf).
 //!
+//! And fluster (packaging/fluster/reel_fluster.py) with `reel-v4l2-<codec>`
+//! on local suites of every codec (support::fluster): every vector runs to
+//! its end and is reported a wrong md5 (visl draws a test pattern), none
+//! timed out or failed to decode.
+//!
 //! Every run happens in one guest boot; each test checks its part.
 
 mod support;
@@ -66,6 +71,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use support::fluster;
 use support::media;
 use support::reel_output;
 use support::reel_runs::{self, traced_decode};
@@ -320,6 +326,16 @@ fn runs() -> &'static GuestResult {
                 &h264_slices,
             )
             .env("REEL_V4L2_H264_MODE", "slice"),
+            ScriptCall::new("fluster-run.sh")
+                .arg(fluster::venv_python())
+                .arg(support::project_dir().join("packaging/fluster/reel_fluster.py"))
+                .arg(env!("CARGO_BIN_EXE_reel"))
+                .arg(fluster_dir())
+                .args(
+                    fluster_suites()
+                        .iter()
+                        .map(|(suite, codec)| format!("{suite}:reel-v4l2-{codec}")),
+                ),
         ];
         let count = calls.len();
         let result = Guest::run(
@@ -332,6 +348,53 @@ fn runs() -> &'static GuestResult {
         result.assert_success();
         result
     })
+}
+
+/// Where the local fluster suites are (support::fluster), for the guest.
+fn fluster_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("fluster-visl")
+}
+
+/// The local fluster suites, (name, codec), written once.
+fn fluster_suites() -> &'static [(&'static str, &'static str)] {
+    static SUITES: OnceLock<Vec<(&str, &str)>> = OnceLock::new();
+    SUITES.get_or_init(|| {
+        let _ = std::fs::remove_dir_all(fluster_dir());
+        fluster::write_suites(&fluster_dir(), "")
+    })
+}
+
+#[test]
+fn fluster_runs_every_vector_through_visl_to_the_end() {
+    let mut failures = Vec::new();
+    for (suite, codec) in fluster_suites() {
+        let read = |suffix: &str| runs().read_result(&format!("fluster-{suite}{suffix}"));
+        let log = read(".log").unwrap_or_default();
+        let Ok(summary) = read(".md") else {
+            failures.push(format!("{suite}: no summary from fluster:\n{log}"));
+            continue;
+        };
+        let results = fluster::summary_results(&summary);
+        let vectors: Vec<&str> = fluster::VECTORS
+            .iter()
+            .filter(|v| v.0 == *suite)
+            .map(|v| fluster::vector_name(v.4))
+            .collect();
+        let names: Vec<&str> = results.iter().map(|(n, _)| n.as_str()).collect();
+        // Every vector decoded to its end through V4L2 and compared: a
+        // wrong md5 (visl's pattern), no timeout, no decoder failure.
+        if names != vectors || results.iter().any(|(_, verdict)| verdict != "KO") {
+            failures.push(format!(
+                "{suite} with reel-v4l2-{codec}: {results:?}, want every one of {vectors:?} KO:\n{log}"
+            ));
+        }
+        if read(".rc").unwrap_or_default().trim() != "1" {
+            failures.push(format!(
+                "{suite}: fluster's exit status is not 1 (failures)\n{log}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// (pictures traced, requests of each picture) of one run.

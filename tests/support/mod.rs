@@ -20,6 +20,8 @@
 //! - `mpv_ipc`: a client of mpv's JSON IPC and the player processes it drives.
 //! - `sound_server`: PipeWire with a null sink, recording what is played;
 //!   `pcm`: clips with sound, FFmpeg's decode of them and comparing PCM.
+//! - `fluster`: local conformance suites and fluster runs through
+//!   packaging/fluster/reel_fluster.py.
 
 // Every test binary compiles this whole tree but uses a different subset of
 // it; what one binary leaves unused is used by another.
@@ -27,6 +29,7 @@
 
 pub mod compositor;
 pub mod damage;
+pub mod fluster;
 pub mod h264;
 pub mod media;
 pub mod mpv_ipc;

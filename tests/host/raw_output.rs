@@ -48,29 +48,6 @@ fn reel_raw(path: &Path) -> (Vec<u8>, String) {
     (out.stdout, stderr)
 }
 
-fn ffmpeg_raw(path: &Path) -> Vec<u8> {
-    let out = Command::new("ffmpeg")
-        .args(["-nostdin", "-loglevel", "error", "-i"])
-        .arg(path)
-        .args([
-            "-autoscale",
-            "0",
-            "-fps_mode",
-            "passthrough",
-            "-f",
-            "rawvideo",
-            "-",
-        ])
-        .output()
-        .expect("run ffmpeg");
-    assert!(
-        out.status.success(),
-        "ffmpeg rawvideo of {}",
-        path.display()
-    );
-    out.stdout
-}
-
 /// Where the first difference is, for a failure message.
 fn first_difference(a: &[u8], b: &[u8]) -> String {
     match a.iter().zip(b).position(|(x, y)| x != y) {
@@ -104,7 +81,7 @@ fn raw_output_equals_ffmpegs_rawvideo_on_every_clip() {
             }
             continue;
         }
-        let ffmpeg = ffmpeg_raw(clip);
+        let ffmpeg = support::media::ffmpeg_rawvideo(clip);
         if reel != ffmpeg {
             failures.push(format!("{name}: {}", first_difference(&reel, &ffmpeg)));
         }
@@ -143,7 +120,7 @@ fn elementary_streams_are_read_as_conformance_vectors_come() {
             .expect("run ffmpeg");
         assert!(status.success(), "making {file}");
         let (reel, _) = reel_raw(&stream);
-        let ffmpeg = ffmpeg_raw(&stream);
+        let ffmpeg = support::media::ffmpeg_rawvideo(&stream);
         if reel.is_empty() || reel != ffmpeg {
             failures.push(format!("{file}: {}", first_difference(&reel, &ffmpeg)));
         }
@@ -164,7 +141,7 @@ fn output_file_takes_the_raw_stream_and_needs_a_writing_output() {
     assert!(status.success());
     assert_eq!(
         std::fs::read(&file).expect("read the output file"),
-        ffmpeg_raw(&clip)
+        support::media::ffmpeg_rawvideo(&clip)
     );
     let out = Command::new(env!("CARGO_BIN_EXE_reel"))
         .args(["--output", "null", "--output-file"])

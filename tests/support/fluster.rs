@@ -102,25 +102,6 @@ pub fn checked(what: &str, out: Output) -> Output {
     out
 }
 
-/// FFmpeg's md5 of the raw decode of `file`: fluster's result for it.
-fn ffmpeg_md5(file: &Path) -> String {
-    let out = Command::new("ffmpeg")
-        .args(["-nostdin", "-loglevel", "error", "-i"])
-        .arg(file)
-        .args([
-            "-autoscale",
-            "0",
-            "-fps_mode",
-            "passthrough",
-            "-f",
-            "rawvideo",
-            "-",
-        ])
-        .output()
-        .expect("run ffmpeg");
-    md5_of(&checked("ffmpeg rawvideo", out).stdout)
-}
-
 /// Writes the suites and their vectors under `dir` (suites/, resources/);
 /// `wrong` names a vector given a wrong result.
 pub fn write_suites(dir: &Path, wrong: &str) -> Vec<(&'static str, &'static str)> {
@@ -143,7 +124,7 @@ pub fn write_suites(dir: &Path, wrong: &str) -> Vec<(&'static str, &'static str)
         let result = if name == wrong {
             "0".repeat(32)
         } else {
-            ffmpeg_md5(&input)
+            md5_of(&super::media::ffmpeg_rawvideo(&input))
         };
         vectors.entry(suite).or_default().push(format!(
             r#"{{"name": "{name}", "source": "file://{}", "source_checksum": "{source}", "input_file": "{file}", "output_format": "{pix_fmt}", "result": "{result}"}}"#,

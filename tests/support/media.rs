@@ -71,6 +71,26 @@ pub fn clip(name: &str) -> PathBuf {
     path
 }
 
+/// FFmpeg's raw decode of `clip`: every decoded picture at its own size
+/// (`-autoscale 0 -fps_mode passthrough`), planes packed, as `-f rawvideo`
+/// writes them: what `reel --output raw` must write.
+pub fn ffmpeg_rawvideo(clip: &Path) -> Vec<u8> {
+    let out = Command::new("ffmpeg")
+        .args(["-nostdin", "-loglevel", "error", "-i"])
+        .arg(clip)
+        .args(["-autoscale", "0", "-fps_mode", "passthrough"])
+        .args(["-f", "rawvideo", "-"])
+        .output()
+        .expect("run ffmpeg");
+    assert!(
+        out.status.success(),
+        "ffmpeg rawvideo of {}: {}",
+        clip.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// One ffprobe column for the first video stream of `clip`: `entries` as
 /// `-show_entries` takes it (e.g. `frame=pts`), one value per line.
 pub fn ffprobe<T: std::str::FromStr>(clip: &Path, entries: &str) -> Vec<T> {

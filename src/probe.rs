@@ -9,12 +9,12 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::display::formats::{choose_dmabuf, device_name, AdvertisedFormats, Feedback};
+use crate::display::dmabuf_formats::{choose_dmabuf, device_name, AdvertisedFormats, Feedback};
 use crate::display::{Display, WindowOptions};
 use crate::fourcc::{fourcc_text, fourcc_text_distinct, modifier_name};
 use crate::media::{Codec, Demuxer};
 use crate::player::decoder_choice::{self, DecoderChoice, Plan};
-use crate::player::negotiation::Negotiator;
+use crate::player::negotiator::Negotiator;
 use crate::player::pipeline::{Pipeline, PipelineOptions};
 use crate::v4l2::discovery::{self, DecoderInfo};
 use crate::v4l2::registry;

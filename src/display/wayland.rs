@@ -22,7 +22,7 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1
 use super::aspect::{clamp_i32, display_size};
 use super::compositor_formats::CompositorFormats;
 use super::copy::copy_frame;
-use super::formats::{
+use super::dmabuf_formats::{
     choose_dmabuf, dmabuf_target, AdvertisedFormats, DmabufChoice, Feedback, FeedbackError,
 };
 use super::layout::BufferLayout;

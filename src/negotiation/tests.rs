@@ -4,7 +4,7 @@
 //! themselves against brute-force searches over generated inputs.
 
 use super::*;
-use crate::display::formats::{AdvertisedFormats, FeedbackBuilder, FeedbackError};
+use crate::display::dmabuf_formats::{AdvertisedFormats, FeedbackBuilder, FeedbackError};
 use crate::display::testutil::format_table_bytes as table_bytes;
 use crate::fourcc::{mod_broadcom_sand128, MOD_ALLWINNER_TILED};
 use crate::v4l2::formats::CAPTURE_FORMATS;

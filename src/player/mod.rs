@@ -10,8 +10,8 @@ pub mod frame_decoder;
 pub mod headless;
 pub mod ipc;
 mod ipc_target;
-pub mod negotiation;
-pub mod osd;
+pub mod negotiator;
+pub mod osd_feed;
 pub mod pipeline;
 pub mod screen;
 pub mod screenshot;
@@ -49,7 +49,7 @@ use screen::{NullScreen, Screen};
 
 use clock::{AvOffset, MediaClock};
 use commands::{parse_command, Command, SeekTarget, VolumeChange};
-use negotiation::{Negotiator, Renegotiated};
+use negotiator::{Negotiator, Renegotiated};
 use pipeline::{Pipeline, PipelineOptions};
 use source::{Frames, Request, Source, SourceEvent};
 use still::StillPicture;
@@ -189,7 +189,7 @@ struct Player {
     /// Damaged pictures over the run (the decode threads add to it).
     damage: Arc<DamageCounters>,
     quitting: bool,
-    osd: osd::Osd,
+    osd: osd_feed::Osd,
     /// The frame on screen, for screenshots (the compositor holds its
     /// buffer anyway while it shows it).
     on_screen: Option<Frame>,
@@ -359,7 +359,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         counters: Counters::default(),
         damage: Arc::default(),
         quitting: false,
-        osd: osd::Osd::new(options_osd_level),
+        osd: osd_feed::Osd::new(options_osd_level),
         on_screen: None,
         decoder_opened: None,
         codec_summary: String::new(),

@@ -39,7 +39,7 @@ pub(crate) mod testutil;
 
 pub use aspect::{display_size, fit, surface_size};
 pub use compositor_formats::{CompositorFormats, CompositorTranche};
-pub use copy::CopyError;
+pub use copy::{copy_targets, CopyError};
 pub use cursor::CURSOR_IDLE;
 pub use keys::Key;
 pub use layout::{BufferLayout, PlaneLayout};

@@ -22,9 +22,7 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1
 use super::aspect::{clamp_i32, display_size};
 use super::compositor_formats::CompositorFormats;
 use super::copy::copy_frame;
-use super::dmabuf_formats::{
-    choose_dmabuf, dmabuf_target, AdvertisedFormats, DmabufChoice, Feedback, FeedbackError,
-};
+use super::dmabuf_formats::{AdvertisedFormats, DmabufChoice, Feedback, FeedbackError};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
 use super::pool::{Acquire, PoolKey};
@@ -34,6 +32,7 @@ use super::user_data::{BufferData, NoEvents, ParamsData, PresentationData};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::fourcc::{fourcc_text, modifier_name, MOD_LINEAR};
 use crate::frame::{BufferId, DmabufFrame, Frame, FrameStorage};
+use crate::negotiation::{copy_target, CopyTarget};
 use crate::osd::OverlayImage;
 
 /// How long the compositor may take to answer a dmabuf import.
@@ -539,18 +538,32 @@ impl Display {
             self.note_shm("the compositor has no zwp_linux_dmabuf_v1".to_owned());
             return Route::Shm;
         }
-        match choose_dmabuf(frame.format, &self.state.advertised) {
-            Some(choice) => {
-                if dmabuf_target(frame.format) != Some(choice.fourcc) && !self.state.depth_reduced {
+        // Where the negotiation says a copied frame goes, from what the
+        // compositor takes now (less the pairs it refused).
+        let compositor = self
+            .compositor_formats()
+            .unwrap_or_else(|_| CompositorFormats::V3(self.state.advertised.clone()));
+        match copy_target(frame.format, &compositor) {
+            CopyTarget::Dmabuf {
+                drm_fourcc,
+                modifier,
+                bit_depth,
+                ..
+            } => {
+                let Ok(fourcc) = DrmFourcc::try_from(drm_fourcc) else {
+                    self.note_shm(format!("no DRM format {}", fourcc_text(drm_fourcc)));
+                    return Route::Shm;
+                };
+                if bit_depth < frame.format.bit_depth() && !self.state.depth_reduced {
                     info!(
                         "showing {} frames as 8-bit {:?}: the compositor takes no 10-bit format",
-                        frame.format, choice.fourcc
+                        frame.format, fourcc
                     );
                     self.state.depth_reduced = true;
                 }
-                Route::Dmabuf(choice)
+                Route::Dmabuf(DmabufChoice { fourcc, modifier })
             }
-            None => {
+            CopyTarget::Shm => {
                 self.note_shm(format!(
                     "the compositor takes no linear {} dmabuf",
                     frame.format

@@ -131,8 +131,9 @@ fn visl() -> DecoderInfo {
     let found = discovery::discover();
     found
         .decoders
-        .into_iter()
+        .iter()
         .find(|d| d.driver == "visl")
+        .cloned()
         .unwrap_or_else(|| panic!("visl not discovered"))
 }
 

@@ -136,7 +136,11 @@ pub fn open(
                 );
                 return Ok(Box::new(decoder));
             }
-            Err(e) => e,
+            Err(e) => {
+                // The device found may be gone or changed: look again next time.
+                discovery::forget();
+                e
+            }
         },
         Plan::Software(reason) => reason,
     };

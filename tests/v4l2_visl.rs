@@ -131,9 +131,8 @@ fn visl() -> DecoderInfo {
     let found = discovery::discover();
     found
         .decoders
-        .iter()
+        .into_iter()
         .find(|d| d.driver == "visl")
-        .cloned()
         .unwrap_or_else(|| panic!("visl not discovered"))
 }
 

@@ -8,7 +8,6 @@ use std::fmt;
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use tracing::{debug, warn};
 use v4l2r::bindings::{self, v4l2_frmsizeenum, v4l2_queryctrl, v4l2_querymenu};
@@ -267,47 +266,13 @@ impl Discovery {
     }
 }
 
-/// The last walk of `/dev`, kept for the process: the media nodes it saw
-/// (path and device number) and what it found.
-struct Walked {
-    media: Vec<(PathBuf, u64)>,
-    found: Arc<Discovery>,
+/// Walks `/dev/media*` and probes each decoder entity's video node.
+pub fn discover() -> Discovery {
+    discover_in(Path::new("/dev"))
 }
 
-static DISCOVERED: Mutex<Option<Walked>> = Mutex::new(None);
-
-/// Every decoder of `/dev/media*`, each decoder entity's video node probed.
-/// Walked once per process and kept while `/dev` lists the same media nodes
-/// (a device plugged in or removed changes the list) and the walk had no
-/// problem (a busy node is asked again); [`forget`] drops it.
-pub fn discover() -> Arc<Discovery> {
-    let dev = Path::new("/dev");
-    let media: Vec<(PathBuf, u64)> = media_nodes(dev)
-        .into_iter()
-        .map(|path| {
-            let rdev = std::fs::metadata(&path).map_or(0, |m| m.rdev());
-            (path, rdev)
-        })
-        .collect();
-    let mut cache = DISCOVERED.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(walked) = cache.as_ref().filter(|w| w.media == media) {
-        return walked.found.clone();
-    }
-    let found = Arc::new(discover_in(dev));
-    *cache = found.problems.is_empty().then(|| Walked {
-        media,
-        found: found.clone(),
-    });
-    found
-}
-
-/// Drops what [`discover`] keeps: a decoder it found failed to open (the
-/// device went away, or changed), so the next call walks `/dev` again.
-pub fn forget() {
-    *DISCOVERED.lock().unwrap_or_else(PoisonError::into_inner) = None;
-}
-
-fn media_nodes(dev: &Path) -> Vec<PathBuf> {
+/// The media nodes (`media*`) in `dev`, sorted: what [`discover`] walks.
+pub fn media_nodes(dev: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dev) else {
         return Vec::new();
     };

@@ -15,6 +15,7 @@
 mod aspect;
 mod compositor_formats;
 mod copy;
+mod copy_path;
 mod cursor;
 mod decorations;
 pub mod dmabuf_formats;

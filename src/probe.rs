@@ -9,12 +9,13 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::display::formats::{choose_dmabuf, device_name, AdvertisedFormats, Feedback};
-use crate::display::{Display, WindowOptions};
+use crate::display::dmabuf_formats::{device_name, AdvertisedFormats, Feedback};
+use crate::display::{CompositorFormats, Display, WindowOptions};
 use crate::fourcc::{fourcc_text, fourcc_text_distinct, modifier_name};
 use crate::media::{Codec, Demuxer};
+use crate::negotiation::{copy_target, CopyTarget};
 use crate::player::decoder_choice::{self, DecoderChoice, Plan};
-use crate::player::negotiation::Negotiator;
+use crate::player::negotiator::Negotiator;
 use crate::player::pipeline::{Pipeline, PipelineOptions};
 use crate::v4l2::discovery::{self, DecoderInfo};
 use crate::v4l2::registry;
@@ -47,21 +48,24 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
         app_id: "reel".into(),
         ..WindowOptions::default()
     });
-    let advertised = match &display {
-        Ok(display) => {
-            let formats = display.advertised_formats();
-            let version = display.dmabuf_version();
-            match display.dmabuf_feedback() {
-                Some(feedback) => feedback_section(&mut out, version, feedback),
-                None => formats_section(&mut out, version, formats),
+    // What the compositor takes, as the negotiation reads it.
+    let compositor =
+        match &display {
+            Ok(display) => {
+                let version = display.dmabuf_version();
+                match display.dmabuf_feedback() {
+                    Some(feedback) => feedback_section(&mut out, version, feedback),
+                    None => formats_section(&mut out, version, display.advertised_formats()),
+                }
+                Some(display.compositor_formats().unwrap_or_else(|_| {
+                    CompositorFormats::V3(display.advertised_formats().clone())
+                }))
             }
-            Some(formats)
-        }
-        Err(e) => {
-            let _ = writeln!(out, "  not available: {e}");
-            None
-        }
-    };
+            Err(e) => {
+                let _ = writeln!(out, "  not available: {e}");
+                None
+            }
+        };
 
     audio_section(&mut out);
 
@@ -101,19 +105,17 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
                 false
             }
         };
-        match (&display, advertised) {
+        match (&display, compositor) {
             (Ok(display), Some(_)) if presentation_by_v4l2 => {
                 let _ = writeln!(out, "  presentation: {}", v4l2_presentation(path, display));
             }
-            (_, Some(formats)) => {
-                let layout = crate::sw::display_format_for(stream);
-                let path = match layout.and_then(|f| choose_dmabuf(f, formats)) {
-                    Some(choice) => format!(
-                        "dmabuf {} {} (one CPU copy per frame)",
-                        choice.fourcc,
-                        modifier_name(choice.modifier)
+            (_, Some(compositor)) => {
+                let path = match crate::sw::display_format_for(stream) {
+                    Some(layout) => format!(
+                        "copy: {layout} -> {} (one CPU copy per frame)",
+                        copy_target(layout, &compositor)
                     ),
-                    None => "wl_shm XRGB8888 (converted by the CPU)".to_string(),
+                    None => format!("{} (converted by the CPU)", CopyTarget::Shm),
                 };
                 let _ = writeln!(out, "  presentation: {path}");
             }

@@ -22,7 +22,7 @@ use reel::fourcc::{fourcc, fourcc_text, MOD_LINEAR};
 use reel::frame::{DecoderKind, Frame, FrameStorage};
 use reel::negotiation::{CompositorFormats, CompositorTranche, Negotiation};
 use reel::player::decoder_choice::DecoderChoice;
-use reel::player::negotiation::{Negotiator, Renegotiated};
+use reel::player::negotiator::{Negotiator, Renegotiated};
 use reel::player::pipeline::{Pipeline, PipelineOptions};
 
 use support::{media, vm};

@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use reel::codec::bitstream::annexb::{nal_unit_ranges, nal_units};
-use reel::media::annexb::{AnnexBConverter, NalCodec};
+use reel::media::avcc::{AnnexBConverter, NalCodec};
 
 fuzz_target!(|data: &[u8]| {
     // Layout: [flags][extradata length][extradata...][packet...]

@@ -4,7 +4,7 @@
 //! is compared through it too (`feedback.rs`), independent of how its
 //! format table was indexed.
 
-use super::formats::{AdvertisedFormats, Feedback, FeedbackError};
+use super::dmabuf_formats::{AdvertisedFormats, Feedback, FeedbackError};
 
 /// One tranche with its format-table indices resolved.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -35,6 +35,22 @@ pub(crate) fn src_row(
         .ok_or(CopyError::ShortPlane { plane })
 }
 
+/// The DRM formats [`copy_frame`] writes a `format` frame into, best first:
+/// its own layout (10-bit planar repacked into P010), then the other 4:2:0
+/// layouts it converts into (8-bit, planar or semi-planar). The
+/// negotiation chooses among them (`negotiation::copy_target`).
+pub fn copy_targets(format: PixelFormat) -> &'static [DrmFourcc] {
+    use DrmFourcc::{Nv12, Yuv420, Yuv422, Yuv444, P010};
+    match format {
+        PixelFormat::Yuv420 => &[Yuv420, Nv12],
+        PixelFormat::Nv12 => &[Nv12, Yuv420],
+        PixelFormat::Yuv420p10 | PixelFormat::P010 => &[P010, Nv12, Yuv420],
+        PixelFormat::Yuv422 => &[Yuv422],
+        PixelFormat::Yuv444 => &[Yuv444],
+        PixelFormat::Gray8 => &[],
+    }
+}
+
 /// Copies `frame` into `dst`, which is laid out as `layout`.
 pub fn copy_frame(frame: &Frame, layout: &BufferLayout, dst: &mut [u8]) -> Result<(), CopyError> {
     if (frame.width, frame.height) != (layout.width, layout.height) {
@@ -53,9 +69,10 @@ pub fn copy_frame(frame: &Frame, layout: &BufferLayout, dst: &mut [u8]) -> Resul
     match (frame.format, layout.fourcc) {
         (f, to) if f.drm_fourcc() == Some(to) => copy_same(planes, layout, dst),
         (PixelFormat::Yuv420p10, DrmFourcc::P010) => repack_p010(planes, frame, layout, dst),
-        (PixelFormat::Yuv420p10 | PixelFormat::P010, DrmFourcc::Nv12) => {
-            reduce_to_nv12(planes, frame, layout, dst)
-        }
+        (
+            PixelFormat::Yuv420 | PixelFormat::Nv12 | PixelFormat::Yuv420p10 | PixelFormat::P010,
+            DrmFourcc::Nv12 | DrmFourcc::Yuv420,
+        ) => to_eight_bit_420(planes, frame, layout, dst),
         (from, to) => Err(CopyError::Unsupported { from, to }),
     }
 }
@@ -113,20 +130,34 @@ fn repack_p010(
     Ok(())
 }
 
-/// A 10-bit 4:2:0 frame (yuv420p10le or P010) to 8-bit NV12, rounding to
-/// the nearest 8-bit value, for compositors that take no 10-bit format.
-fn reduce_to_nv12(
+/// An 8- or 10-bit 4:2:0 frame (planar or semi-planar) into an 8-bit 4:2:0
+/// buffer, planar (YUV420) or semi-planar (NV12): the chroma planes
+/// interleaved or split, 10-bit samples rounded to the nearest 8-bit value
+/// (for compositors that take no 10-bit format).
+fn to_eight_bit_420(
     planes: &dyn CpuPlanes,
     frame: &Frame,
     layout: &BufferLayout,
     dst: &mut [u8],
 ) -> Result<(), CopyError> {
-    // Right-aligned 10-bit value of a little-endian sample.
-    let (shift, semi_planar) = match frame.format {
-        PixelFormat::P010 => (6, true),
-        _ => (0, false),
+    // Bytes per sample, the shift that right-aligns a sample, and whether
+    // Cb and Cr are interleaved in one plane.
+    let (sample, shift, semi_planar) = match frame.format {
+        PixelFormat::Yuv420 => (1, 0, false),
+        PixelFormat::Nv12 => (1, 0, true),
+        PixelFormat::Yuv420p10 => (2, 0, false),
+        PixelFormat::P010 => (2, 6, true),
+        from => {
+            return Err(CopyError::Unsupported {
+                from,
+                to: layout.fourcc,
+            })
+        }
     };
     let to8 = |s: &[u8]| -> u8 {
+        if sample == 1 {
+            return s[0];
+        }
         let v = u16::from_le_bytes([s[0], s[1]]) >> shift;
         ((v.min(1023) + 2) >> 2).min(255) as u8
     };
@@ -134,32 +165,43 @@ fn reduce_to_nv12(
     let luma = layout.planes[0];
     for r in 0..y_rows {
         let src = src_row(planes, 0, r, y_bytes)?;
-        let row = &mut dst[luma.offset + r * luma.stride..][..y_bytes / 2];
-        for (d, s) in row.iter_mut().zip(src.chunks_exact(2)) {
+        let row = &mut dst[luma.offset + r * luma.stride..][..y_bytes / sample];
+        for (d, s) in row.iter_mut().zip(src.chunks_exact(sample)) {
             *d = to8(s);
         }
     }
-    let chroma = layout.planes[1];
     let (c_bytes, c_rows) = frame.format.plane_extent(1, frame.width, frame.height);
+    // Cb (and as many Cr) samples in a row.
+    let count = if semi_planar { c_bytes / 2 } else { c_bytes } / sample;
     for r in 0..c_rows {
-        if semi_planar {
-            // P010's CbCr row is already interleaved.
-            let src = src_row(planes, 1, r, c_bytes)?;
-            let row = &mut dst[chroma.offset + r * chroma.stride..][..c_bytes / 2];
-            for (d, s) in row.iter_mut().zip(src.chunks_exact(2)) {
-                *d = to8(s);
+        let (cb_row, cr_row) = if semi_planar {
+            let both = src_row(planes, 1, r, c_bytes)?;
+            (both, both)
+        } else {
+            (
+                src_row(planes, 1, r, c_bytes)?,
+                src_row(planes, 2, r, c_bytes)?,
+            )
+        };
+        let (step, cr_at) = if semi_planar { (2, 1) } else { (1, 0) };
+        let cb = |i: usize| to8(&cb_row[i * step * sample..]);
+        let cr = |i: usize| to8(&cr_row[(i * step + cr_at) * sample..]);
+        if layout.fourcc == DrmFourcc::Nv12 {
+            let plane = layout.planes[1];
+            let row = &mut dst[plane.offset + r * plane.stride..][..count * 2];
+            for (i, d) in row.chunks_exact_mut(2).enumerate() {
+                d[0] = cb(i);
+                d[1] = cr(i);
             }
         } else {
-            let cb = src_row(planes, 1, r, c_bytes)?;
-            let cr = src_row(planes, 2, r, c_bytes)?;
-            let row = &mut dst[chroma.offset + r * chroma.stride..][..c_bytes];
-            for ((d, u), v) in row
-                .chunks_exact_mut(2)
-                .zip(cb.chunks_exact(2))
-                .zip(cr.chunks_exact(2))
-            {
-                d[0] = to8(u);
-                d[1] = to8(v);
+            for (plane, sample_of) in [
+                (layout.planes[1], &cb as &dyn Fn(usize) -> u8),
+                (layout.planes[2], &cr),
+            ] {
+                let row = &mut dst[plane.offset + r * plane.stride..][..count];
+                for (i, d) in row.iter_mut().enumerate() {
+                    *d = sample_of(i);
+                }
             }
         }
     }
@@ -322,6 +364,68 @@ mod tests {
             );
             assert_eq!(&dst[l.planes[1].offset..][..2], &[240, 17], "{}", f.format);
         }
+    }
+
+    #[test]
+    fn every_copy_target_is_written() {
+        for format in [
+            PixelFormat::Yuv420,
+            PixelFormat::Nv12,
+            PixelFormat::Yuv420p10,
+            PixelFormat::P010,
+            PixelFormat::Yuv422,
+            PixelFormat::Yuv444,
+        ] {
+            let (w, h) = (6, 4);
+            let planes = (0..if matches!(format, PixelFormat::Nv12 | PixelFormat::P010) {
+                2
+            } else {
+                3
+            })
+                .map(|p| {
+                    let (bytes, rows) = format.plane_extent(p, w, h);
+                    (vec![0x40; bytes * rows], bytes)
+                })
+                .collect();
+            let frame = frame_from_planes(format, w, h, planes);
+            for &to in copy_targets(format) {
+                let l = BufferLayout::new(to, w, h).unwrap();
+                let mut dst = vec![0u8; l.size];
+                assert_eq!(
+                    copy_frame(&frame, &l, &mut dst),
+                    Ok(()),
+                    "{format} -> {to:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn eight_bit_planar_and_semi_planar_convert_both_ways() {
+        // 2x2: one chroma sample pair.
+        let planar = frame_from_planes(
+            PixelFormat::Yuv420,
+            2,
+            2,
+            vec![(vec![1, 2, 3, 4], 2), (vec![100], 1), (vec![200], 1)],
+        );
+        let semi = frame_from_planes(
+            PixelFormat::Nv12,
+            2,
+            2,
+            vec![(vec![1, 2, 3, 4], 2), (vec![100, 200], 2)],
+        );
+        let nv12 = BufferLayout::new(DrmFourcc::Nv12, 2, 2).unwrap();
+        let mut dst = vec![0u8; nv12.size];
+        copy_frame(&planar, &nv12, &mut dst).unwrap();
+        assert_eq!(&dst[nv12.planes[1].offset..][..2], &[100, 200]);
+        assert_eq!(&dst[nv12.planes[0].stride..][..2], &[3, 4]);
+        let yu12 = BufferLayout::new(DrmFourcc::Yuv420, 2, 2).unwrap();
+        let mut dst = vec![0u8; yu12.size];
+        copy_frame(&semi, &yu12, &mut dst).unwrap();
+        assert_eq!(dst[yu12.planes[1].offset], 100);
+        assert_eq!(dst[yu12.planes[2].offset], 200);
+        assert_eq!(&dst[..2], &[1, 2]);
     }
 
     #[test]

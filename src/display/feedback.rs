@@ -9,7 +9,7 @@
 //! the same parameters) is not a change.
 
 use super::compositor_formats::CompositorFormats;
-use super::formats::{Feedback, FeedbackBuilder, FeedbackError};
+use super::dmabuf_formats::{Feedback, FeedbackBuilder, FeedbackError};
 
 /// Which feedback object a batch came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,10 +16,11 @@
 mod aspect;
 mod compositor_formats;
 mod copy;
+mod copy_path;
 mod cursor;
 mod decorations;
+pub mod dmabuf_formats;
 pub mod feedback;
-pub mod formats;
 pub mod framemd5;
 mod idle_inhibit;
 mod imported;
@@ -41,7 +42,7 @@ pub(crate) mod testutil;
 
 pub use aspect::{display_size, fit, surface_size};
 pub use compositor_formats::{CompositorFormats, CompositorTranche};
-pub use copy::CopyError;
+pub use copy::{copy_targets, CopyError};
 pub use cursor::CURSOR_IDLE;
 pub use keys::Key;
 pub use layout::{BufferLayout, PlaneLayout};

@@ -25,8 +25,8 @@ use wayland_protocols::wp::viewporter::client::{
 use super::aspect::{clamp_i32, surface_size};
 use super::cursor::{CursorPolicy, CursorRequest};
 use super::decorations;
+use super::dmabuf_formats::{device_name, AdvertisedFormats};
 use super::feedback::{FeedbackKind, FeedbackTracker, FeedbackUpdate};
-use super::formats::{device_name, AdvertisedFormats};
 use super::idle_inhibit::IdleInhibit;
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::layout::BufferLayout;

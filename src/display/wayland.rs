@@ -22,9 +22,8 @@ use wayland_protocols::wp::linux_dmabuf::zv1::client::zwp_linux_buffer_params_v1
 use super::aspect::{clamp_i32, display_size};
 use super::compositor_formats::CompositorFormats;
 use super::copy::copy_frame;
-use super::formats::{
-    choose_dmabuf, dmabuf_target, AdvertisedFormats, DmabufChoice, Feedback, FeedbackError,
-};
+use super::copy_path::Route;
+use super::dmabuf_formats::{AdvertisedFormats, DmabufChoice, Feedback, FeedbackError};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
 use super::pool::{Acquire, PoolKey};
@@ -39,19 +38,12 @@ use crate::osd::OverlayImage;
 /// How long the compositor may take to answer a dmabuf import.
 const IMPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Where a frame goes: a dmabuf of the chosen format, or XRGB8888 wl_shm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
-    Dmabuf(DmabufChoice),
-    Shm,
-}
-
 /// A Wayland window that shows frames. See the module documentation.
 pub struct Display {
     conn: Connection,
     queue: EventQueue<State>,
     qh: QueueHandle<State>,
-    state: State,
+    pub(super) state: State,
 }
 
 impl Display {
@@ -530,44 +522,6 @@ impl Display {
         Ok(self.state.import_result.take().flatten())
     }
 
-    fn choose_path(&mut self, frame: &Frame) -> Route {
-        if self.state.force_shm {
-            self.note_shm("forced by option".to_owned());
-            return Route::Shm;
-        }
-        if self.state.dmabuf.is_none() {
-            self.note_shm("the compositor has no zwp_linux_dmabuf_v1".to_owned());
-            return Route::Shm;
-        }
-        match choose_dmabuf(frame.format, &self.state.advertised) {
-            Some(choice) => {
-                if dmabuf_target(frame.format) != Some(choice.fourcc) && !self.state.depth_reduced {
-                    info!(
-                        "showing {} frames as 8-bit {:?}: the compositor takes no 10-bit format",
-                        frame.format, choice.fourcc
-                    );
-                    self.state.depth_reduced = true;
-                }
-                Route::Dmabuf(choice)
-            }
-            None => {
-                self.note_shm(format!(
-                    "the compositor takes no linear {} dmabuf",
-                    frame.format
-                ));
-                Route::Shm
-            }
-        }
-    }
-
-    /// Logs once why frames go through wl_shm.
-    fn note_shm(&mut self, reason: String) {
-        if self.state.shm_reason.as_deref() != Some(reason.as_str()) {
-            info!("presenting through wl_shm (XRGB8888): {reason}");
-            self.state.shm_reason = Some(reason);
-        }
-    }
-
     fn present_via(&mut self, frame: &Frame, path: Route) -> Result<(), DisplayError> {
         let key = match path {
             Route::Dmabuf(c) => PoolKey {
@@ -650,51 +604,6 @@ impl Display {
             }
         }
         self.flush()
-    }
-
-    /// How a copied frame reached the screen, and why it was copied.
-    fn describe_copy(&self, frame: &Frame, path: Route) -> String {
-        let (source, why) = match &frame.storage {
-            FrameStorage::Dmabuf(d) => (
-                format!("{}:{}", fourcc_text(d.fourcc), modifier_name(d.modifier)),
-                self.state.copy_reason.map(|r| r.to_string()),
-            ),
-            FrameStorage::Cpu(_) => (
-                frame.format.to_string(),
-                Some("decoded into memory".to_owned()),
-            ),
-        };
-        let into = match path {
-            Route::Dmabuf(c) => format!(
-                "a {}:{} dmabuf",
-                fourcc_text(c.fourcc as u32),
-                modifier_name(c.modifier)
-            ),
-            Route::Shm => "XRGB8888 wl_shm".to_owned(),
-        };
-        let why = match path {
-            Route::Shm => self.state.shm_reason.clone().or(why),
-            Route::Dmabuf(_) => why,
-        };
-        match why {
-            Some(why) => format!("{source} copied into {into} ({why})"),
-            None => format!("{source} copied into {into}"),
-        }
-    }
-
-    /// How the last frame reached the screen (format, modifier, zero-copy
-    /// or copied and why), for the OSD's stats page.
-    pub fn presentation_path(&self) -> Option<String> {
-        self.state.last_path.as_ref().map(|path| match path {
-            PresentedPath::ZeroCopy { fourcc, modifier } => {
-                format!(
-                    "{}:{} zero-copy",
-                    fourcc_text(*fourcc),
-                    modifier_name(*modifier)
-                )
-            }
-            PresentedPath::Copied(words) => words.clone(),
-        })
     }
 
     /// Attach, damage, set the viewport, ask for a frame callback, commit.

@@ -10,7 +10,7 @@ use ff::format::context::Input;
 use ff::packet::Mut;
 use ffmpeg_next as ff;
 
-use super::annexb::{AnnexBConverter, InPlace};
+use super::avcc::{AnnexBConverter, InPlace};
 use super::file_io::FileIo;
 use super::packet_data::PacketData;
 use super::stream_probe;

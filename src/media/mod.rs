@@ -1,7 +1,7 @@
 //! Demuxing with FFmpeg: stream selection, AVCC/HVCC to Annex-B, container
 //! seek; and raw FWHT streams, which FFmpeg cannot read.
 
-pub mod annexb;
+pub mod avcc;
 mod demuxer;
 mod ffmpeg_log;
 mod file_io;
@@ -21,7 +21,7 @@ use thiserror::Error;
 
 use crate::codec::bitstream::NalIndex;
 
-pub use annexb::{AnnexBConverter, BitstreamError, NalCodec};
+pub use avcc::{AnnexBConverter, BitstreamError, NalCodec};
 pub use packet_data::PacketData;
 pub(crate) use params::CodecParameters;
 pub use reader::Demuxer;

@@ -28,7 +28,7 @@ use ff::ffi;
 use ff::format::context::Input;
 use ffmpeg_next as ff;
 
-use super::annexb::AnnexBConverter;
+use super::avcc::AnnexBConverter;
 use super::NalCodec;
 use crate::codec::{h264, hevc};
 

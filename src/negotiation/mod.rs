@@ -35,7 +35,10 @@
 //! - no usable pair: [`Negotiation::Copy`], the CPU converts into a linear
 //!   buffer the compositor accepts (LINEAR, or the implicit modifier: a
 //!   buffer we allocate ourselves was never given an explicit modifier, so
-//!   importing it as implicit is allowed), or into wl_shm.
+//!   importing it as implicit is allowed), or into wl_shm: [`copy_target`],
+//!   the same rule the display follows for every copied frame (software
+//!   decoded ones too), so what is logged, shown on the OSD and printed by
+//!   `reel probe` is what runs.
 //!
 //! The caller logs the result ([`Negotiation::log`], at info level) once
 //! per change; [`renegotiate`] says when a feedback change matters.
@@ -62,14 +65,13 @@
 use std::fmt;
 
 pub use crate::display::{CompositorFormats, CompositorTranche};
-use crate::fourcc::{fourcc, fourcc_text, import_modifier, modifier_name, MOD_INVALID, MOD_LINEAR};
-use crate::frame::PixelFormat;
-use crate::v4l2::formats::{capture_format, CaptureFormat};
+use drm_fourcc::DrmFourcc;
 
-/// DRM fourccs the copy path writes (CPU-produced, linear layouts).
-const DRM_NV12: u32 = fourcc(b"NV12");
-const DRM_YUV420: u32 = fourcc(b"YU12");
-const DRM_P010: u32 = fourcc(b"P010");
+use crate::display::copy_targets;
+use crate::fourcc::{fourcc_text, import_modifier, modifier_name, MOD_INVALID, MOD_LINEAR};
+use crate::frame::PixelFormat;
+use crate::v4l2::detile::detiled_format;
+use crate::v4l2::formats::{capture_format, CaptureFormat};
 
 /// One CAPTURE format the decoder offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +139,26 @@ impl CopyTarget {
         match self {
             Self::Dmabuf { bit_depth, .. } => *bit_depth,
             Self::Shm => 8,
+        }
+    }
+}
+
+/// `NV12:LINEAR (tranche 0)`, or `wl_shm XRGB8888`.
+impl fmt::Display for CopyTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Dmabuf {
+                drm_fourcc,
+                modifier,
+                tranche,
+                ..
+            } => write!(
+                f,
+                "{}:{} (tranche {tranche})",
+                fourcc_text(*drm_fourcc),
+                modifier_name(*modifier)
+            ),
+            Self::Shm => f.write_str("wl_shm XRGB8888"),
         }
     }
 }
@@ -314,19 +336,6 @@ impl fmt::Display for Negotiation {
                 reason,
             } => {
                 let from = decoder_format.map_or("none".to_owned(), |d| fourcc_text(d.v4l2_fourcc));
-                let to = match target {
-                    CopyTarget::Dmabuf {
-                        drm_fourcc,
-                        modifier,
-                        tranche,
-                        ..
-                    } => format!(
-                        "{}:{} (tranche {tranche})",
-                        fourcc_text(*drm_fourcc),
-                        modifier_name(*modifier)
-                    ),
-                    CopyTarget::Shm => "wl_shm XRGB8888".to_owned(),
-                };
                 let depth = match decoder_format {
                     Some(d) if target.bit_depth() < d.bit_depth => format!(
                         "; {}-bit output shown at {} bits",
@@ -335,7 +344,7 @@ impl fmt::Display for Negotiation {
                     ),
                     _ => String::new(),
                 };
-                write!(f, "copy: V4L2 {from} -> {to}: {reason}{depth}")
+                write!(f, "copy: V4L2 {from} -> {target}: {reason}{depth}")
             }
         }
     }
@@ -382,7 +391,10 @@ pub fn negotiate(
     }
 
     let decoder_format = copy_source(decoder, stream_bit_depth);
-    let target = decoder_format.map_or(CopyTarget::Shm, |d| copy_target(&d, &tranches));
+    let target = decoder_format
+        .as_ref()
+        .and_then(cpu_layout)
+        .map_or(CopyTarget::Shm, |layout| copy_target(layout, compositor));
     Negotiation::Copy {
         decoder_format,
         target,
@@ -422,32 +434,32 @@ fn copy_source(decoder: &[DecoderFormat], stream_bit_depth: u32) -> Option<Decod
         .map(|(_, d)| *d)
 }
 
-/// Where the CPU writes: the deepest layout the compositor takes as a linear
-/// (or implicit) buffer, tranche order among equals, LINEAR before implicit
-/// inside a tranche; wl_shm when none.
-fn copy_target(source: &DecoderFormat, tranches: &[CompositorTranche]) -> CopyTarget {
-    let mut tiers: Vec<(u32, Vec<u32>)> = Vec::new();
-    let same = source.drm_fourcc;
-    if source.bit_depth >= 10 {
-        let mut deep = vec![DRM_P010];
-        deep.extend(same.filter(|&f| f != DRM_P010));
-        tiers.push((10, deep));
-    }
-    let mut shallow = Vec::new();
-    if source.bit_depth < 10 {
-        shallow.extend(same);
-    }
-    for f in [DRM_NV12, DRM_YUV420] {
-        if !shallow.contains(&f) {
-            shallow.push(f);
-        }
-    }
-    tiers.push((8, shallow));
-
-    for (bit_depth, fourccs) in tiers {
+/// Where the CPU copy writes a frame of `layout` (the frame's own, as it
+/// reaches the display: a software decoder's, or a V4L2 CAPTURE format's
+/// as the CPU reads it): of the layouts the copy writes
+/// (`display::copy_targets`), the deepest the compositor takes as a
+/// linear (or implicit) buffer; tranche order among equals, then LINEAR
+/// before implicit, then the copy's order; wl_shm when none.
+///
+/// The one rule for the copy path: the display presents every copied frame
+/// where this says, the negotiation reports it for the V4L2 decoder, and
+/// `reel probe` for a file.
+pub fn copy_target(layout: PixelFormat, compositor: &CompositorFormats) -> CopyTarget {
+    let tranches = compositor.tranches();
+    let targets = copy_targets(layout);
+    let depth = |f: &DrmFourcc| if *f == DrmFourcc::P010 { 10 } else { 8 };
+    let mut depths: Vec<u32> = targets.iter().map(depth).collect();
+    depths.sort_unstable_by(|a, b| b.cmp(a));
+    depths.dedup();
+    for bit_depth in depths {
+        let tier: Vec<u32> = targets
+            .iter()
+            .filter(|f| depth(f) == bit_depth)
+            .map(|&f| f as u32)
+            .collect();
         for (index, tranche) in tranches.iter().enumerate() {
             for modifier in [MOD_LINEAR, MOD_INVALID] {
-                if let Some(&drm_fourcc) = fourccs
+                if let Some(&drm_fourcc) = tier
                     .iter()
                     .find(|&&f| tranche.pairs.contains(&(f, modifier)))
                 {
@@ -462,6 +474,14 @@ fn copy_target(source: &DecoderFormat, tranches: &[CompositorTranche]) -> CopyTa
         }
     }
     CopyTarget::Shm
+}
+
+/// The layout the CPU reads a CAPTURE format in: its own when linear, else
+/// the one detiling makes of it.
+fn cpu_layout(format: &DecoderFormat) -> Option<PixelFormat> {
+    format
+        .cpu_layout
+        .or_else(|| detiled_format(format.v4l2_fourcc))
 }
 
 /// The first reason that explains why no pair was found.

@@ -4,9 +4,9 @@
 //! themselves against brute-force searches over generated inputs.
 
 use super::*;
-use crate::display::formats::{AdvertisedFormats, FeedbackBuilder, FeedbackError};
+use crate::display::dmabuf_formats::{AdvertisedFormats, FeedbackBuilder, FeedbackError};
 use crate::display::testutil::format_table_bytes as table_bytes;
-use crate::fourcc::{mod_broadcom_sand128, MOD_ALLWINNER_TILED};
+use crate::fourcc::{fourcc, mod_broadcom_sand128, MOD_ALLWINNER_TILED};
 use crate::v4l2::formats::CAPTURE_FORMATS;
 
 const NV12: u32 = fourcc(b"NV12");
@@ -207,12 +207,13 @@ fn implicit_and_explicit_are_never_mixed() {
         false,
         &[(NV12, MOD_LINEAR), (NV12, AMD_TILED)],
     )]);
+    // (Its driver-private layout is no CPU can read: no copy target.)
     let d = implicit_dec(b"XN12", NV12, 8);
     assert_eq!(
         negotiate(&[d], &c, 8),
         Negotiation::Copy {
             decoder_format: Some(d),
-            target: linear_target(NV12, 0, 8),
+            target: CopyTarget::Shm,
             reason: NoSharedFormat::ImplicitExplicitMix { drm_fourcc: NV12 },
         }
     );
@@ -628,3 +629,86 @@ fn decoder_formats_come_from_the_v4l2_table() {
 
 /// The property test: the rules checked against brute-force searches.
 mod property;
+
+/// v3 formats of `pairs`, as a compositor without feedback lists them.
+fn v3(pairs: &[(u32, u64)]) -> CompositorFormats {
+    let mut formats = AdvertisedFormats::new();
+    for &(f, m) in pairs {
+        formats.add(f, m);
+    }
+    CompositorFormats::V3(formats)
+}
+
+fn copied_to(layout: PixelFormat, compositor: &CompositorFormats) -> Option<(u32, u64)> {
+    match copy_target(layout, compositor) {
+        CopyTarget::Dmabuf {
+            drm_fourcc,
+            modifier,
+            ..
+        } => Some((drm_fourcc, modifier)),
+        CopyTarget::Shm => None,
+    }
+}
+
+#[test]
+fn a_copy_goes_to_linear_before_implicit() {
+    let both = v3(&[(NV12, MOD_INVALID), (NV12, MOD_LINEAR)]);
+    assert_eq!(
+        copied_to(PixelFormat::Nv12, &both),
+        Some((NV12, MOD_LINEAR))
+    );
+    // Implicit when it is the only one.
+    let implicit = v3(&[(YU12, MOD_INVALID)]);
+    assert_eq!(
+        copied_to(PixelFormat::Yuv420, &implicit),
+        Some((YU12, MOD_INVALID))
+    );
+}
+
+#[test]
+fn a_copy_keeps_the_frames_layout_then_converts_or_goes_to_shm() {
+    let c = v3(&[(NV12, AMD_TILED), (YU12, MOD_LINEAR)]);
+    // A tiled NV12 is no layout the CPU writes: the planar 4:2:0 one.
+    assert_eq!(copied_to(PixelFormat::Nv12, &c), Some((YU12, MOD_LINEAR)));
+    assert_eq!(copied_to(PixelFormat::P010, &c), Some((YU12, MOD_LINEAR)));
+    // No conversion for 4:2:2, none for grey, nothing listed: wl_shm.
+    assert_eq!(copied_to(PixelFormat::Yuv422, &c), None);
+    assert_eq!(copied_to(PixelFormat::Gray8, &c), None);
+    assert_eq!(copied_to(PixelFormat::Yuv420, &v3(&[])), None);
+}
+
+#[test]
+fn a_refused_pair_leaves_the_next_copy_target() {
+    let c = v3(&[(NV12, MOD_LINEAR), (NV12, MOD_INVALID)]);
+    let c = c.without(&[(NV12, MOD_LINEAR)]);
+    assert_eq!(copied_to(PixelFormat::Nv12, &c), Some((NV12, MOD_INVALID)));
+    let c = c.without(&[(NV12, MOD_INVALID)]);
+    assert_eq!(copied_to(PixelFormat::Nv12, &c), None);
+}
+
+#[test]
+fn a_ten_bit_copy_stays_ten_bit_where_it_can() {
+    let c = v3(&[(NV12, MOD_LINEAR), (P010, MOD_LINEAR)]);
+    assert_eq!(
+        copy_target(PixelFormat::Yuv420p10, &c),
+        CopyTarget::Dmabuf {
+            drm_fourcc: P010,
+            modifier: MOD_LINEAR,
+            tranche: 0,
+            bit_depth: 10
+        }
+    );
+    // A deeper target in a later tranche wins over a shallower one first.
+    let c = comp(vec![
+        tranche(true, &[(NV12, MOD_LINEAR)]),
+        tranche(false, &[(P010, MOD_LINEAR)]),
+    ]);
+    assert_eq!(
+        copy_target(PixelFormat::P010, &c),
+        linear_target(P010, 1, 10)
+    );
+    assert_eq!(
+        copy_target(PixelFormat::P010, &c).to_string(),
+        "P010:LINEAR (tranche 1)"
+    );
+}

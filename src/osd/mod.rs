@@ -2,7 +2,7 @@
 //! drawn (`raster.rs`: an ARGB8888 image of text on a backdrop, with a
 //! font found by `font.rs`). The display shows the image on its own
 //! subsurface above the video, so the video surface keeps the decoder's
-//! buffers; the player decides when (`player::osd`).
+//! buffers; the player decides when (`player::osd_feed`).
 
 pub mod font;
 pub mod raster;

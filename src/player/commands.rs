@@ -1,9 +1,20 @@
 //! What a user can ask of a playing reel, from the keyboard or the control
-//! socket, and the text form the control socket speaks.
+//! socket, the text form the control socket speaks, the key table, and the
+//! player doing what was asked.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use tracing::{debug, warn};
+
+use super::control;
+use super::ipc::events::{EndReason, PlayerEvent};
+use super::Player;
+use crate::audio::volume;
+use crate::display::Key;
 use crate::osd::OsdLevel;
+
+/// Step back by this much when the frame's duration is unknown.
+const FALLBACK_FRAME_DURATION: Duration = Duration::from_millis(40);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SeekTarget {
@@ -156,6 +167,146 @@ pub fn parse_time(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|_| bad())
 }
 
+impl Player {
+    pub(super) fn execute(&mut self, command: Command) {
+        debug!(?command, "command");
+        let shows_on_osd = matches!(
+            command,
+            Command::TogglePause
+                | Command::Pause
+                | Command::Resume
+                | Command::Seek(_)
+                | Command::StepForward
+                | Command::StepBackward
+        );
+        if shows_on_osd && self.playlist.loaded.is_some() {
+            self.osd.event(Instant::now(), false);
+        }
+        match command {
+            Command::TogglePause => self.set_paused(!self.transport.paused),
+            Command::Pause => self.set_paused(true),
+            Command::Resume => self.set_paused(false),
+            Command::Seek(target) => {
+                // From a seek in flight, relative seeks count from its target.
+                let from = self
+                    .transport
+                    .seek_target
+                    .unwrap_or_else(|| self.transport.position());
+                self.seek_to(target.resolve(from));
+                self.announce_seek();
+            }
+            Command::StepForward => {
+                self.set_paused(true);
+                if self.transport.preroll {
+                    self.transport.pending_steps += 1;
+                } else if self.transport.next.is_some() || !self.transport.ended {
+                    self.transport.preroll = true;
+                }
+            }
+            Command::StepBackward => {
+                self.set_paused(true);
+                if let Some(shown) = self.transport.shown {
+                    let step = if shown.duration.is_zero() {
+                        FALLBACK_FRAME_DURATION
+                    } else {
+                        shown.duration
+                    };
+                    self.seek_to(SeekTarget::Backward(step).resolve(shown.position));
+                    self.announce_seek();
+                }
+            }
+            Command::ToggleFullscreen => {
+                let on = !self.display.is_fullscreen();
+                self.display.set_fullscreen(on);
+            }
+            Command::SetFullscreen(on) => self.display.set_fullscreen(on),
+            Command::NextFile | Command::PreviousFile if self.playlist.is_empty() => {}
+            Command::NextFile => {
+                let next = (self.playlist.index + 1) % self.playlist.len();
+                self.open_file(next, None, EndReason::Stop);
+            }
+            Command::PreviousFile => {
+                let count = self.playlist.len();
+                self.open_file(
+                    (self.playlist.index + count - 1) % count,
+                    None,
+                    EndReason::Stop,
+                );
+            }
+            Command::ToggleOsdStatus => self.osd.toggle_status(),
+            Command::ToggleStats => self.osd.toggle_stats(),
+            Command::SetOsdLevel(level) => self.osd.set_level(level),
+            Command::Screenshot => {
+                if let Err(e) = self.screenshot(None) {
+                    warn!("screenshot: {e:#}");
+                }
+            }
+            Command::Volume(change) => self.change_volume(Some(change), None),
+            Command::Mute(mute) => self.change_volume(None, Some(mute)),
+            Command::Status => {}
+            Command::Quit => self.quit(),
+        }
+        self.pump();
+    }
+
+    /// A seek was asked for: `seek` now, `playback-restart` when it lands.
+    pub(super) fn announce_seek(&mut self) {
+        if self.source.is_some() {
+            self.transport.announce_restart = true;
+            self.emit(PlayerEvent::Seek);
+        }
+    }
+}
+
+impl control::CommandTarget for Player {
+    fn control(&mut self, line: &str) -> String {
+        match parse_command(line) {
+            Ok(Command::Status) => self.status(),
+            Ok(Command::Screenshot) => match self.screenshot(None) {
+                Ok(path) => format!("ok {}", path.display()),
+                Err(e) => {
+                    warn!("screenshot: {e:#}");
+                    format!("error: {e:#}")
+                }
+            },
+            Ok(command) => {
+                self.execute(command);
+                "ok".to_string()
+            }
+            Err(e) => {
+                warn!("control: {e}");
+                format!("error: {e}")
+            }
+        }
+    }
+}
+
+/// The keys, as the README lists them.
+pub(super) fn key_command(key: Key) -> Option<Command> {
+    let five = Duration::from_secs(5);
+    let minute = Duration::from_secs(60);
+    Some(match key {
+        Key::Space => Command::TogglePause,
+        Key::Left => Command::Seek(SeekTarget::Backward(five)),
+        Key::Right => Command::Seek(SeekTarget::Forward(five)),
+        Key::Up => Command::Seek(SeekTarget::Backward(minute)),
+        Key::Down => Command::Seek(SeekTarget::Forward(minute)),
+        Key::PageUp => Command::PreviousFile,
+        Key::PageDown => Command::NextFile,
+        Key::Escape | Key::Char('q') => Command::Quit,
+        Key::Char('f') => Command::ToggleFullscreen,
+        Key::Char('.') => Command::StepForward,
+        Key::Char(',') => Command::StepBackward,
+        Key::Char('o') => Command::ToggleOsdStatus,
+        Key::Char('i') => Command::ToggleStats,
+        Key::Char('s') => Command::Screenshot,
+        Key::Char('9') => Command::Volume(VolumeChange::By(-volume::KEY_STEP)),
+        Key::Char('0') => Command::Volume(VolumeChange::By(volume::KEY_STEP)),
+        Key::Char('m') => Command::Mute(None),
+        Key::Char(_) => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +381,18 @@ mod tests {
             SeekTarget::Forward(Duration::from_secs(5)).resolve(at),
             Duration::from_secs(8)
         );
+    }
+
+    #[test]
+    fn volume_keys_as_mpv() {
+        assert_eq!(
+            key_command(Key::Char('9')),
+            Some(Command::Volume(VolumeChange::By(-2.0)))
+        );
+        assert_eq!(
+            key_command(Key::Char('0')),
+            Some(Command::Volume(VolumeChange::By(2.0)))
+        );
+        assert_eq!(key_command(Key::Char('m')), Some(Command::Mute(None)));
     }
 }

@@ -2,8 +2,9 @@
 //! stream (discovered, or the node named with `--device`), else libavcodec,
 //! as `--hwdec` allows.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{bail, Context, Result};
 use tracing::info;
@@ -13,7 +14,7 @@ use crate::import_retirement::ImportRetirement;
 use crate::media::VideoStreamInfo;
 use crate::sw::{SwDecoder, SwOptions};
 use crate::v4l2::decoder::{OpenOptions, V4l2Decoder};
-use crate::v4l2::discovery::{self, DecoderInfo};
+use crate::v4l2::discovery::{self, DecoderInfo, Discovery};
 use crate::v4l2::registry::{self, CodecEntry};
 use crate::v4l2::session::CaptureChooser;
 
@@ -84,6 +85,46 @@ pub enum Plan {
     Software(String),
 }
 
+/// The last walk of `/dev` for decoders, kept for the process: the media
+/// nodes it saw (path and device number) and what it found.
+struct Walked {
+    media: Vec<(PathBuf, u64)>,
+    found: Arc<Discovery>,
+}
+
+static DISCOVERED: Mutex<Option<Walked>> = Mutex::new(None);
+
+/// The V4L2 decoders of the machine ([`discovery::discover`]), walked once
+/// per process and kept while `/dev` lists the same media nodes (a device
+/// plugged in or removed changes the list) and the walk had no problem (a
+/// busy node is asked again); [`forget_discovered`] drops them. Every file
+/// opened and every reopen for a new CAPTURE format asks.
+fn discovered() -> Arc<Discovery> {
+    let media: Vec<(PathBuf, u64)> = discovery::media_nodes(Path::new("/dev"))
+        .into_iter()
+        .map(|path| {
+            let rdev = std::fs::metadata(&path).map_or(0, |m| m.rdev());
+            (path, rdev)
+        })
+        .collect();
+    let mut cache = DISCOVERED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(walked) = cache.as_ref().filter(|w| w.media == media) {
+        return walked.found.clone();
+    }
+    let found = Arc::new(discovery::discover());
+    *cache = found.problems.is_empty().then(|| Walked {
+        media,
+        found: found.clone(),
+    });
+    found
+}
+
+/// Drops what [`discovered`] keeps: a decoder it found failed to open (the
+/// device went away, or changed), so the next open walks `/dev` again.
+fn forget_discovered() {
+    *DISCOVERED.lock().unwrap_or_else(PoisonError::into_inner) = None;
+}
+
 /// Finds the V4L2 decoder for the stream, or says why there is none.
 pub fn plan(stream: &VideoStreamInfo, choice: &DecoderChoice) -> Plan {
     if choice.hwdec == Hwdec::No {
@@ -98,7 +139,7 @@ pub fn plan(stream: &VideoStreamInfo, choice: &DecoderChoice) -> Plan {
             info.check(&needs)?;
             Ok(info)
         }),
-        None => discovery::discover().choose(&needs).cloned(),
+        None => discovered().choose(&needs).cloned(),
     };
     match found {
         Ok(info) => Plan::V4l2 {
@@ -136,7 +177,11 @@ pub fn open(
                 );
                 return Ok(Box::new(decoder));
             }
-            Err(e) => e,
+            Err(e) => {
+                // The device found may be gone or changed: look again next time.
+                forget_discovered();
+                e
+            }
         },
         Plan::Software(reason) => reason,
     };

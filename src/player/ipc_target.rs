@@ -10,7 +10,7 @@ use tracing::warn;
 use super::commands::{Command, SeekTarget, VolumeChange};
 use super::ipc::codec::{IpcError, Outcome};
 use super::ipc::commands::{number, IpcCommand, LoadMode, SeekTo};
-use super::ipc::events::EndReason;
+use super::ipc::events::{EndReason, PlayerEvent};
 use super::ipc::properties::{Loaded, Picture, Property, Snapshot};
 use super::ipc::{IpcTarget, Server};
 use super::Player;
@@ -54,8 +54,34 @@ fn seconds(value: f64) -> Duration {
 }
 
 impl Player {
+    /// Queues `event` for the IPC clients. mpv reports a property's change
+    /// before the event it leads to, except that a file's end and the next
+    /// one's start come first.
+    pub(super) fn emit(&mut self, event: PlayerEvent) {
+        let changes_first = !matches!(
+            event,
+            PlayerEvent::EndFile { .. } | PlayerEvent::StartFile { .. }
+        );
+        if self.ipc.is_some() {
+            let snapshot = changes_first.then(|| self.snapshot());
+            if let Some(ipc) = self.ipc.as_mut() {
+                ipc.broadcast(snapshot.as_ref(), &event);
+            }
+        }
+    }
+
+    pub(super) fn flush_ipc(&mut self) {
+        if self.ipc.is_some() {
+            let snapshot = self.snapshot();
+            if let Some(ipc) = self.ipc.as_mut() {
+                ipc.publish_changes(&snapshot);
+                ipc.flush();
+            }
+        }
+    }
+
     fn snapshot_loaded(&self) -> Loaded {
-        let picture = self.shown.map(|shown| {
+        let picture = self.transport.shown.map(|shown| {
             let (pixel_format, bits_per_pixel) = pixel_format_name(shown.format);
             Picture {
                 width: shown.width,
@@ -67,11 +93,11 @@ impl Player {
             }
         });
         Loaded {
-            position: self.shown.map(|s| s.position.as_secs_f64()),
+            position: self.transport.shown.map(|s| s.position.as_secs_f64()),
             duration: self.file_duration.map(|d| d.as_secs_f64()),
             frame_rate: self.file_frame_rate,
             picture,
-            eof_reached: self.ended && self.next.is_none() && !self.preroll,
+            eof_reached: self.transport.at_end() && !self.transport.preroll,
         }
     }
 
@@ -86,13 +112,16 @@ impl Player {
     }
 
     fn seek_ipc(&mut self, to: SeekTo) -> Outcome {
-        if self.loaded.is_none() {
+        if self.playlist.loaded.is_none() {
             return Err(IpcError::CommandFailed);
         }
         let duration = self.file_duration.map(|d| d.as_secs_f64());
         let target = match to {
             SeekTo::Relative(delta) => {
-                let from = self.seek_target.unwrap_or_else(|| self.position());
+                let from = self
+                    .transport
+                    .seek_target
+                    .unwrap_or_else(|| self.transport.position());
                 from.as_secs_f64() + delta
             }
             SeekTo::Absolute(at) if at < 0.0 => duration.ok_or(IpcError::CommandFailed)? + at,
@@ -106,17 +135,15 @@ impl Player {
     }
 
     fn load_ipc(&mut self, path: std::path::PathBuf, mode: LoadMode) -> Outcome {
-        let entry = self.next_entry_id;
-        self.next_entry_id += 1;
         if mode == LoadMode::Replace {
             self.close_file(EndReason::Stop);
-            self.options.files.clear();
-            self.entry_ids.clear();
+            self.playlist.clear();
         }
-        self.options.files.push(path);
-        self.entry_ids.push(entry);
-        let index = self.options.files.len() - 1;
-        if mode == LoadMode::Replace || (mode == LoadMode::AppendPlay && self.loaded.is_none()) {
+        let entry = self.playlist.push(path);
+        let index = self.playlist.len() - 1;
+        if mode == LoadMode::Replace
+            || (mode == LoadMode::AppendPlay && self.playlist.loaded.is_none())
+        {
             self.open_file(index, None, EndReason::Stop);
             self.pump();
         }
@@ -125,15 +152,15 @@ impl Player {
 
     /// Plays playlist entry `index` if there is one (wrapping with `--loop`).
     fn move_in_playlist(&mut self, forward: bool) -> Outcome {
-        let count = self.options.files.len();
-        if self.loaded.is_none() || count == 0 {
+        let count = self.playlist.len();
+        if self.playlist.loaded.is_none() || count == 0 {
             return Err(IpcError::CommandFailed);
         }
-        let index = match (forward, self.file_index) {
+        let index = match (forward, self.playlist.index) {
             (true, i) if i + 1 < count => i + 1,
             (false, i) if i > 0 => i - 1,
             _ if self.options.looping => {
-                (self.file_index + if forward { 1 } else { count - 1 }) % count
+                (self.playlist.index + if forward { 1 } else { count - 1 }) % count
             }
             _ => return Err(IpcError::CommandFailed),
         };
@@ -143,7 +170,7 @@ impl Player {
     }
 
     fn run_loaded(&mut self, command: Command) -> Outcome {
-        if self.loaded.is_none() {
+        if self.playlist.loaded.is_none() {
             return Err(IpcError::CommandFailed);
         }
         self.execute(command);
@@ -158,14 +185,14 @@ impl IpcTarget for Player {
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
-            paused: self.paused,
+            paused: self.transport.paused,
             volume: self.volume.percent,
             muted: self.volume.muted,
             fullscreen: self.display.is_fullscreen(),
-            playlist: self.options.files.clone(),
-            playlist_ids: self.entry_ids.clone(),
-            current: self.loaded.map(|_| self.file_index),
-            loaded: self.loaded.map(|_| self.snapshot_loaded()),
+            playlist: self.playlist.files.clone(),
+            playlist_ids: self.playlist.entry_ids.clone(),
+            current: self.playlist.loaded.map(|_| self.playlist.index),
+            loaded: self.playlist.loaded.map(|_| self.snapshot_loaded()),
             osd_level: self.osd.level().number(),
         }
     }
@@ -189,7 +216,9 @@ impl IpcTarget for Player {
                 self.execute(command);
                 Ok(Some(Value::Null))
             }
-            IpcCommand::ScreenshotToFile(_) | IpcCommand::Screenshot if self.loaded.is_none() => {
+            IpcCommand::ScreenshotToFile(_) | IpcCommand::Screenshot
+                if self.playlist.loaded.is_none() =>
+            {
                 Err(IpcError::CommandFailed)
             }
             IpcCommand::ScreenshotToFile(out) => self.screenshot_ipc(Some(out)),
@@ -232,7 +261,7 @@ impl IpcTarget for Player {
                 let index = value.as_i64().ok_or(IpcError::UnsupportedFormat)?;
                 // Out of range is accepted and does nothing, as in mpv.
                 if let Ok(index) = usize::try_from(index) {
-                    if index < self.options.files.len() {
+                    if index < self.playlist.len() {
                         self.open_file(index, None, EndReason::Stop);
                         self.pump();
                     }

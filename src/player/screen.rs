@@ -2,7 +2,7 @@
 //! (`--output null` under remote control, paced in real time as mpv's
 //! `--vo=null` is, so a controller sees playback as it would on screen).
 
-use crate::display::formats::FeedbackError;
+use crate::display::dmabuf_formats::FeedbackError;
 use crate::display::vblank::Aim;
 use crate::display::{
     CompositorFormats, Display, DisplayError, DisplayEvent, PresentStats, Presented,

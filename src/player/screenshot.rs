@@ -7,8 +7,11 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
+use tracing::info;
+
+use super::Player;
 use crate::display::frame_to_xrgb;
 use crate::frame::Frame;
 
@@ -84,6 +87,31 @@ pub fn next_path(dir: &Path) -> Result<PathBuf> {
                 dir.display()
             )
         })
+}
+
+impl Player {
+    /// Writes the frame on screen as a PNG to `out`, or to the next free
+    /// `reel-shot-NNNN.png` in the pictures directory.
+    pub(super) fn screenshot(&self, out: Option<PathBuf>) -> Result<PathBuf> {
+        let frame = self
+            .on_screen
+            .as_ref()
+            .ok_or_else(|| anyhow!("no frame on screen"))?;
+        let out = match out {
+            Some(out) => out,
+            None => next_path(&directory())?,
+        };
+        write_png(frame, &out)?;
+        info!(
+            path = %out.display(),
+            pts = frame.pts.as_secs_f64(),
+            decoder = %frame.decoder,
+            // The decoder's bytes, as `--output framemd5` hashes them.
+            md5 = %crate::display::framemd5::frame_md5(frame),
+            "screenshot written"
+        );
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -271,7 +271,8 @@ pub fn discover() -> Discovery {
     discover_in(Path::new("/dev"))
 }
 
-fn media_nodes(dev: &Path) -> Vec<PathBuf> {
+/// The media nodes (`media*`) in `dev`, sorted: what [`discover`] walks.
+pub fn media_nodes(dev: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dev) else {
         return Vec::new();
     };

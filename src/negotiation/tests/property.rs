@@ -201,6 +201,15 @@ fn check(
                     bit_depth,
                 } => {
                     seen.push(format!("copy to {}", fourcc_text(*drm_fourcc)));
+                    // A layout the copy writes from the frame's.
+                    let layout = decoder_format.as_ref().and_then(cpu_layout);
+                    assert!(
+                        layout.is_some_and(|l| copy_targets(l)
+                            .iter()
+                            .any(|&f| f as u32 == *drm_fourcc)),
+                        "{}",
+                        ctx()
+                    );
                     assert!([MOD_LINEAR, MOD_INVALID].contains(modifier), "{}", ctx());
                     assert!(
                         tranches[*tranche].pairs.contains(&(*drm_fourcc, *modifier)),
@@ -218,10 +227,13 @@ fn check(
                 }
                 CopyTarget::Shm => {
                     seen.push("copy to shm".into());
-                    // With no decoder format there is nothing to copy; shm is a placeholder.
-                    if let Some(d) = decoder_format {
-                        assert!(!copyable(NV12) && !copyable(YU12), "{}", ctx());
-                        assert!(d.bit_depth < 10 || !copyable(P010), "{}", ctx());
+                    // With no layout the CPU reads there is nothing to copy;
+                    // shm is a placeholder. Else the compositor takes none of
+                    // the layouts the copy writes.
+                    if let Some(layout) = decoder_format.as_ref().and_then(cpu_layout) {
+                        for &f in copy_targets(layout) {
+                            assert!(!copyable(f as u32), "{}", ctx());
+                        }
                     }
                 }
             }

@@ -1,5 +1,5 @@
 //! What the compositor advertised through `zwp_linux_dmabuf_v1`, as
-//! (fourcc, modifier) pairs, and the choice of a pair for a frame.
+//! (fourcc, modifier) pairs.
 //!
 //! Version 3 sends one `modifier` event per pair; version 4+ sends a format
 //! table (an array of 16-byte entries) plus tranches of indices into it. Both
@@ -9,9 +9,6 @@
 use std::collections::BTreeSet;
 
 use drm_fourcc::DrmFourcc;
-
-use crate::fourcc::{MOD_INVALID, MOD_LINEAR};
-use crate::frame::PixelFormat;
 
 /// The (fourcc, modifier) pairs a compositor accepts, in no particular order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -228,50 +225,18 @@ impl FeedbackBuilder {
     }
 }
 
-/// A buffer layout the compositor accepts for a frame.
+/// A buffer layout the compositor accepts for a copied frame (chosen by
+/// `negotiation::copy_target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DmabufChoice {
     pub fourcc: DrmFourcc,
     pub modifier: u64,
 }
 
-/// The DRM format a CPU frame of `format` is copied into for the dmabuf path.
-/// 10-bit planar frames are repacked into P010 during the (unavoidable) copy.
-pub fn dmabuf_target(format: PixelFormat) -> Option<DrmFourcc> {
-    match format {
-        PixelFormat::Yuv420p10 => Some(DrmFourcc::P010),
-        other => other.drm_fourcc(),
-    }
-}
-
-/// Picks the buffer format and modifier for a CPU frame: the frame's own
-/// DRM format with LINEAR if advertised, else with the implicit modifier if
-/// that is what is advertised; a 10-bit frame the compositor takes in no
-/// 10-bit format goes to 8-bit NV12 rather than to wl_shm (fewer bytes, and
-/// the compositor converts to RGB on its GPU). `None` means "use wl_shm".
-/// Buffers we write with the CPU are linear, and a compositor that lists
-/// INVALID for a format takes a plain linear buffer under that name; other
-/// modifiers (tiled, compressed) are layouts we cannot produce.
-pub fn choose_dmabuf(format: PixelFormat, advertised: &AdvertisedFormats) -> Option<DmabufChoice> {
-    let own = dmabuf_target(format)?;
-    let shallower = match format {
-        PixelFormat::Yuv420p10 | PixelFormat::P010 => Some(DrmFourcc::Nv12),
-        _ => None,
-    };
-    [Some(own), shallower]
-        .into_iter()
-        .flatten()
-        .find_map(|fourcc| {
-            [MOD_LINEAR, MOD_INVALID]
-                .into_iter()
-                .find(|&m| advertised.contains(fourcc as u32, m))
-                .map(|modifier| DmabufChoice { fourcc, modifier })
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fourcc::{MOD_INVALID, MOD_LINEAR};
 
     const NV12: u32 = DrmFourcc::Nv12 as u32;
     const YUV420: u32 = DrmFourcc::Yuv420 as u32;
@@ -310,71 +275,6 @@ mod tests {
     }
 
     #[test]
-    fn linear_is_preferred_over_implicit() {
-        let mut a = AdvertisedFormats::new();
-        a.add(NV12, MOD_INVALID);
-        a.add(NV12, MOD_LINEAR);
-        let c = choose_dmabuf(PixelFormat::Nv12, &a);
-        assert_eq!(
-            c,
-            Some(DmabufChoice {
-                fourcc: DrmFourcc::Nv12,
-                modifier: MOD_LINEAR
-            })
-        );
-    }
-
-    #[test]
-    fn implicit_modifier_used_when_it_is_the_only_one() {
-        let mut a = AdvertisedFormats::new();
-        a.add(YUV420, MOD_INVALID);
-        let c = choose_dmabuf(PixelFormat::Yuv420, &a);
-        assert_eq!(
-            c,
-            Some(DmabufChoice {
-                fourcc: DrmFourcc::Yuv420,
-                modifier: MOD_INVALID
-            })
-        );
-    }
-
-    #[test]
-    fn tiled_only_or_missing_format_means_shm() {
-        let mut a = AdvertisedFormats::new();
-        a.add(NV12, TILED);
-        a.add(YUV420, MOD_LINEAR);
-        assert_eq!(choose_dmabuf(PixelFormat::Nv12, &a), None);
-        assert_eq!(choose_dmabuf(PixelFormat::P010, &a), None);
-        assert_eq!(choose_dmabuf(PixelFormat::Gray8, &a), None);
-        assert_eq!(
-            choose_dmabuf(PixelFormat::Yuv420, &AdvertisedFormats::new()),
-            None
-        );
-    }
-
-    #[test]
-    fn a_refused_pair_leaves_the_next_choice() {
-        let mut a = AdvertisedFormats::new();
-        a.add(NV12, MOD_LINEAR);
-        a.add(NV12, MOD_INVALID);
-        a.remove(NV12, MOD_LINEAR);
-        assert_eq!(
-            choose_dmabuf(PixelFormat::Nv12, &a).map(|c| c.modifier),
-            Some(MOD_INVALID)
-        );
-        a.remove(NV12, MOD_INVALID);
-        assert_eq!(choose_dmabuf(PixelFormat::Nv12, &a), None);
-    }
-
-    #[test]
-    fn ten_bit_planar_goes_to_p010() {
-        let mut a = AdvertisedFormats::new();
-        a.add(P010, MOD_LINEAR);
-        let c = choose_dmabuf(PixelFormat::Yuv420p10, &a);
-        assert_eq!(c.map(|c| c.fourcc), Some(DrmFourcc::P010));
-    }
-
-    #[test]
     fn v4_table_and_tranches_become_pairs() {
         let bytes = table_bytes(&[(NV12, TILED), (NV12, MOD_LINEAR), (YUV420, MOD_INVALID)]);
         let table = FormatTable::parse(&bytes).unwrap();
@@ -399,10 +299,6 @@ mod tests {
             v.sort();
             v
         });
-        assert_eq!(
-            choose_dmabuf(PixelFormat::Nv12, &a).map(|c| c.modifier),
-            Some(MOD_LINEAR)
-        );
     }
 
     #[test]

@@ -1,0 +1,81 @@
+//! Picture and sound together: when playback (re)starts so that both
+//! begin at once, the clock following what is heard while the sound plays,
+//! the A/V offset measured at each frame's presentation, and the volume.
+
+use std::time::Instant;
+
+use tracing::info;
+
+use super::commands::VolumeChange;
+use super::Player;
+use crate::audio::Audio;
+
+impl Player {
+    /// When playback (re)starting now with a frame shown at `shown` begins:
+    /// once that frame is on screen and sound queued now can be heard.
+    pub(super) fn playback_start(&self, shown: Instant, now: Instant) -> Instant {
+        match self.audio.as_ref().and_then(Audio::soonest) {
+            Some(soonest) => shown.max(now + soonest),
+            None => shown,
+        }
+    }
+
+    /// How far each frame shown since the last call was from the sound:
+    /// its pts against what was heard when it reached the screen.
+    pub(super) fn measure_sync(&mut self, now: Instant) {
+        let presented = self.display.take_presented();
+        if self.transport.paused || self.transport.preroll {
+            return;
+        }
+        let Some(heard_now) = self.audio.as_ref().and_then(|audio| audio.position(now)) else {
+            return;
+        };
+        for frame in presented {
+            if frame.committed < self.sync_since {
+                continue;
+            }
+            // Nothing restarted the sound since: it flowed at its pace.
+            let shown = frame.shown.unwrap_or(frame.committed);
+            let heard = match now.checked_duration_since(shown) {
+                Some(ago) => heard_now.saturating_sub(ago),
+                None => heard_now + (shown - now),
+            };
+            self.av_offset.add(frame.pts, heard);
+        }
+    }
+
+    /// While sound plays, the clock reads what is being heard.
+    pub(super) fn follow_audio(&mut self, now: Instant) {
+        if self.transport.paused || self.transport.preroll || !self.clock.is_running() {
+            return;
+        }
+        if let Some(heard) = self.audio.as_ref().and_then(|audio| audio.position(now)) {
+            self.clock.set(heard, now);
+        }
+    }
+
+    pub(super) fn change_volume(
+        &mut self,
+        change: Option<VolumeChange>,
+        mute: Option<Option<bool>>,
+    ) {
+        match change {
+            Some(VolumeChange::To(percent)) => self.volume.set(percent),
+            Some(VolumeChange::By(delta)) => self.volume.add(delta),
+            None => {}
+        }
+        match mute {
+            Some(Some(muted)) => self.volume.muted = muted,
+            Some(None) => self.volume.muted = !self.volume.muted,
+            None => {}
+        }
+        info!(
+            volume = self.volume.percent,
+            muted = self.volume.muted,
+            "volume"
+        );
+        if let Some(audio) = &self.audio {
+            audio.set_gain(self.volume.gain());
+        }
+    }
+}

@@ -136,7 +136,7 @@ pub fn open(
                 );
                 return Ok(Box::new(decoder));
             }
-            Err(e) => e,
+            Err(e) => e.to_string(),
         },
         Plan::Software(reason) => reason,
     };

@@ -19,6 +19,7 @@ use v4l2r::{Format, QueueType};
 use super::node;
 use super::topology::{self, read_topology};
 use crate::fourcc::fourcc_text;
+use crate::media::VideoStreamInfo;
 
 /// Why a device cannot be used; every variant names the device.
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +159,39 @@ pub struct StreamRequirements {
     pub height: u32,
     /// The stream's profile, when known and the codec has a profile menu.
     pub profile: Option<ProfileNeed>,
+}
+
+impl StreamRequirements {
+    /// The container's size, and the profile it needs.
+    pub fn of_container(
+        coded_format: u32,
+        stream: &VideoStreamInfo,
+        profile: Option<ProfileNeed>,
+    ) -> Self {
+        Self {
+            coded_format,
+            width: stream.width,
+            height: stream.height,
+            profile,
+        }
+    }
+
+    /// The container's size, in whole 16x16 blocks (VP8's macroblocks,
+    /// FWHT's coded size), with no profile menu to match.
+    pub fn in_blocks_of_16(coded_format: u32, stream: &VideoStreamInfo) -> Self {
+        let (width, height) = in_blocks_of_16(stream.width, stream.height);
+        Self {
+            coded_format,
+            width,
+            height,
+            profile: None,
+        }
+    }
+}
+
+/// A size rounded up to whole 16x16 blocks.
+pub fn in_blocks_of_16(width: u32, height: u32) -> (u32, u32) {
+    (width.div_ceil(16) * 16, height.div_ceil(16) * 16)
 }
 
 /// A profile the stream needs, as a profile menu (e.g.

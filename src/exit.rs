@@ -140,12 +140,14 @@ mod tests {
 
     #[test]
     fn what_the_device_cannot_decode_is_handed_over_but_is_no_device_failure() {
-        use crate::v4l2::codec::CodecError;
-        let fields = DecoderError::Codec(CodecError::Unsupported("a field pair".into()));
+        use crate::v4l2::codec::{CodecError, Damage, SeveralRequests, Unsupported};
+        let fields = DecoderError::Codec(CodecError::Unsupported(Unsupported::HoldCapture(
+            SeveralRequests::FieldPair,
+        )));
         assert!(fields.needs_another_decoder());
         assert!(!fields.is_device_failure());
         assert_eq!(Exit::of(&fields.into()), Exit::Failed);
-        let damaged = DecoderError::Codec(CodecError::Bitstream("bad slice".into()));
+        let damaged = DecoderError::Codec(CodecError::Bitstream(Damage::Vp8Version(4)));
         assert!(!damaged.needs_another_decoder());
         let lost = DecoderError::Session(SessionError::Ioctl {
             ioctl: "VIDIOC_DQBUF(CAPTURE)",

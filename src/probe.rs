@@ -89,7 +89,7 @@ fn report(file: Option<&Path>, problems: &mut Vec<String>) -> Result<String> {
             Plan::V4l2 { entry, info } => {
                 let mode = (entry.open)(&info, stream)
                     .map(|setup| setup.codec.describe())
-                    .unwrap_or_else(|e| e);
+                    .unwrap_or_else(|e| e.to_string());
                 let _ = writeln!(
                     out,
                     "  decoder: V4L2 stateless {} ({}; {mode})",

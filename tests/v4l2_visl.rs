@@ -13,9 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use reel::codec::h264::H264Error;
 use reel::fourcc::fourcc_text;
 use reel::v4l2::codec::{
-    Bitstream, BitstreamPart, CodecError, OutputPicture, Request, StatelessCodec, Timestamps,
+    Bitstream, BitstreamPart, CodecError, Damage, OutputPicture, Request, StatelessCodec,
+    Timestamps,
 };
 use reel::v4l2::controls::ExtControl;
 use reel::v4l2::discovery::{self, DecoderInfo, StreamRequirements};
@@ -1051,7 +1053,10 @@ impl StatelessCodec for TestCodec {
     ) -> Result<Vec<Request>, CodecError> {
         let units = annexb::access_units(packet);
         let Some(au) = units.first() else {
-            return Err(CodecError::Bitstream("no slice in access unit".into()));
+            return Err(CodecError::Bitstream(Damage::H264 {
+                device: "test codec".into(),
+                error: H264Error::Invalid("no slice in access unit"),
+            }));
         };
         let timestamp_ns = timestamps.next_picture();
         self.frame_num = self.frame_num.wrapping_add(1);

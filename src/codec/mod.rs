@@ -1,5 +1,6 @@
 //! Bitstream headers, reference bookkeeping and output order per codec; pure (the V4L2 glue in `v4l2/<codec>/` fills the controls).
 
+pub mod access_unit;
 pub mod av1;
 pub mod bitstream;
 pub mod fwht;

@@ -180,7 +180,7 @@ pub fn open(
             Err(e) => {
                 // The device found may be gone or changed: look again next time.
                 forget_discovered();
-                e
+                e.to_string()
             }
         },
         Plan::Software(reason) => reason,

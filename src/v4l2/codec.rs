@@ -5,10 +5,19 @@
 //! the session, timing and frames; the glue owns nothing device-related.
 
 use std::ops::Range;
+use std::path::PathBuf;
 
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
+use super::slice_mode::ModeError;
+use crate::codec::av1::Av1Error;
 use crate::codec::bitstream::NalIndex;
+use crate::codec::fwht::FwhtError;
+use crate::codec::h264::H264Error;
+use crate::codec::hevc::HevcError;
+use crate::codec::mpeg2::Mpeg2Error;
+use crate::codec::vp8::Vp8Error;
+use crate::codec::vp9::Vp9Error;
 use crate::media::{Codec, VideoStreamInfo};
 
 /// A device timestamp: unique per decoded picture, a whole number of
@@ -191,17 +200,140 @@ pub enum CodecError {
     /// Damaged or unexpected data: the codec skips ahead and resynchronises
     /// by itself (e.g. at the next keyframe); playback goes on.
     #[error("{0}")]
-    Bitstream(String),
+    Bitstream(Damage),
     /// The stream uses something the codec layer or the driver cannot
     /// decode: later pictures would fail the same way.
     #[error("unsupported: {0}")]
-    Unsupported(String),
+    Unsupported(Unsupported),
 }
 
 impl CodecError {
     pub fn is_recoverable(&self) -> bool {
         matches!(self, Self::Bitstream(_))
     }
+}
+
+impl From<Damage> for CodecError {
+    fn from(damage: Damage) -> Self {
+        Self::Bitstream(damage)
+    }
+}
+
+impl From<Unsupported> for CodecError {
+    fn from(unsupported: Unsupported) -> Self {
+        Self::Unsupported(unsupported)
+    }
+}
+
+/// What in a packet was damaged or unexpected. The codec layer's error is
+/// part of the message, not a separate cause.
+#[derive(Debug, thiserror::Error)]
+pub enum Damage {
+    /// An H.264 access unit the decoding process refused, on `device`.
+    #[error("{}: {error}", device.display())]
+    H264 { device: PathBuf, error: H264Error },
+    /// An HEVC access unit the decoding process refused, on `device`.
+    #[error("{}: {error}", device.display())]
+    Hevc { device: PathBuf, error: HevcError },
+    #[error("{0}")]
+    Mpeg2(Mpeg2Error),
+    #[error("{0}")]
+    Vp8(Vp8Error),
+    #[error("VP8 version {0} (0 to 3 exist)")]
+    Vp8Version(u8),
+    #[error("{0}")]
+    Vp9(Vp9Error),
+    #[error("{0}")]
+    Av1(Av1Error),
+    /// A non-key AV1 frame larger than the CAPTURE buffers: new buffers
+    /// would lose its references.
+    #[error(
+        "CAPTURE buffers of {}x{} for a non-key AV1 frame larger than them ({}x{})",
+        buffers.0, buffers.1, frame.0, frame.1
+    )]
+    Av1FrameOutgrowsBuffers {
+        buffers: (u32, u32),
+        frame: (u32, u32),
+    },
+    #[error("{0}")]
+    Fwht(FwhtError),
+}
+
+/// What a stream needs that the codec layer, reel's glue or the driver
+/// does not do.
+#[derive(Debug, thiserror::Error)]
+pub enum Unsupported {
+    /// A feature H.264's decoding process does not decode, on `device`.
+    #[error("{}: {error}", device.display())]
+    H264 { device: PathBuf, error: H264Error },
+    /// A feature HEVC's decoding process does not decode, on `device`.
+    #[error("{}: {error}", device.display())]
+    Hevc { device: PathBuf, error: HevcError },
+    /// The MPEG-2 parser's words (MPEG-1, say).
+    #[error("{0}")]
+    Mpeg2(String),
+    #[error("{0}")]
+    Av1(Av1Error),
+    /// A picture needing more than one request on a driver that cannot
+    /// hold its CAPTURE buffer between them.
+    #[error(
+        "{0} needs a driver that holds CAPTURE buffers between requests \
+         (V4L2_BUF_CAP_SUPPORTS_M2M_HOLD_CAPTURE_BUF); this one does not for this codec"
+    )]
+    HoldCapture(SeveralRequests),
+    #[error(
+        "MPEG-2 field pictures: the driver cannot hold a CAPTURE buffer for the \
+         second field (no V4L2_BUF_CAP_SUPPORTS_M2M_HOLD_CAPTURE_BUF)"
+    )]
+    Mpeg2FieldPictures,
+    #[error("MPEG-2 4:2:2/4:4:4: stateless decoders take 4:2:0 only")]
+    Mpeg2Chroma,
+    #[error(
+        "AV1 seq_profile {seq_profile} with {bit_depth}-bit samples{}: reel decodes 4:2:0 of \
+         8 and 10 bits on V4L2",
+        not_420(*is_420)
+    )]
+    Av1Format {
+        seq_profile: u8,
+        bit_depth: u8,
+        is_420: bool,
+    },
+    #[error(
+        "VP9 profile {profile} with {bit_depth}-bit samples{}: reel decodes 4:2:0 profiles 0 \
+         and 2 (8 and 10 bits) on V4L2",
+        not_420(*is_420)
+    )]
+    Vp9Format {
+        profile: u8,
+        bit_depth: u8,
+        is_420: bool,
+    },
+    #[error(
+        "FWHT version {0}: the stateless interface takes version {only} only",
+        only = crate::codec::fwht::VERSION
+    )]
+    FwhtVersion(u32),
+    #[error("FWHT flags {0:#x}: reel decodes 4:2:0 Y'CbCr FWHT only")]
+    FwhtFlags(u32),
+}
+
+fn not_420(is_420: bool) -> &'static str {
+    if is_420 {
+        ""
+    } else {
+        " not 4:2:0"
+    }
+}
+
+/// A picture that takes more than one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SeveralRequests {
+    /// An H.264 first field, whose second field decodes into its buffer.
+    #[error("a field pair (interlaced field pictures)")]
+    FieldPair,
+    /// A picture of several slices in slice-based mode.
+    #[error("a picture of {0} slices decoded slice by slice")]
+    Slices(usize),
 }
 
 /// A codec's V4L2 glue, driven by [`super::decoder::V4l2Decoder`].
@@ -252,6 +384,15 @@ pub struct CodecSetup {
     pub output_buffers: u32,
 }
 
+/// Why a codec's glue could not be opened for a decoder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecOpenError {
+    /// No decode mode or start code fits the driver's menus and the
+    /// environment's overrides (H.264, HEVC).
+    #[error(transparent)]
+    Mode(#[from] ModeError),
+}
+
 /// One codec on the V4L2 stateless path.
 pub struct CodecEntry {
     pub codec: Codec,
@@ -266,7 +407,7 @@ pub struct CodecEntry {
     /// What a stream needs from a decoder (coded size, profile).
     pub requirements: fn(&VideoStreamInfo) -> StreamRequirements,
     /// Opens the codec's glue for a decoder and a stream.
-    pub open: fn(&DecoderInfo, &VideoStreamInfo) -> Result<CodecSetup, String>,
+    pub open: fn(&DecoderInfo, &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError>,
 }
 
 #[cfg(test)]

@@ -10,6 +10,21 @@ use std::sync::Arc;
 use v4l2r::bindings::{self, v4l2_ext_control};
 use v4l2r::controls::ExtControlTrait;
 
+/// A marker type tying a stateless control's id to its kernel struct, for
+/// the controls v4l2r has no typed version of:
+/// `marker_control!(HevcSps, b::V4L2_CID_STATELESS_HEVC_SPS, b::v4l2_ctrl_hevc_sps);`
+macro_rules! marker_control {
+    ($name:ident, $id:expr, $payload:ty) => {
+        #[doc = concat!("`", stringify!($id), "`.")]
+        pub struct $name;
+        impl ::v4l2r::controls::ExtControlTrait for $name {
+            const ID: u32 = $id;
+            type PAYLOAD = $payload;
+        }
+    };
+}
+pub(crate) use marker_control;
+
 /// Memory the kernel reads a compound control from. Implemented for every
 /// plain-data type; the bytes are never read on the Rust side.
 pub trait CompoundPayload: Send + Sync {

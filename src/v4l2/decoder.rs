@@ -5,15 +5,16 @@
 //! session, packet timing and frames.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
 
-use super::codec::CodecEntry;
 use super::codec::{
     Bitstream, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
+use super::codec::{CodecEntry, CodecOpenError};
 use super::damage::Damage;
 use super::detile::detiled_format;
 use super::detiled_view::DetiledPlanes;
@@ -75,6 +76,24 @@ impl DecoderError {
             || matches!(self, Self::Codec(CodecError::Unsupported(_)))
             || matches!(self, Self::Session(e) if e.is_out_of_memory())
     }
+}
+
+/// Why a V4L2 decoder could not be opened for a stream.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The decoder has no media node to allocate requests from.
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// The codec's glue refused the decoder (its decode-mode menus).
+    #[error(transparent)]
+    Codec(#[from] CodecOpenError),
+    /// Setting up the device's queues failed (the error's text includes
+    /// its cause).
+    #[error("{}: {error}", device.display())]
+    Session {
+        device: PathBuf,
+        error: DecoderError,
+    },
 }
 
 /// Request time-outs or device faults in a row after which the device
@@ -157,14 +176,13 @@ impl V4l2Decoder {
         info: &DecoderInfo,
         stream: &VideoStreamInfo,
         options: OpenOptions,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, OpenError> {
         let media = info
             .media_node
             .clone()
             .ok_or_else(|| DiscoveryError::NoMediaNode {
                 path: info.video_node.clone(),
-            })
-            .map_err(|e| e.to_string())?;
+            })?;
         let setup = (entry.open)(info, stream)?;
         let needs = (entry.requirements)(stream);
         let mut config = SessionConfig::new(
@@ -191,7 +209,10 @@ impl V4l2Decoder {
             time_base,
             options.frames_held_downstream,
         )
-        .map_err(|e| format!("{}: {e}", info.video_node.display()))?;
+        .map_err(|error| OpenError::Session {
+            device: info.video_node.clone(),
+            error,
+        })?;
         decoder.description = format!("{} {}", info.driver, decoder.description);
         Ok(decoder)
     }

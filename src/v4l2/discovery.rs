@@ -16,20 +16,16 @@ use v4l2r::memory::MemoryType;
 use v4l2r::nix::errno::Errno;
 use v4l2r::{Format, QueueType};
 
-use super::node;
+use super::node::{self, NodeError};
 use super::topology::{self, read_topology};
 use crate::fourcc::fourcc_text;
+use crate::media::VideoStreamInfo;
 
 /// Why a device cannot be used; every variant names the device.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
-    #[error("{path}: cannot open: {source}")]
-    Open {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: device busy, {holders}")]
-    Busy { path: PathBuf, holders: String },
+    #[error(transparent)]
+    Node(#[from] NodeError),
     #[error("{path}: {ioctl} failed: {errno}")]
     Ioctl {
         path: PathBuf,
@@ -158,6 +154,39 @@ pub struct StreamRequirements {
     pub height: u32,
     /// The stream's profile, when known and the codec has a profile menu.
     pub profile: Option<ProfileNeed>,
+}
+
+impl StreamRequirements {
+    /// The container's size, and the profile it needs.
+    pub fn of_container(
+        coded_format: u32,
+        stream: &VideoStreamInfo,
+        profile: Option<ProfileNeed>,
+    ) -> Self {
+        Self {
+            coded_format,
+            width: stream.width,
+            height: stream.height,
+            profile,
+        }
+    }
+
+    /// The container's size, in whole 16x16 blocks (VP8's macroblocks,
+    /// FWHT's coded size), with no profile menu to match.
+    pub fn in_blocks_of_16(coded_format: u32, stream: &VideoStreamInfo) -> Self {
+        let (width, height) = in_blocks_of_16(stream.width, stream.height);
+        Self {
+            coded_format,
+            width,
+            height,
+            profile: None,
+        }
+    }
+}
+
+/// A size rounded up to whole 16x16 blocks.
+pub fn in_blocks_of_16(width: u32, height: u32) -> (u32, u32) {
+    (width.div_ceil(16) * 16, height.div_ceil(16) * 16)
 }
 
 /// A profile the stream needs, as a profile menu (e.g.
@@ -316,15 +345,16 @@ fn discover_in(dev: &Path) -> Discovery {
 /// Probes a video node named by the user (`--device /dev/videoN`); its
 /// media node is found by matching device numbers in every topology.
 pub fn probe_device(video: &Path) -> Result<DecoderInfo, DiscoveryError> {
-    let meta = std::fs::metadata(video).map_err(|source| DiscoveryError::Open {
+    let meta = std::fs::metadata(video).map_err(|source| NodeError::Open {
         path: video.to_path_buf(),
         source,
     })?;
     if !meta.file_type().is_char_device() {
-        return Err(DiscoveryError::Open {
+        return Err(NodeError::Open {
             path: video.to_path_buf(),
             source: std::io::Error::other("not a character device"),
-        });
+        }
+        .into());
     }
     let rdev = meta.rdev();
     let (major, minor) = (
@@ -349,13 +379,6 @@ pub fn probe_device(video: &Path) -> Result<DecoderInfo, DiscoveryError> {
     probe_video_node(video, media, entity)
 }
 
-fn busy(path: &Path) -> DiscoveryError {
-    DiscoveryError::Busy {
-        path: path.to_path_buf(),
-        holders: node::busy_reason(path),
-    }
-}
-
 /// Whether the node has the control `id` (compound ones included, which
 /// the menu walk does not list); false when the node cannot be opened.
 pub fn has_control(video_node: &Path, id: u32) -> bool {
@@ -370,13 +393,7 @@ pub fn has_control(video_node: &Path, id: u32) -> bool {
 }
 
 fn open_video(path: &Path) -> Result<File, DiscoveryError> {
-    node::open_node(path).map_err(|source| match source.raw_os_error() {
-        Some(code) if code == Errno::EBUSY as i32 => busy(path),
-        _ => DiscoveryError::Open {
-            path: path.to_path_buf(),
-            source,
-        },
-    })
+    Ok(node::open(path)?)
 }
 
 /// The OUTPUT and CAPTURE queue types of an m2m node.
@@ -396,7 +413,7 @@ pub fn probe_video_node(
 ) -> Result<DecoderInfo, DiscoveryError> {
     let mut file = open_video(path)?;
     let ioctl_err = |ioctl, errno| match errno {
-        Errno::EBUSY => busy(path),
+        Errno::EBUSY => NodeError::busy(path).into(),
         errno => DiscoveryError::Ioctl {
             path: path.to_path_buf(),
             ioctl,
@@ -754,10 +771,10 @@ mod tests {
         });
         let discovery = Discovery {
             decoders: vec![small, visl_like()],
-            problems: vec![DiscoveryError::Busy {
+            problems: vec![DiscoveryError::Node(NodeError::Busy {
                 path: "/dev/video2".into(),
                 holders: "held by sleep (pid 812)".into(),
-            }],
+            })],
         };
         let chosen = discovery.choose(&needs(640, 480)).unwrap();
         assert_eq!(chosen.video_node, PathBuf::from("/dev/video0"));

@@ -18,6 +18,7 @@ pub mod output_queue;
 pub mod pictures;
 pub mod registry;
 pub mod session;
+pub mod slice_decode;
 pub mod slice_mode;
 pub mod topology;
 pub mod vp8;

@@ -15,6 +15,43 @@ use std::path::{Path, PathBuf};
 use v4l2r::nix::errno::Errno;
 use v4l2r::nix::libc;
 
+/// Why a device node could not be opened; both name the node.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("{path}: cannot open: {source}")]
+    Open { path: PathBuf, source: io::Error },
+    /// EBUSY: a single-user decoder another process holds.
+    #[error("{path}: device busy, {holders}")]
+    Busy { path: PathBuf, holders: String },
+}
+
+impl NodeError {
+    /// EBUSY from `path`, naming the processes that hold it.
+    pub fn busy(path: &Path) -> Self {
+        Self::Busy {
+            path: path.to_path_buf(),
+            holders: busy_reason(path),
+        }
+    }
+
+    /// The error `open` of `path` failed with: EBUSY names the holders.
+    pub fn opening(path: &Path, source: io::Error) -> Self {
+        if source.raw_os_error() == Some(Errno::EBUSY as i32) {
+            Self::busy(path)
+        } else {
+            Self::Open {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
+/// [`open_node`], its error naming the node (and who holds a busy one).
+pub fn open(path: &Path) -> Result<File, NodeError> {
+    open_node(path).map_err(|source| NodeError::opening(path, source))
+}
+
 /// Opens a device node read-write, non-blocking, close-on-exec.
 ///
 /// Debug builds honour `REEL_FAULT_OPEN_BUSY=PATH`: opening PATH fails

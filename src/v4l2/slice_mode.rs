@@ -6,12 +6,16 @@
 //! driver offers.
 
 use std::ops::Range;
+use std::path::PathBuf;
 
 use v4l2r::bindings as b;
 
 use tracing::info;
 
-use super::codec::{BitstreamPart, CodecError, DeviceTimestamp, Request, SequenceChange};
+use super::codec::{
+    BitstreamPart, CodecError, DeviceTimestamp, Request, SequenceChange, SeveralRequests,
+    Unsupported,
+};
 use super::controls::ExtControl;
 use super::discovery::DecoderInfo;
 
@@ -66,6 +70,36 @@ fn start_code_value(annex_b: bool) -> u32 {
     }
 }
 
+/// Why no decode mode could be chosen for a driver.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModeError {
+    /// The decode-mode variable (`REEL_V4L2_H264_MODE`, say) names no mode.
+    #[error("{variable}={value}: expected frame or slice")]
+    ModeVariable {
+        variable: &'static str,
+        value: String,
+    },
+    /// The start-code variable names no start code.
+    #[error("{variable}={value}: expected annexb or none")]
+    StartCodeVariable {
+        variable: &'static str,
+        value: String,
+    },
+    /// The mode forced is not in the driver's menu.
+    #[error("{}: decode mode {mode:?} is not offered", device.display())]
+    ModeNotOffered { device: PathBuf, mode: DecodeMode },
+    /// The driver's menu defaults to a mode reel does not know.
+    #[error("{}: unknown default decode mode", device.display())]
+    UnknownDefaultMode { device: PathBuf },
+    /// The start code forced is not in the driver's menu.
+    #[error(
+        "{}: start code {} is not offered",
+        device.display(),
+        if *annex_b { "Annex B" } else { "none" }
+    )]
+    StartCodeNotOffered { device: PathBuf, annex_b: bool },
+}
+
 /// How bitstream and requests are laid out for one driver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SliceMode {
@@ -88,17 +122,19 @@ impl SliceMode {
         menus: &ModeMenus,
         forced_mode: Option<DecodeMode>,
         forced_annex_b: Option<bool>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ModeError> {
         let decode_mode = match (info.menu(menus.decode_mode), forced_mode) {
             (Some(menu), Some(mode)) if menu.offers(mode.menu_value()) => mode,
             (Some(_), Some(mode)) => {
-                return Err(format!(
-                    "{}: decode mode {mode:?} is not offered",
-                    info.video_node.display()
-                ))
+                return Err(ModeError::ModeNotOffered {
+                    device: info.video_node.clone(),
+                    mode,
+                })
             }
             (Some(menu), None) => DecodeMode::from_menu(menu.default as u32).ok_or_else(|| {
-                format!("{}: unknown default decode mode", info.video_node.display())
+                ModeError::UnknownDefaultMode {
+                    device: info.video_node.clone(),
+                }
             })?,
             // Drivers without the menu decode slice by slice (the control's default).
             (None, mode) => mode.unwrap_or(DecodeMode::SliceBased),
@@ -123,11 +159,10 @@ impl SliceMode {
         let start_codes = match (info.menu(menus.start_code), forced_annex_b) {
             (Some(menu), Some(annex_b)) if menu.offers(start_code_value(annex_b)) => annex_b,
             (Some(_), Some(annex_b)) => {
-                return Err(format!(
-                    "{}: start code {} is not offered",
-                    info.video_node.display(),
-                    if annex_b { "Annex B" } else { "none" }
-                ))
+                return Err(ModeError::StartCodeNotOffered {
+                    device: info.video_node.clone(),
+                    annex_b,
+                })
             }
             (Some(menu), None) => menu.default as u32 == start_code_value(true),
             (None, annex_b) => annex_b.unwrap_or(false),
@@ -140,16 +175,16 @@ impl SliceMode {
     }
 
     /// `choose` with the overrides of the menus' environment variables.
-    pub fn from_env(info: &DecoderInfo, menus: &ModeMenus) -> Result<Self, String> {
+    pub fn from_env(info: &DecoderInfo, menus: &ModeMenus) -> Result<Self, ModeError> {
         let mode = match std::env::var(menus.mode_env).ok().as_deref() {
             None | Some("") => None,
             Some("frame") => Some(DecodeMode::FrameBased),
             Some("slice") => Some(DecodeMode::SliceBased),
             Some(other) => {
-                return Err(format!(
-                    "{}={other}: expected frame or slice",
-                    menus.mode_env
-                ))
+                return Err(ModeError::ModeVariable {
+                    variable: menus.mode_env,
+                    value: other.to_string(),
+                })
             }
         };
         let start = match std::env::var(menus.start_code_env).ok().as_deref() {
@@ -157,10 +192,10 @@ impl SliceMode {
             Some("annexb") => Some(true),
             Some("none") => Some(false),
             Some(other) => {
-                return Err(format!(
-                    "{}={other}: expected annexb or none",
-                    menus.start_code_env
-                ))
+                return Err(ModeError::StartCodeVariable {
+                    variable: menus.start_code_env,
+                    value: other.to_string(),
+                })
             }
         };
         Self::choose(info, menus, mode, start)
@@ -216,17 +251,11 @@ impl SliceMode {
         };
         if !self.holds_capture && (groups.len() > 1 || hold_after) {
             let what = if hold_after {
-                "a field pair (interlaced field pictures)".to_string()
+                SeveralRequests::FieldPair
             } else {
-                format!(
-                    "a picture of {} slices decoded slice by slice",
-                    groups.len()
-                )
+                SeveralRequests::Slices(groups.len())
             };
-            return Err(CodecError::Unsupported(format!(
-                "{what} needs a driver that holds CAPTURE buffers between requests \
-                 (V4L2_BUF_CAP_SUPPORTS_M2M_HOLD_CAPTURE_BUF); this one does not for this codec"
-            )));
+            return Err(Unsupported::HoldCapture(what).into());
         }
         let last = groups.len().saturating_sub(1);
         Ok(groups
@@ -492,6 +521,9 @@ mod tests {
         }
         let err =
             SliceMode::choose(&only_slice, &H264, Some(DecodeMode::FrameBased), None).unwrap_err();
-        assert!(err.contains("/dev/video9"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "/dev/video9: decode mode FrameBased is not offered"
+        );
     }
 }

@@ -449,19 +449,25 @@ mod tests {
         );
     }
 
-    #[test]
-    fn ignores_data_links_and_non_video_interfaces() {
+    /// visl's topology with its interface links replaced by one link of
+    /// `flags` from the video interface to the decoder entity.
+    fn linked_only_by(flags: u32) -> Topology {
         let mut topology = visl_like();
-        // A data link from a pad to the decoder is not an interface link.
         topology
             .links
             .retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
         topology.links.push(Link {
             source: 12,
             sink: 3,
-            flags: 3,
+            flags,
         });
-        assert!(topology.decoders().is_empty());
+        topology
+    }
+
+    #[test]
+    fn ignores_data_links_and_non_video_interfaces() {
+        // A data link from a pad to the decoder is not an interface link.
+        assert!(linked_only_by(3).decoders().is_empty());
 
         let mut topology = visl_like();
         topology.interfaces[0].kind = 0x201; // a VBI node
@@ -470,16 +476,7 @@ mod tests {
 
     #[test]
     fn direct_interface_link_to_the_decoder_counts() {
-        let mut topology = visl_like();
-        topology
-            .links
-            .retain(|l| l.flags & LINK_TYPE_MASK != LINK_TYPE_INTERFACE);
-        topology.links.push(Link {
-            source: 12,
-            sink: 3,
-            flags: LINK_TYPE_INTERFACE | 3,
-        });
-        assert_eq!(topology.decoders().len(), 1);
+        assert_eq!(linked_only_by(LINK_TYPE_INTERFACE | 3).decoders().len(), 1);
     }
 
     #[test]

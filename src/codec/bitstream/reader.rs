@@ -41,6 +41,16 @@ pub enum ReadError {
     Leb128TooLong(&'static str),
 }
 
+/// A read of `bits` into a result of `max` bits: [`ReadError::TooWide`]
+/// when it does not fit.
+#[inline]
+fn check_width(bits: u32, max: u32, name: &'static str) -> Result<(), ReadError> {
+    if bits > max {
+        return Err(ReadError::TooWide { name, bits, max });
+    }
+    Ok(())
+}
+
 /// One syntax element as read: bit offset where it starts, name, value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceEntry {
@@ -225,13 +235,7 @@ impl<'a> BitReader<'a> {
                 return Ok(u64::from(window >> (32 - n)));
             }
         }
-        if n > 64 {
-            return Err(ReadError::TooWide {
-                name,
-                bits: n,
-                max: 64,
-            });
-        }
+        check_width(n, 64, name)?;
         let mut value = 0u64;
         self.advance(n as usize, name, |bits, count| {
             value = (value << count) | u64::from(bits);
@@ -241,13 +245,7 @@ impl<'a> BitReader<'a> {
 
     /// `u(n)` (`f(n)` in VP9/AV1): an unsigned value of `n` bits, n <= 32.
     pub fn u(&mut self, n: u32, name: &'static str) -> Result<u32, ReadError> {
-        if n > 32 {
-            return Err(ReadError::TooWide {
-                name,
-                bits: n,
-                max: 32,
-            });
-        }
+        check_width(n, 32, name)?;
         let start = self.cursor.pos;
         let value = self.bits(n, name)? as u32;
         self.record(start, name, i64::from(value));
@@ -257,13 +255,7 @@ impl<'a> BitReader<'a> {
     /// The next `n` bits (n <= 32) without consuming them or tracing them
     /// (MPEG-2's `nextbits()`).
     pub fn peek(&mut self, n: u32, name: &'static str) -> Result<u32, ReadError> {
-        if n > 32 {
-            return Err(ReadError::TooWide {
-                name,
-                bits: n,
-                max: 32,
-            });
-        }
+        check_width(n, 32, name)?;
         let saved = self.cursor;
         let value = self.bits(n, name);
         self.cursor = saved;
@@ -354,13 +346,7 @@ impl<'a> BitReader<'a> {
     /// `n` bytes (n <= 4).
     pub fn le(&mut self, n: u32, name: &'static str) -> Result<u32, ReadError> {
         let bits = n.saturating_mul(8);
-        if bits > 32 {
-            return Err(ReadError::TooWide {
-                name,
-                bits,
-                max: 32,
-            });
-        }
+        check_width(bits, 32, name)?;
         let start = self.cursor.pos;
         let big_endian = self.bits(bits, name)?;
         let value = (0..n).fold(0u32, |acc, i| {
@@ -398,13 +384,7 @@ impl<'a> BitReader<'a> {
 
     /// `su(n)` (AV1 4.10.6): an `n`-bit two's complement value, n <= 32.
     pub fn su(&mut self, n: u32, name: &'static str) -> Result<i32, ReadError> {
-        if n > 32 {
-            return Err(ReadError::TooWide {
-                name,
-                bits: n,
-                max: 32,
-            });
-        }
+        check_width(n, 32, name)?;
         let start = self.cursor.pos;
         let raw = self.bits(n, name)? as i64;
         let value = if n > 0 && raw & (1 << (n - 1)) != 0 {
@@ -419,13 +399,7 @@ impl<'a> BitReader<'a> {
     /// VP9's `su(n)`: an `n`-bit magnitude, then a sign bit (1 is
     /// negative); n <= 32. Not AV1's `su(n)`, which is [`BitReader::su`].
     pub fn sign_magnitude(&mut self, n: u32, name: &'static str) -> Result<i64, ReadError> {
-        if n > 32 {
-            return Err(ReadError::TooWide {
-                name,
-                bits: n,
-                max: 32,
-            });
-        }
+        check_width(n, 32, name)?;
         let start = self.cursor.pos;
         let value = self.whole(|r| {
             let magnitude = r.bits(n, name)? as i64;

@@ -9,10 +9,11 @@ use std::ops::Range;
 
 use tracing::{debug, warn};
 
+use crate::codec::access_unit::{self, DpbOutput, NalUnitDecoder};
 use crate::codec::bitstream::annexb::nal_unit_ranges;
 use crate::codec::bitstream::BitReader;
 
-use super::dpb::{CurrentPic, Dpb, DpbOutput, PicStructure, Reference};
+use super::dpb::{CurrentPic, Dpb, PicStructure, Reference};
 use super::nal::{nal_type, Nal};
 use super::poc::{PicOrderCnt, PocInput, PocState};
 use super::pps::Pps;
@@ -301,38 +302,7 @@ impl H264Decoder {
         units: impl Iterator<Item = Range<usize>>,
         timestamp_ns: u64,
     ) -> Result<Vec<DecodeJob>, H264Error> {
-        let mut jobs = Vec::new();
-        let mut any_nal = false;
-        for range in units {
-            any_nal = true;
-            let bytes = &au[range.clone()];
-            let nal = match Nal::parse(bytes) {
-                Ok(nal) => nal,
-                Err(e) if jobs.is_empty() && self.current.is_none() => return Err(e),
-                Err(e) => {
-                    warn!("skipping a bad NAL unit: {e}");
-                    continue;
-                }
-            };
-            if let Err(e) = self.handle_nal(&nal, range, timestamp_ns, &mut jobs) {
-                // A bad picture is dropped whole: its slices cannot decode.
-                self.current = None;
-                if jobs.is_empty() {
-                    return Err(e);
-                }
-                // Pictures before the bad one are in the DPB already: their
-                // jobs must still run.
-                warn!("dropping the rest of an access unit: {e}");
-                return Ok(jobs);
-            }
-        }
-        if !any_nal {
-            return Err(H264Error::Invalid("access unit holds no Annex-B NAL unit"));
-        }
-        if let Some(job) = self.finish_picture() {
-            jobs.push(job);
-        }
-        Ok(jobs)
+        access_unit::decode_nal_units(self, au, units, timestamp_ns)
     }
 
     /// End of stream: the pictures still waiting, in display order.
@@ -351,7 +321,7 @@ impl H264Decoder {
         self.dpb.clear()
     }
 
-    fn handle_nal(
+    fn handle_nal_unit(
         &mut self,
         nal: &Nal,
         nal_range: Range<usize>,
@@ -390,16 +360,20 @@ impl H264Decoder {
         Ok(())
     }
 
+    /// The SPS a PPS refers to.
+    fn sps_of(&self, pps: &Pps) -> Result<Arc<Sps>, H264Error> {
+        self.sps
+            .get(&pps.seq_parameter_set_id)
+            .cloned()
+            .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))
+    }
+
     /// Parses a PPS NAL unit (as sent, header byte included).
     fn parse_pps(&self, nal: &[u8]) -> Result<(Pps, Arc<Sps>), H264Error> {
         let mut r = BitReader::rbsp(nal);
         r.skip(8, "nal_unit_header")?;
         let pps = Pps::parse(&mut r, |id| self.sps.get(&id).map(|s| s.as_ref()))?;
-        let sps = self
-            .sps
-            .get(&pps.seq_parameter_set_id)
-            .cloned()
-            .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
+        let sps = self.sps_of(&pps)?;
         Ok((pps, sps))
     }
 
@@ -416,11 +390,7 @@ impl H264Decoder {
             .get(&pps_id)
             .cloned()
             .ok_or(H264Error::MissingPps(pps_id))?;
-        let sps = self
-            .sps
-            .get(&pps.seq_parameter_set_id)
-            .cloned()
-            .ok_or(H264Error::MissingSps(pps.seq_parameter_set_id))?;
+        let sps = self.sps_of(&pps)?;
         if !Arc::ptr_eq(&sps, &parsed_with) {
             // Scaling list fall-back and value ranges depend on the SPS.
             let (reparsed, sps) = self.parse_pps(&pps_nal)?;
@@ -689,6 +659,42 @@ impl H264Decoder {
         job.output.extend(out.output);
         job.released.extend(out.released);
         Some(job)
+    }
+}
+
+impl NalUnitDecoder for H264Decoder {
+    type Nal<'a> = Nal<'a>;
+    type Job = DecodeJob;
+    type Error = H264Error;
+
+    fn parse_nal(bytes: &[u8]) -> Result<Nal<'_>, H264Error> {
+        Nal::parse(bytes)
+    }
+
+    fn no_nal_unit() -> H264Error {
+        H264Error::Invalid("access unit holds no Annex-B NAL unit")
+    }
+
+    fn in_picture(&self) -> bool {
+        self.current.is_some()
+    }
+
+    fn handle_nal(
+        &mut self,
+        nal: Nal<'_>,
+        range: Range<usize>,
+        timestamp_ns: u64,
+        jobs: &mut Vec<DecodeJob>,
+    ) -> Result<(), H264Error> {
+        self.handle_nal_unit(&nal, range, timestamp_ns, jobs)
+    }
+
+    fn drop_picture(&mut self) {
+        self.current = None;
+    }
+
+    fn finish_picture(&mut self) -> Option<DecodeJob> {
+        H264Decoder::finish_picture(self)
     }
 }
 

@@ -7,6 +7,8 @@
 
 use tracing::warn;
 
+use crate::codec::access_unit::DpbOutput;
+
 use super::slice::{DecRefPicMarking, Mmco};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,21 +185,6 @@ pub struct CurrentMarking {
     pub reference: Reference,
     pub long_term_frame_idx: u32,
     pub mmco5: bool,
-}
-
-/// What leaves the DPB: timestamps to show (display order) and timestamps
-/// whose buffers the DPB no longer needs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DpbOutput {
-    pub output: Vec<u64>,
-    pub released: Vec<u64>,
-}
-
-impl DpbOutput {
-    pub fn append(&mut self, other: DpbOutput) {
-        self.output.extend(other.output);
-        self.released.extend(other.released);
-    }
 }
 
 #[derive(Debug, Clone)]

@@ -32,8 +32,9 @@ use thiserror::Error;
 
 use crate::codec::bitstream::ReadError;
 
+pub use crate::codec::access_unit::DpbOutput;
 pub use decoder::{DecodeJob, DpbReference, H264Decoder, ListEntry, SliceJob, StreamInfo};
-pub use dpb::{DpbOutput, PicStructure};
+pub use dpb::PicStructure;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum H264Error {

@@ -96,23 +96,7 @@ mod tests {
         w.bit(false);
         w.trailing();
         let sps = Sps::parse(&mut BitReader::new(&w.bytes)).unwrap();
-        let mut w = BitWriter::new();
-        w.ue(0); // pic_parameter_set_id
-        w.ue(0);
-        w.bit(false); // CAVLC
-        w.bit(false);
-        w.ue(0); // one slice group
-        w.ue(0);
-        w.ue(0);
-        w.bit(false);
-        w.u(2, 0);
-        w.se(0);
-        w.se(0);
-        w.se(0);
-        w.bit(false); // no deblocking control
-        w.bit(false);
-        w.bit(false);
-        w.trailing();
+        let w = crate::codec::h264::tests::simple_pps(0);
         let pps = Pps::parse(&mut BitReader::new(&w.bytes), |_| Some(&sps)).unwrap();
 
         let mut w = BitWriter::new();

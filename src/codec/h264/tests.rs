@@ -1,11 +1,12 @@
 //! Hand-made sequences for POC, marking, output order and reference lists,
 //! each checked against what the spec's rules give when worked by hand.
 
-use super::dpb::{CurrentPic, Dpb, DpbOutput, PicStructure, Reference};
+use super::dpb::{CurrentPic, Dpb, PicStructure, Reference};
 use super::poc::{PocInput, PocState};
 use super::reflist::{initial_lists, modify_list, RefPic};
 use super::slice::{DecRefPicMarking, Mmco, RefPicListModification};
 use super::sps::Sps;
+use crate::codec::access_unit::DpbOutput;
 use crate::codec::bitstream::reader::{BitReader, BitWriter};
 
 const MAX_FRAME_NUM: u32 = 16;
@@ -545,13 +546,21 @@ pub(crate) fn field_parameter_sets() -> Vec<u8> {
     w.bit(false);
     w.trailing();
     let mut out = nal(0x67, w);
+    // num_ref_idx_l0_default_active_minus1: 2 entries
+    out.extend(nal(0x68, simple_pps(1)));
+    out
+}
+
+/// PPS 0 of SPS 0, CAVLC, one slice group, no weighted prediction, no
+/// deblocking control: the RBSP after the NAL header.
+pub(crate) fn simple_pps(num_ref_idx_l0_default_active_minus1: u32) -> BitWriter {
     let mut w = BitWriter::new();
     w.ue(0); // pps id
     w.ue(0); // sps id
     w.bit(false); // CAVLC
     w.bit(false); // bottom_field_pic_order_in_frame_present_flag
     w.ue(0); // slice groups
-    w.ue(1); // num_ref_idx_l0_default_active_minus1: 2 entries
+    w.ue(num_ref_idx_l0_default_active_minus1);
     w.ue(0);
     w.bit(false);
     w.u(2, 0);
@@ -562,8 +571,7 @@ pub(crate) fn field_parameter_sets() -> Vec<u8> {
     w.bit(false);
     w.bit(false);
     w.trailing();
-    out.extend(nal(0x68, w));
-    out
+    w
 }
 
 /// A field slice header (with a stand-in byte of slice data).

@@ -11,12 +11,13 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use tracing::{debug, warn};
+use tracing::debug;
 
-use super::dpb::{Dpb, DpbLimits, DpbOutput, RefPicSet, Reference};
+use super::dpb::{Dpb, DpbLimits, RefPicSet, Reference};
 use super::nal::{nal_type, NalHeader};
 use super::refs::{LongTermEntry, PocInput, PocState, RpsPocs, ShortTermRps};
 use super::{parse, HevcError, Pps, SliceHeader, Sps, StRefPicSet, Vps};
+use crate::codec::access_unit::{self, DpbOutput, NalUnitDecoder};
 use crate::codec::bitstream::annexb::nal_unit_ranges;
 
 /// What a backend needs to set up (or re-set up) its queues.
@@ -232,36 +233,7 @@ impl HevcDecoder {
         units: impl Iterator<Item = Range<usize>>,
         timestamp_ns: u64,
     ) -> Result<Vec<DecodeJob>, HevcError> {
-        let mut jobs = Vec::new();
-        let mut any_nal = false;
-        for range in units {
-            any_nal = true;
-            let bytes = &au[range.clone()];
-            let header = match NalHeader::parse(bytes) {
-                Ok(h) => h,
-                Err(e) if jobs.is_empty() && self.current.is_none() => return Err(e),
-                Err(e) => {
-                    warn!("skipping a bad NAL unit: {e}");
-                    continue;
-                }
-            };
-            if let Err(e) = self.handle_nal(bytes, range, header, timestamp_ns, &mut jobs) {
-                // A bad picture is dropped whole.
-                self.current = None;
-                if jobs.is_empty() {
-                    return Err(e);
-                }
-                warn!("dropping the rest of an access unit: {e}");
-                return Ok(jobs);
-            }
-        }
-        if !any_nal {
-            return Err(HevcError::Invalid("access unit holds no Annex-B NAL unit"));
-        }
-        if let Some(job) = self.finish_picture() {
-            jobs.push(job);
-        }
-        Ok(jobs)
+        access_unit::decode_nal_units(self, au, units, timestamp_ns)
     }
 
     /// End of stream: the pictures still waiting, in display order.
@@ -283,7 +255,7 @@ impl HevcDecoder {
         self.dpb.clear()
     }
 
-    fn handle_nal(
+    fn handle_nal_unit(
         &mut self,
         bytes: &[u8],
         range: Range<usize>,
@@ -545,6 +517,42 @@ impl HevcDecoder {
         job.output.extend(out.output);
         job.released.extend(out.released);
         Some(job)
+    }
+}
+
+impl NalUnitDecoder for HevcDecoder {
+    type Nal<'a> = (&'a [u8], NalHeader);
+    type Job = DecodeJob;
+    type Error = HevcError;
+
+    fn parse_nal(bytes: &[u8]) -> Result<(&[u8], NalHeader), HevcError> {
+        Ok((bytes, NalHeader::parse(bytes)?))
+    }
+
+    fn no_nal_unit() -> HevcError {
+        HevcError::Invalid("access unit holds no Annex-B NAL unit")
+    }
+
+    fn in_picture(&self) -> bool {
+        self.current.is_some()
+    }
+
+    fn handle_nal(
+        &mut self,
+        (bytes, header): (&[u8], NalHeader),
+        range: Range<usize>,
+        timestamp_ns: u64,
+        jobs: &mut Vec<DecodeJob>,
+    ) -> Result<(), HevcError> {
+        self.handle_nal_unit(bytes, range, header, timestamp_ns, jobs)
+    }
+
+    fn drop_picture(&mut self) {
+        self.current = None;
+    }
+
+    fn finish_picture(&mut self) -> Option<DecodeJob> {
+        HevcDecoder::finish_picture(self)
     }
 }
 

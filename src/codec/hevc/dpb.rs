@@ -4,6 +4,7 @@
 //! Pictures are named by the caller's timestamp (a V4L2 CAPTURE buffer).
 
 use super::refs::{LongTermRef, RpsPocs};
+use crate::codec::access_unit::DpbOutput;
 
 /// How a stored picture is used for reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,21 +53,6 @@ impl DpbLimits {
 impl Default for DpbLimits {
     fn default() -> Self {
         Self::new(15, 15, 0)
-    }
-}
-
-/// What leaves the DPB: timestamps to show (display order) and timestamps
-/// whose buffers the DPB no longer needs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DpbOutput {
-    pub output: Vec<u64>,
-    pub released: Vec<u64>,
-}
-
-impl DpbOutput {
-    pub fn append(&mut self, other: DpbOutput) {
-        self.output.extend(other.output);
-        self.released.extend(other.released);
     }
 }
 

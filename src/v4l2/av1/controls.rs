@@ -6,8 +6,8 @@
 //! type, warp model) take the specification's values, so those pass as
 //! they are.
 
+use crate::v4l2::controls::marker_control;
 use v4l2r::bindings as b;
-use v4l2r::controls::ExtControlTrait;
 
 use crate::codec::av1::decoder::TileGroupData;
 use crate::codec::av1::film_grain::FilmGrainParams;
@@ -16,34 +16,23 @@ use crate::codec::av1::params::{Cdef, LoopFilter, LoopRestoration, Quantization,
 use crate::codec::av1::tile_info::TileInfo;
 use crate::codec::av1::{FrameHeader, SequenceHeader, NUM_REF_FRAMES};
 
-macro_rules! av1_control {
-    ($name:ident, $id:expr, $payload:ty) => {
-        #[doc = concat!("`", stringify!($id), "`.")]
-        pub struct $name;
-        impl ExtControlTrait for $name {
-            const ID: u32 = $id;
-            type PAYLOAD = $payload;
-        }
-    };
-}
-
-av1_control!(
+marker_control!(
     Av1Sequence,
     b::V4L2_CID_STATELESS_AV1_SEQUENCE,
     b::v4l2_ctrl_av1_sequence
 );
-av1_control!(
+marker_control!(
     Av1Frame,
     b::V4L2_CID_STATELESS_AV1_FRAME,
     b::v4l2_ctrl_av1_frame
 );
 // A dynamic array: one element per tile of the request.
-av1_control!(
+marker_control!(
     Av1TileGroupEntry,
     b::V4L2_CID_STATELESS_AV1_TILE_GROUP_ENTRY,
     b::v4l2_ctrl_av1_tile_group_entry
 );
-av1_control!(
+marker_control!(
     Av1FilmGrain,
     b::V4L2_CID_STATELESS_AV1_FILM_GRAIN,
     b::v4l2_ctrl_av1_film_grain

@@ -18,7 +18,7 @@ use v4l2r::bindings as b;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
-use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{self, DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
@@ -53,12 +53,7 @@ const OUTPUT_BUFFERS: u32 = 4;
 /// The container's size, and the profile its pixel layout implies (Main:
 /// 4:2:0 of 8 and 10 bits; High: 4:4:4; Professional: 4:2:2 and 12 bits).
 fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
-    StreamRequirements {
-        coded_format: coded::AV1_FRAME,
-        width: stream.width,
-        height: stream.height,
-        profile: Some(profile_need(stream)),
-    }
+    StreamRequirements::of_container(coded::AV1_FRAME, stream, Some(profile_need(stream)))
 }
 
 fn profile_need(stream: &VideoStreamInfo) -> ProfileNeed {
@@ -79,7 +74,7 @@ fn profile_need(stream: &VideoStreamInfo) -> ProfileNeed {
     }
 }
 
-fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     let film_grain = discovery::has_control(&info.video_node, b::V4L2_CID_STATELESS_AV1_FILM_GRAIN);
     info!(
         device = %info.video_node.display(),
@@ -164,13 +159,12 @@ impl Av1Codec {
         let c = &frame.sequence.color_config;
         let is_420 = c.subsampling_x && c.subsampling_y && !c.mono_chrome;
         if !is_420 || c.bit_depth > 10 {
-            return Err(CodecError::Unsupported(format!(
-                "AV1 seq_profile {} with {}-bit samples{}: reel decodes 4:2:0 of 8 and 10 bits \
-                 on V4L2",
-                frame.sequence.seq_profile,
-                c.bit_depth,
-                if is_420 { "" } else { " not 4:2:0" }
-            )));
+            return Err(Unsupported::Av1Format {
+                seq_profile: frame.sequence.seq_profile,
+                bit_depth: c.bit_depth,
+                is_420,
+            }
+            .into());
         }
         Ok(())
     }
@@ -196,10 +190,11 @@ impl Av1Codec {
         let key = frame.header.frame_type == crate::codec::av1::FrameType::Key;
         if self.started && !fits && !key {
             self.decoder.reset();
-            return Err(CodecError::Bitstream(format!(
-                "CAPTURE buffers of {}x{} for a non-key AV1 frame larger than them ({}x{})",
-                self.capture_size.0, self.capture_size.1, wanted.0, wanted.1
-            )));
+            return Err(Damage::Av1FrameOutgrowsBuffers {
+                buffers: self.capture_size,
+                frame: wanted,
+            }
+            .into());
         }
         let needed = !self.started
             || !fits
@@ -279,8 +274,8 @@ impl Av1Codec {
             .decoder
             .decode_temporal_unit(packet, || timestamps.next_picture())
             .map_err(|e| match e {
-                Av1Error::Unsupported(_) => CodecError::Unsupported(e.to_string()),
-                e => CodecError::Bitstream(e.to_string()),
+                Av1Error::Unsupported(_) => CodecError::Unsupported(Unsupported::Av1(e)),
+                e => CodecError::Bitstream(Damage::Av1(e)),
             })?;
         let mut requests = Vec::new();
         for event in events {

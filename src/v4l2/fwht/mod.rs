@@ -12,7 +12,7 @@ use v4l2r::controls::codec::FwhtParams;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
-use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
 use super::formats::coded;
@@ -33,20 +33,10 @@ pub static ENTRY: CodecEntry = CodecEntry {
 /// The coded size of the stream's first frame (4:2:0, the only layout
 /// decoded: each dimension rounded up to 16, as `FrameHeader::coded_size`).
 fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
-    let (width, height) = coded_size(stream.width, stream.height);
-    StreamRequirements {
-        coded_format: coded::FWHT_STATELESS,
-        width,
-        height,
-        profile: None,
-    }
+    StreamRequirements::in_blocks_of_16(coded::FWHT_STATELESS, stream)
 }
 
-fn coded_size(width: u32, height: u32) -> (u32, u32) {
-    (width.div_ceil(16) * 16, height.div_ceil(16) * 16)
-}
-
-fn open(_info: &DecoderInfo, _stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(_info: &DecoderInfo, _stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     Ok(CodecSetup {
         codec: Box::new(FwhtCodec::new()),
         initial_controls: Vec::new(),
@@ -82,17 +72,10 @@ impl FwhtCodec {
 
     fn check(header: &FrameHeader) -> Result<(), CodecError> {
         if header.version != fwht::VERSION {
-            return Err(CodecError::Unsupported(format!(
-                "FWHT version {}: the stateless interface takes version {} only",
-                header.version,
-                fwht::VERSION
-            )));
+            return Err(Unsupported::FwhtVersion(header.version).into());
         }
         if !header.is_yuv420() {
-            return Err(CodecError::Unsupported(format!(
-                "FWHT flags {:#x}: reel decodes 4:2:0 Y'CbCr FWHT only",
-                header.flags
-            )));
+            return Err(Unsupported::FwhtFlags(header.flags).into());
         }
         Ok(())
     }
@@ -106,7 +89,7 @@ impl StatelessCodec for FwhtCodec {
     ) -> Result<Vec<Request>, CodecError> {
         let (header, payload) = fwht::split_frame(packet).map_err(|e| {
             self.refs.reset();
-            CodecError::Bitstream(e.to_string())
+            CodecError::from(Damage::Fwht(e))
         })?;
         Self::check(&header)?;
         let reference = match self.refs.decide(&header) {

@@ -7,21 +7,18 @@ pub mod controls;
 
 use std::path::PathBuf;
 
-use tracing::{debug, info};
+use tracing::info;
 use v4l2r::bindings as b;
 use v4l2r::controls::codec as typed;
 
-use super::codec::{CodecEntry, CodecSetup};
-use super::codec::{
-    CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
-};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup};
+use super::codec::{CodecError, Damage, Request, SequenceChange, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
 use super::level_check::LevelCheck;
-use super::output_queue::OutputQueue;
+use super::slice_decode::{SliceCodec, SliceGlue};
 use super::slice_mode::{DecodeMode, ModeMenus, Picture, SliceMode};
-use crate::codec::bitstream::NalIndex;
 use crate::codec::h264::sps::{first_sps, Sps};
 use crate::codec::h264::{self, H264Decoder, H264Error};
 use crate::media::{Codec, VideoStreamInfo};
@@ -105,7 +102,7 @@ const REQUIRED: [u32; 3] = [
 /// Opens the H.264 glue for a decoder and a stream: the decode mode the
 /// driver asks for, and the container's SPS set before the CAPTURE format
 /// is chosen.
-fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     let mode = SliceMode::from_env(info, &MODE_MENUS)?;
     let mut initial_controls = mode.controls(&MODE_MENUS);
     let sps = first_sps(&stream.parameter_sets);
@@ -171,44 +168,46 @@ pub fn level_menu_value(stream: &h264::StreamInfo) -> Option<(u32, String)> {
     Some((value, format!("{}.{}", idc / 10, idc % 10)))
 }
 
-/// The H.264 glue of [`super::decoder::V4l2Decoder`].
-pub struct H264Codec {
-    parser: H264Decoder,
+/// The H.264 codec of [`super::decoder::V4l2Decoder`]: the shared slice
+/// loop with H.264's glue.
+pub type H264Codec = SliceCodec<H264Glue>;
+
+impl H264Codec {
+    pub fn new(mode: SliceMode, device: PathBuf) -> Self {
+        Self::with_glue(
+            H264Decoder::new(),
+            H264Glue {
+                mode,
+                device,
+                open_field: None,
+                levels: LevelCheck::default(),
+            },
+        )
+    }
+
+    /// `levels`: the driver's level menu (a stream above it is tried, with
+    /// a warning).
+    pub fn with_levels(mut self, levels: LevelCheck) -> Self {
+        self.glue.levels = levels;
+        self
+    }
+
+    pub fn mode(&self) -> SliceMode {
+        self.glue.mode
+    }
+}
+
+/// What H.264 adds to the slice loop: its controls, field pairs, levels.
+pub struct H264Glue {
     mode: SliceMode,
     device: PathBuf,
-    /// Timestamps named as references by the last access unit's jobs.
-    batch_references: Vec<u64>,
-    output: OutputQueue,
     /// A first field whose second field should follow into its buffer.
     open_field: Option<u64>,
     /// Each new sequence's level against the driver's level menu.
     levels: LevelCheck,
 }
 
-impl H264Codec {
-    pub fn new(mode: SliceMode, device: PathBuf) -> Self {
-        Self {
-            parser: H264Decoder::new(),
-            mode,
-            device,
-            batch_references: Vec::new(),
-            output: OutputQueue::new(),
-            open_field: None,
-            levels: LevelCheck::default(),
-        }
-    }
-
-    /// `levels`: the driver's level menu (a stream above it is tried, with
-    /// a warning).
-    pub fn with_levels(mut self, levels: LevelCheck) -> Self {
-        self.levels = levels;
-        self
-    }
-
-    pub fn mode(&self) -> SliceMode {
-        self.mode
-    }
-
+impl H264Glue {
     /// Whether the driver must keep the picture's CAPTURE buffer after its
     /// last request: a first field, whose second field decodes into the
     /// same buffer (same timestamp). An unpaired field is released by the
@@ -227,7 +226,7 @@ impl H264Codec {
     }
 
     /// The requests of one picture.
-    fn requests(
+    fn picture_requests(
         &self,
         job: &h264::DecodeJob,
         hold_after: bool,
@@ -279,103 +278,30 @@ impl H264Codec {
             },
         )
     }
-
-    fn codec_error(&self, error: H264Error) -> CodecError {
-        let message = format!("{}: {error}", self.device.display());
-        match error {
-            H264Error::Unsupported(_) => CodecError::Unsupported(message),
-            _ => CodecError::Bitstream(message),
-        }
-    }
 }
 
-impl StatelessCodec for H264Codec {
-    fn decode(
-        &mut self,
-        packet: &[u8],
-        timestamps: &mut Timestamps,
-    ) -> Result<Vec<Request>, CodecError> {
-        self.decode_units(packet, None, timestamps)
+impl SliceGlue for H264Glue {
+    type Parser = H264Decoder;
+
+    fn requests(&mut self, job: &h264::DecodeJob) -> Result<Vec<Request>, CodecError> {
+        if job.new_sequence {
+            if let Some((level, name)) = level_menu_value(&job.stream) {
+                self.levels.check("H.264", Some(level), || name);
+            }
+        }
+        let hold_after = self.holds_for_second_field(job);
+        self.picture_requests(job, hold_after)
     }
 
-    fn decode_units(
-        &mut self,
-        packet: &[u8],
-        nal_units: Option<&NalIndex>,
-        timestamps: &mut Timestamps,
-    ) -> Result<Vec<Request>, CodecError> {
-        // One device timestamp per packet: a second field in its own packet
-        // decodes under its first field's.
-        let timestamp_ns = timestamps.next_picture();
-        let jobs = match nal_units {
-            Some(units) => self
-                .parser
-                .decode_nal_units(packet, units.ranges(), timestamp_ns),
-            None => self.parser.decode_access_unit(packet, timestamp_ns),
+    fn codec_error(&self, error: H264Error) -> CodecError {
+        let device = self.device.clone();
+        match error {
+            H264Error::Unsupported(_) => Unsupported::H264 { device, error }.into(),
+            _ => Damage::H264 { device, error }.into(),
         }
-        .map_err(|e| self.codec_error(e))?;
-        let mut requests = Vec::new();
-        // Kept sorted and without repeats below; the Vec's memory is reused
-        // from access unit to access unit.
-        let mut references = std::mem::take(&mut self.batch_references);
-        references.clear();
-        for job in &jobs {
-            if job.slices.is_empty() {
-                continue;
-            }
-            if job.missing_references {
-                debug!(
-                    timestamp_ns = job.timestamp_ns,
-                    "picture refers to pictures the DPB lacks"
-                );
-            }
-            let (_, _, w, h) = job.stream.visible;
-            self.output.record(
-                job.timestamp_ns,
-                timestamps.packet(),
-                (w, h),
-                job.stream.sample_aspect_ratio,
-            );
-            references.extend(job.dpb.iter().map(|e| e.timestamp_ns));
-            if job.new_sequence {
-                if let Some((level, name)) = level_menu_value(&job.stream) {
-                    self.levels.check("H.264", Some(level), || name);
-                }
-            }
-            let hold_after = self.holds_for_second_field(job);
-            requests.extend(self.requests(job, hold_after)?);
-            self.output.push_due(job.output.iter().copied());
-        }
-        // The DPB after this unit, plus what its pictures referred to.
-        references.extend(
-            self.parser
-                .dpb()
-                .pictures()
-                .iter()
-                .filter(|p| p.is_reference() && !p.non_existing)
-                .map(|p| p.timestamp_ns),
-        );
-        references.sort_unstable();
-        references.dedup();
-        self.batch_references = references;
-        Ok(requests)
-    }
-
-    fn references(&self) -> Vec<u64> {
-        self.batch_references.clone()
-    }
-
-    fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture> {
-        if end_of_stream {
-            self.output.push_due(self.parser.flush().output);
-        }
-        self.output.take()
     }
 
     fn reset(&mut self) {
-        self.parser.reset();
-        self.output.clear();
-        self.batch_references.clear();
         self.open_field = None;
     }
 

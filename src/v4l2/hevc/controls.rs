@@ -3,50 +3,39 @@
 //! reference pictures and lists. v4l2r has no typed HEVC controls: the
 //! marker types here tie each control id to its bindings struct.
 
+use crate::v4l2::controls::marker_control;
 use v4l2r::bindings as b;
-use v4l2r::controls::ExtControlTrait;
 
 use crate::codec::hevc::decoder::{DecodeJob, SliceJob};
 use crate::codec::hevc::slice::{PredWeightTable, SliceType};
 use crate::codec::hevc::{Pps, ScalingList, Sps};
 
-macro_rules! hevc_control {
-    ($name:ident, $id:expr, $payload:ty) => {
-        #[doc = concat!("`", stringify!($id), "`.")]
-        pub struct $name;
-        impl ExtControlTrait for $name {
-            const ID: u32 = $id;
-            type PAYLOAD = $payload;
-        }
-    };
-}
-
-hevc_control!(
+marker_control!(
     HevcSps,
     b::V4L2_CID_STATELESS_HEVC_SPS,
     b::v4l2_ctrl_hevc_sps
 );
-hevc_control!(
+marker_control!(
     HevcPps,
     b::V4L2_CID_STATELESS_HEVC_PPS,
     b::v4l2_ctrl_hevc_pps
 );
-hevc_control!(
+marker_control!(
     HevcSliceParams,
     b::V4L2_CID_STATELESS_HEVC_SLICE_PARAMS,
     b::v4l2_ctrl_hevc_slice_params
 );
-hevc_control!(
+marker_control!(
     HevcScalingMatrix,
     b::V4L2_CID_STATELESS_HEVC_SCALING_MATRIX,
     b::v4l2_ctrl_hevc_scaling_matrix
 );
-hevc_control!(
+marker_control!(
     HevcDecodeParams,
     b::V4L2_CID_STATELESS_HEVC_DECODE_PARAMS,
     b::v4l2_ctrl_hevc_decode_params
 );
-hevc_control!(
+marker_control!(
     HevcEntryPointOffsets,
     b::V4L2_CID_STATELESS_HEVC_ENTRY_POINT_OFFSETS,
     u32

@@ -9,19 +9,16 @@ pub mod controls;
 
 use std::path::PathBuf;
 
-use tracing::{debug, info};
+use tracing::info;
 use v4l2r::bindings as b;
 
-use super::codec::{CodecEntry, CodecSetup};
-use super::codec::{
-    CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
-};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup};
+use super::codec::{CodecError, Damage, Request, SequenceChange, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
-use super::output_queue::OutputQueue;
+use super::slice_decode::{SliceCodec, SliceGlue};
 use super::slice_mode::{ModeMenus, Picture, SliceMode};
-use crate::codec::bitstream::NalIndex;
 use crate::codec::hevc::decoder::{DecodeJob, HevcDecoder, StreamInfo};
 use crate::codec::hevc::parse::first_sps;
 use crate::codec::hevc::ptl::profile;
@@ -117,7 +114,7 @@ pub fn profile_need(sps: &Sps) -> ProfileNeed {
     }
 }
 
-fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     let mode = SliceMode::from_env(info, &MODE_MENUS)?;
     let mut initial_controls = mode.controls(&MODE_MENUS);
     let sps = first_sps(&stream.parameter_sets);
@@ -140,29 +137,26 @@ fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, Stri
     })
 }
 
-/// The HEVC glue of [`super::decoder::V4l2Decoder`].
-pub struct HevcCodec {
-    parser: HevcDecoder,
-    mode: SliceMode,
-    device: PathBuf,
-    batch_references: Vec<u64>,
-    output: OutputQueue,
-}
+/// The HEVC codec of [`super::decoder::V4l2Decoder`]: the shared slice
+/// loop with HEVC's glue.
+pub type HevcCodec = SliceCodec<HevcGlue>;
 
 impl HevcCodec {
     pub fn new(mode: SliceMode, device: PathBuf) -> Self {
-        Self {
-            parser: HevcDecoder::new(),
-            mode,
-            device,
-            batch_references: Vec::new(),
-            output: OutputQueue::new(),
-        }
+        Self::with_glue(HevcDecoder::new(), HevcGlue { mode, device })
     }
+}
 
+/// What HEVC adds to the slice loop: its controls.
+pub struct HevcGlue {
+    mode: SliceMode,
+    device: PathBuf,
+}
+
+impl HevcGlue {
     /// The requests of one picture: every request carries the slice
     /// parameters and entry points of its slice segments.
-    fn requests(&self, job: &DecodeJob) -> Result<Vec<Request>, CodecError> {
+    fn picture_requests(&self, job: &DecodeJob) -> Result<Vec<Request>, CodecError> {
         let mut picture = vec![
             ExtControl::typed::<HevcSps>(sps_control(&job.sps)),
             ExtControl::typed::<HevcPps>(pps_control(&job.pps)),
@@ -205,88 +199,21 @@ impl HevcCodec {
             },
         )
     }
-
-    fn codec_error(&self, error: HevcError) -> CodecError {
-        let message = format!("{}: {error}", self.device.display());
-        match error {
-            HevcError::Unsupported(_) => CodecError::Unsupported(message),
-            _ => CodecError::Bitstream(message),
-        }
-    }
 }
 
-impl StatelessCodec for HevcCodec {
-    fn decode(
-        &mut self,
-        packet: &[u8],
-        timestamps: &mut Timestamps,
-    ) -> Result<Vec<Request>, CodecError> {
-        self.decode_units(packet, None, timestamps)
+impl SliceGlue for HevcGlue {
+    type Parser = HevcDecoder;
+
+    fn requests(&mut self, job: &DecodeJob) -> Result<Vec<Request>, CodecError> {
+        self.picture_requests(job)
     }
 
-    fn decode_units(
-        &mut self,
-        packet: &[u8],
-        nal_units: Option<&NalIndex>,
-        timestamps: &mut Timestamps,
-    ) -> Result<Vec<Request>, CodecError> {
-        let timestamp_ns = timestamps.next_picture();
-        let jobs = match nal_units {
-            Some(units) => self
-                .parser
-                .decode_nal_units(packet, units.ranges(), timestamp_ns),
-            None => self.parser.decode_access_unit(packet, timestamp_ns),
+    fn codec_error(&self, error: HevcError) -> CodecError {
+        let device = self.device.clone();
+        match error {
+            HevcError::Unsupported(_) => Unsupported::Hevc { device, error }.into(),
+            _ => Damage::Hevc { device, error }.into(),
         }
-        .map_err(|e| self.codec_error(e))?;
-        let mut requests = Vec::new();
-        // Kept sorted and without repeats below; the Vec's memory is reused
-        // from access unit to access unit.
-        let mut references = std::mem::take(&mut self.batch_references);
-        references.clear();
-        for job in &jobs {
-            // Pictures whose output the DPB decided, even without slices.
-            self.output.push_due(job.output.iter().copied());
-            if job.slices.is_empty() {
-                continue;
-            }
-            if job.missing_references {
-                debug!(
-                    timestamp_ns = job.timestamp_ns,
-                    "picture refers to pictures the DPB lacks"
-                );
-            }
-            let (_, _, w, h) = job.stream.visible;
-            self.output.record(
-                job.timestamp_ns,
-                timestamps.packet(),
-                (w, h),
-                job.stream.sample_aspect_ratio,
-            );
-            references.extend(job.dpb.iter().map(|r| r.timestamp_ns));
-            requests.extend(self.requests(job)?);
-        }
-        references.extend(self.parser.dpb().references());
-        references.sort_unstable();
-        references.dedup();
-        self.batch_references = references;
-        Ok(requests)
-    }
-
-    fn references(&self) -> Vec<u64> {
-        self.batch_references.clone()
-    }
-
-    fn take_output(&mut self, end_of_stream: bool) -> Vec<OutputPicture> {
-        if end_of_stream {
-            self.output.push_due(self.parser.flush().output);
-        }
-        self.output.take()
-    }
-
-    fn reset(&mut self) {
-        self.parser.reset();
-        self.output.clear();
-        self.batch_references.clear();
     }
 
     fn describe(&self) -> String {

@@ -3,33 +3,22 @@
 //! has no typed MPEG-2 controls: the marker types here tie each control id
 //! to its bindings struct.
 
+use crate::v4l2::controls::marker_control;
 use v4l2r::bindings as b;
-use v4l2r::controls::ExtControlTrait;
 
 use crate::codec::mpeg2::picture::{Picture, Sequence};
 
-macro_rules! mpeg2_control {
-    ($name:ident, $id:expr, $payload:ty) => {
-        #[doc = concat!("`", stringify!($id), "`.")]
-        pub struct $name;
-        impl ExtControlTrait for $name {
-            const ID: u32 = $id;
-            type PAYLOAD = $payload;
-        }
-    };
-}
-
-mpeg2_control!(
+marker_control!(
     Mpeg2Sequence,
     b::V4L2_CID_STATELESS_MPEG2_SEQUENCE,
     b::v4l2_ctrl_mpeg2_sequence
 );
-mpeg2_control!(
+marker_control!(
     Mpeg2Picture,
     b::V4L2_CID_STATELESS_MPEG2_PICTURE,
     b::v4l2_ctrl_mpeg2_picture
 );
-mpeg2_control!(
+marker_control!(
     Mpeg2Quantisation,
     b::V4L2_CID_STATELESS_MPEG2_QUANTISATION,
     b::v4l2_ctrl_mpeg2_quantisation

@@ -15,7 +15,7 @@ use v4l2r::bindings as b;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
-use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
 use super::formats::coded;
@@ -63,22 +63,21 @@ fn container_sequence(stream: &VideoStreamInfo) -> Option<Sequence> {
 }
 
 fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
-    let (width, height) = container_sequence(stream).map_or(
-        (
-            stream.width.div_ceil(16) * 16,
-            stream.height.div_ceil(16) * 16,
-        ),
-        |s| s.coded_size(),
-    );
-    StreamRequirements {
-        coded_format: coded::MPEG2_SLICE,
-        width,
-        height,
-        profile: None,
+    let blocks = StreamRequirements::in_blocks_of_16(coded::MPEG2_SLICE, stream);
+    match container_sequence(stream) {
+        Some(sequence) => {
+            let (width, height) = sequence.coded_size();
+            StreamRequirements {
+                width,
+                height,
+                ..blocks
+            }
+        }
+        None => blocks,
     }
 }
 
-fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     let initial_controls = container_sequence(stream)
         .map(|s| vec![ExtControl::typed::<Mpeg2Sequence>(sequence_control(&s))])
         .unwrap_or_default();
@@ -132,12 +131,12 @@ impl Mpeg2Codec {
 
     fn codec_error(&mut self, error: Mpeg2Error) -> CodecError {
         match error {
-            Mpeg2Error::Unsupported(message) => CodecError::Unsupported(message),
+            Mpeg2Error::Unsupported(message) => Unsupported::Mpeg2(message).into(),
             error => {
                 // Damage: predict nothing from what came before it.
                 self.refs.reset();
                 self.abandon_first_field();
-                CodecError::Bitstream(error.to_string())
+                Damage::Mpeg2(error).into()
             }
         }
     }
@@ -161,11 +160,7 @@ impl Mpeg2Codec {
     ) -> Result<Option<Request>, CodecError> {
         let is_field = picture.coding.is_field();
         if is_field && !self.hold_capture {
-            return Err(CodecError::Unsupported(
-                "MPEG-2 field pictures: the driver cannot hold a CAPTURE buffer for the \
-                 second field (no V4L2_BUF_CAP_SUPPORTS_M2M_HOLD_CAPTURE_BUF)"
-                    .into(),
-            ));
+            return Err(Unsupported::Mpeg2FieldPictures.into());
         }
         let second_field = self
             .first_field
@@ -276,9 +271,7 @@ impl StatelessCodec for Mpeg2Codec {
             .iter()
             .any(|p| p.sequence.extension.chroma_format != 1)
         {
-            return Err(CodecError::Unsupported(
-                "MPEG-2 4:2:2/4:4:4: stateless decoders take 4:2:0 only".into(),
-            ));
+            return Err(Unsupported::Mpeg2Chroma.into());
         }
         let mut requests = Vec::with_capacity(pictures.len());
         for picture in &pictures {

@@ -15,16 +15,7 @@ use crate::v4l2::controls::ExtControl;
 use crate::v4l2::node;
 
 pub(super) fn open_node(path: &Path) -> Result<File, SessionError> {
-    node::open_node(path).map_err(|source| {
-        if source.raw_os_error() == Some(Errno::EBUSY as i32) {
-            SessionError::busy(path)
-        } else {
-            SessionError::Open {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    })
+    Ok(node::open(path)?)
 }
 
 pub(super) fn errno_of(e: impl ioctl::IntoErrno) -> Errno {

@@ -1,22 +1,17 @@
 //! What can go wrong in a session, and which of it the stream survives.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use v4l2r::nix::errno::Errno;
 use v4l2r::QueueType;
 
 use crate::v4l2::controls::control_name;
+use crate::v4l2::node::NodeError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("{path}: cannot open: {source}")]
-    Open {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: device busy, {holders}")]
-    Busy { path: PathBuf, holders: String },
+    #[error(transparent)]
+    Node(#[from] NodeError),
     #[error("{ioctl} failed: {errno}")]
     Ioctl { ioctl: &'static str, errno: Errno },
     #[error("{queue:?} buffers: {reason}")]
@@ -61,10 +56,7 @@ pub enum SessionError {
 impl SessionError {
     /// EBUSY from `path`, naming the processes that hold it.
     pub(crate) fn busy(path: &std::path::Path) -> Self {
-        Self::Busy {
-            path: path.to_path_buf(),
-            holders: crate::v4l2::node::busy_reason(path),
-        }
+        NodeError::busy(path).into()
     }
 
     pub(crate) fn ioctl(ioctl: &'static str, errno: Errno) -> Self {
@@ -78,7 +70,7 @@ impl SessionError {
         const LOST: [Errno; 2] = [Errno::ENODEV, Errno::ENXIO];
         match self {
             Self::Ioctl { errno, .. } | Self::Controls { errno, .. } => LOST.contains(errno),
-            Self::Open { source, .. } => source
+            Self::Node(NodeError::Open { source, .. }) => source
                 .raw_os_error()
                 .is_some_and(|e| LOST.contains(&Errno::from_raw(e)) || e == Errno::EIO as i32),
             _ => false,

@@ -13,9 +13,9 @@ use v4l2r::controls::codec::Vp8Frame;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
-use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage};
 use super::controls::ExtControl;
-use super::discovery::{DecoderInfo, StreamRequirements};
+use super::discovery::{in_blocks_of_16, DecoderInfo, StreamRequirements};
 use super::formats::coded;
 use super::output_queue::OutputQueue;
 use crate::codec::vp8::{self, FrameHeader, References, StreamState, Vp8Error};
@@ -37,20 +37,10 @@ const REFERENCE_PICTURES: usize = 3;
 /// The container's size, in whole macroblocks (the frame's own size is
 /// only known at its first key frame).
 fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
-    let (width, height) = coded_size(stream.width, stream.height);
-    StreamRequirements {
-        coded_format: coded::VP8_FRAME,
-        width,
-        height,
-        profile: None,
-    }
+    StreamRequirements::in_blocks_of_16(coded::VP8_FRAME, stream)
 }
 
-fn coded_size(width: u32, height: u32) -> (u32, u32) {
-    (width.div_ceil(16) * 16, height.div_ceil(16) * 16)
-}
-
-fn open(_info: &DecoderInfo, _stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(_info: &DecoderInfo, _stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     Ok(CodecSetup {
         codec: Box::new(Vp8Codec::new()),
         initial_controls: Vec::new(),
@@ -93,10 +83,7 @@ impl Vp8Codec {
 
     fn check(header: &FrameHeader) -> Result<(), CodecError> {
         if header.tag.version > 3 {
-            return Err(CodecError::Bitstream(format!(
-                "VP8 version {} (0 to 3 exist)",
-                header.tag.version
-            )));
+            return Err(Damage::Vp8Version(header.tag.version).into());
         }
         Ok(())
     }
@@ -116,7 +103,7 @@ impl StatelessCodec for Vp8Codec {
             }
             Err(e) => {
                 self.resynchronise();
-                return Err(CodecError::Bitstream(e.to_string()));
+                return Err(Damage::Vp8(e).into());
             }
         };
         if let Err(e) = Self::check(&header) {
@@ -130,7 +117,7 @@ impl StatelessCodec for Vp8Codec {
         let refs = self.refs.for_frame(&header);
         let visible = (u32::from(header.width), u32::from(header.height));
         let sequence = (header.is_key_frame() && self.size != Some(visible)).then(|| {
-            let (coded_width, coded_height) = coded_size(visible.0, visible.1);
+            let (coded_width, coded_height) = in_blocks_of_16(visible.0, visible.1);
             SequenceChange {
                 coded_width,
                 coded_height,

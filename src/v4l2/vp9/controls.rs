@@ -3,18 +3,17 @@
 //! `V4L2_CID_STATELESS_VP9_COMPRESSED_HDR` (a marker type here: v4l2r has
 //! none).
 
+use crate::v4l2::controls::marker_control;
 use v4l2r::bindings as b;
-use v4l2r::controls::ExtControlTrait;
 
 use crate::codec::vp9::header::{FrameHeader, LoopFilter, Quantization, Segmentation};
 use crate::codec::vp9::CompressedHeader;
 
-/// `V4L2_CID_STATELESS_VP9_COMPRESSED_HDR`.
-pub struct Vp9CompressedHdr;
-impl ExtControlTrait for Vp9CompressedHdr {
-    const ID: u32 = b::V4L2_CID_STATELESS_VP9_COMPRESSED_HDR;
-    type PAYLOAD = b::v4l2_ctrl_vp9_compressed_hdr;
-}
+marker_control!(
+    Vp9CompressedHdr,
+    b::V4L2_CID_STATELESS_VP9_COMPRESSED_HDR,
+    b::v4l2_ctrl_vp9_compressed_hdr
+);
 
 fn flags(pairs: &[(bool, u32)]) -> u32 {
     pairs

@@ -17,7 +17,7 @@ use v4l2r::controls::codec::Vp9Frame;
 use super::codec::{
     BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
 };
-use super::codec::{CodecEntry, CodecSetup};
+use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, ProfileNeed, StreamRequirements};
 use super::formats::coded;
@@ -48,12 +48,7 @@ const OUTPUT_BUFFERS: u32 = 4;
 /// The container's size, and the profile its pixel layout implies
 /// (profile 2 for 10 and 12 bits, 1 and 3 for 4:2:2 and 4:4:4).
 fn requirements(stream: &VideoStreamInfo) -> StreamRequirements {
-    StreamRequirements {
-        coded_format: coded::VP9_FRAME,
-        width: stream.width,
-        height: stream.height,
-        profile: Some(profile_need(stream)),
-    }
+    StreamRequirements::of_container(coded::VP9_FRAME, stream, Some(profile_need(stream)))
 }
 
 fn profile_need(stream: &VideoStreamInfo) -> ProfileNeed {
@@ -84,7 +79,7 @@ fn profile_need(stream: &VideoStreamInfo) -> ProfileNeed {
     }
 }
 
-fn open(_info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, String> {
+fn open(_info: &DecoderInfo, stream: &VideoStreamInfo) -> Result<CodecSetup, CodecOpenError> {
     Ok(CodecSetup {
         codec: Box::new(Vp9Codec::new((stream.width, stream.height))),
         initial_controls: Vec::new(),
@@ -126,22 +121,21 @@ impl Vp9Codec {
     fn check(header: &FrameHeader) -> Result<(), CodecError> {
         let color = &header.color;
         if !matches!(header.profile, 0 | 2) || !color.is_420() || color.bit_depth > 10 {
-            return Err(CodecError::Unsupported(format!(
-                "VP9 profile {} with {}-bit samples{}: reel decodes 4:2:0 profiles 0 and 2 \
-                 (8 and 10 bits) on V4L2",
-                header.profile,
-                color.bit_depth,
-                if color.is_420() { "" } else { " not 4:2:0" }
-            )));
+            return Err(Unsupported::Vp9Format {
+                profile: header.profile,
+                bit_depth: color.bit_depth,
+                is_420: color.is_420(),
+            }
+            .into());
         }
         Ok(())
     }
 
     /// Forgets the references: frames wait for the next key frame.
-    fn lose_references(&mut self, why: &Vp9Error) -> CodecError {
+    fn lose_references(&mut self, why: Vp9Error) -> CodecError {
         self.refs.clear();
         self.state = PersistentState::default();
-        CodecError::Bitstream(why.to_string())
+        Damage::Vp9(why).into()
     }
 
     /// A new sequence when the frame needs other CAPTURE buffers: the
@@ -156,7 +150,7 @@ impl Vp9Codec {
         let size = (header.width, header.height);
         let fits = size.0 <= self.capture_size.0 && size.1 <= self.capture_size.1;
         if self.started && !fits && !header.key_frame {
-            return Err(self.lose_references(&Vp9Error::MissingReference(format!(
+            return Err(self.lose_references(Vp9Error::MissingReference(format!(
                 "CAPTURE buffers of {}x{} for a non-key frame larger than them ({}x{})",
                 self.capture_size.0, self.capture_size.1, size.0, size.1
             ))));
@@ -241,7 +235,7 @@ impl Vp9Codec {
         packet: &[u8],
         timestamps: &mut Timestamps,
     ) -> Result<Vec<Request>, CodecError> {
-        let frames = superframe::frames(packet).map_err(|e| self.lose_references(&e))?;
+        let frames = superframe::frames(packet).map_err(|e| self.lose_references(e))?;
         let mut requests = Vec::new();
         for frame in frames {
             let refs = &self.refs;
@@ -264,7 +258,7 @@ impl Vp9Codec {
                 Err(e @ Vp9Error::MissingReference(_)) => {
                     debug!("VP9 frame skipped: {e}");
                 }
-                Err(e) => return Err(self.lose_references(&e)),
+                Err(e) => return Err(self.lose_references(e)),
             }
         }
         Ok(requests)

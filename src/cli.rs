@@ -58,6 +58,11 @@ pub struct PlayArgs {
     #[arg(long, value_name = "PATH")]
     pub output_file: Option<PathBuf>,
 
+    /// `--output raw` in this layout (FFmpeg's name: rgb24, nv12,
+    /// yuv420p10le, ...) instead of the stream's own.
+    #[arg(long, value_name = "NAME")]
+    pub pix_fmt: Option<String>,
+
     /// Start in fullscreen.
     #[arg(long)]
     pub fullscreen: bool,

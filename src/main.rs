@@ -84,6 +84,19 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
     if args.output_file.is_some() && !matches!(args.output, Output::Framemd5 | Output::Raw) {
         return Err(Fatal::new(Exit::Usage, "--output-file needs --output framemd5 or raw").into());
     }
+    let raw_layout = match (&args.pix_fmt, args.output) {
+        (None, _) => None,
+        (Some(name), Output::Raw) => {
+            reel::media::init_ffmpeg();
+            Some(reel::sw::pixel_by_name(name).ok_or_else(|| {
+                Fatal::new(
+                    Exit::Usage,
+                    format!("--pix-fmt {name}: FFmpeg knows no such pixel format (ffmpeg -pix_fmts lists them)"),
+                )
+            })?)
+        }
+        (Some(_), _) => return Err(Fatal::new(Exit::Usage, "--pix-fmt needs --output raw").into()),
+    };
     match args.output {
         Output::Wayland => player::run(player_options(args, decoder, false)),
         Output::Null if remote => player::run(player_options(args, decoder, true)),
@@ -95,7 +108,7 @@ fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
         Output::Framemd5 | Output::Raw | Output::Null => {
             let sink = match args.output {
                 Output::Framemd5 => headless::Sink::Framemd5,
-                Output::Raw => headless::Sink::Raw,
+                Output::Raw => headless::Sink::Raw(raw_layout),
                 _ => headless::Sink::Null,
             };
             let mut out = headless_output(args.output_file.as_deref())?;

@@ -1073,6 +1073,7 @@ impl StatelessCodec for TestCodec {
             bitstream: vec![BitstreamPart::Owned(au.slices.concat())],
             hold_capture: false,
             sequence: None,
+            summary: Default::default(),
         }])
     }
     fn references(&self) -> Vec<u64> {

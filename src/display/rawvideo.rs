@@ -133,6 +133,11 @@ impl<W: Write> RawVideoWriter<W> {
         self.out.write_all(&self.cr)
     }
 
+    /// The writer pictures go to.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Flushes and returns the writer.
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;

@@ -11,8 +11,10 @@ use anyhow::Result;
 use tracing::info;
 
 use crate::display::framemd5::Framemd5Writer;
-use crate::display::rawvideo::RawVideoWriter;
+use crate::display::rawvideo::{planar_layout, RawVideoWriter};
 use crate::frame::DecoderKind;
+use crate::sw::Repacker;
+use ffmpeg_next::format::Pixel;
 
 use super::decoder_choice::DecoderChoice;
 use super::frame_decoder::{DamageCounters, DamageCounts};
@@ -28,7 +30,8 @@ const FRAMES_HELD: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sink {
     Framemd5,
-    Raw,
+    /// Raw pictures, in the stream's own layout or the one named.
+    Raw(Option<Pixel>),
     Null,
 }
 
@@ -36,6 +39,12 @@ pub enum Sink {
 enum Writer<W: Write> {
     Framemd5(Framemd5Writer<W>),
     Raw(RawVideoWriter<W>),
+    /// Packed in the stream's layout first, then converted.
+    RawAs {
+        planar: RawVideoWriter<Vec<u8>>,
+        repacker: Repacker,
+        out: W,
+    },
     Null,
 }
 
@@ -44,6 +53,23 @@ impl<W: Write> Writer<W> {
         match self {
             Self::Framemd5(w) => w.write_frame(frame),
             Self::Raw(w) => w.write_frame(frame),
+            Self::RawAs {
+                planar,
+                repacker,
+                out,
+            } => {
+                planar.write_frame(frame)?;
+                let layout = planar_layout(frame.format);
+                let packed = std::mem::take(planar.get_mut());
+                let converted = repacker
+                    .repack(&packed, frame.width, frame.height, layout)
+                    .map_err(std::io::Error::other)?;
+                out.write_all(converted)?;
+                // The buffer's memory is kept for the next picture.
+                *planar.get_mut() = packed;
+                planar.get_mut().clear();
+                Ok(())
+            }
             Self::Null => Ok(()),
         }
     }
@@ -52,6 +78,7 @@ impl<W: Write> Writer<W> {
         match self {
             Self::Framemd5(w) => w.finish().map(drop),
             Self::Raw(w) => w.finish().map(drop),
+            Self::RawAs { mut out, .. } => out.flush(),
             Self::Null => Ok(()),
         }
     }
@@ -114,10 +141,15 @@ pub fn run_file(
     }
     let mut writer = match sink {
         Sink::Framemd5 => Writer::Framemd5(Framemd5Writer::new(&mut *out, pipeline.stream())),
-        Sink::Raw => Writer::Raw(RawVideoWriter::new(
+        Sink::Raw(None) => Writer::Raw(RawVideoWriter::new(
             &mut *out,
             pipeline.stream().pixel_format.clone(),
         )),
+        Sink::Raw(Some(layout)) => Writer::RawAs {
+            planar: RawVideoWriter::new(Vec::new(), pipeline.stream().pixel_format.clone()),
+            repacker: Repacker::new(layout),
+            out: &mut *out,
+        },
         Sink::Null => Writer::Null,
     };
     let mut frames = 0u64;

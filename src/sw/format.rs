@@ -78,15 +78,24 @@ impl Converter {
         src: &frame::Video,
         to: PixelFormat,
     ) -> Result<frame::Video, SwError> {
+        self.convert_to_av(src, to_av(to))
+    }
+
+    /// As `convert`, into any layout libswscale writes.
+    pub fn convert_to_av(
+        &mut self,
+        src: &frame::Video,
+        to: Pixel,
+    ) -> Result<frame::Video, SwError> {
         let (w, h) = (src.width(), src.height());
-        let key = (src.format(), w, h, to_av(to));
+        let key = (src.format(), w, h, to);
         if self.scaler.as_ref().map(|s| s.key) != Some(key) {
-            tracing::debug!("converting {:?} {w}x{h} to {to}", src.format());
+            tracing::debug!("converting {:?} {w}x{h} to {to:?}", src.format());
             // Bicubic is libswscale's (and the ffmpeg tool's) default, so
             // conversions equal `ffmpeg -pix_fmt ...` bit for bit.
             let ctx = scaling::Context::get(key.0, w, h, key.3, w, h, scaling::Flags::BICUBIC)
                 .map_err(|e| {
-                    SwError::Convert(format!("{:?} {w}x{h} to {to}: {e}", src.format()))
+                    SwError::Convert(format!("{:?} {w}x{h} to {to:?}: {e}", src.format()))
                 })?;
             self.scaler = Some(Scaler { key, ctx });
         }

@@ -3,11 +3,13 @@
 mod decoder;
 mod format;
 mod planes;
+mod repack;
 
 use thiserror::Error;
 
 pub use decoder::SwDecoder;
 pub use planes::AvFramePlanes;
+pub use repack::{pixel_by_name, Repacker};
 
 /// The libavcodec decoder that would handle `codec`, if this FFmpeg has one.
 pub fn decoder_name(codec: crate::media::Codec) -> Option<String> {

@@ -165,6 +165,40 @@ pub struct SequenceChange {
     pub controls: Vec<ExtControl>,
 }
 
+/// What one request decodes, in its codec's terms: logged for every request
+/// at debug level (`-vv`) to line up with a driver's or GStreamer's debug
+/// log, and with the controls the driver received.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PictureSummary {
+    /// The picture's type as its codec names it: `IDR`, `I`, `P`, `B`
+    /// (H.264, HEVC, MPEG-2, FWHT), `key`, `inter` (VP8, VP9), `intra-only`,
+    /// `switch` (VP9, AV1).
+    pub kind: &'static str,
+    /// Its order: the picture order count (H.264, HEVC), temporal_reference
+    /// (MPEG-2), order_hint (AV1); none where the codec has no such field.
+    pub order: Option<i32>,
+    /// The pictures it refers to, by device timestamp, in the order the
+    /// controls name them (DPB entries, reference slots).
+    pub references: Vec<DeviceTimestamp>,
+    /// Slices (H.264, HEVC, MPEG-2) or tiles (AV1) this request carries.
+    pub slices: usize,
+}
+
+impl std::fmt::Display for PictureSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "kind={}", self.kind)?;
+        if let Some(order) = self.order {
+            write!(f, " order={order}")?;
+        }
+        write!(f, " refs=[")?;
+        for (i, reference) in self.references.iter().enumerate() {
+            let separator = if i == 0 { "" } else { "," };
+            write!(f, "{separator}{reference}")?;
+        }
+        write!(f, "] slices={}", self.slices)
+    }
+}
+
 /// One request: the controls and bitstream of one OUTPUT buffer.
 pub struct Request {
     /// The picture's device timestamp (all slices of one picture share it).
@@ -177,6 +211,8 @@ pub struct Request {
     /// change): earlier pictures are drained and the queues set up again if
     /// the session does not fit it.
     pub sequence: Option<SequenceChange>,
+    /// What the request decodes, for the per-request log.
+    pub summary: PictureSummary,
 }
 
 /// A decoded picture due for display.
@@ -430,6 +466,26 @@ mod tests {
         assert_eq!(bitstream.write_to(&mut short), 4);
         assert_eq!(short, [0, 0, 1, 8]);
         assert_eq!(Bitstream::whole(&packet).to_vec(), packet.to_vec());
+    }
+
+    #[test]
+    fn a_summary_reads_as_key_value_pairs() {
+        let summary = PictureSummary {
+            kind: "B",
+            order: Some(-4),
+            references: vec![1000, 3000],
+            slices: 2,
+        };
+        assert_eq!(
+            summary.to_string(),
+            "kind=B order=-4 refs=[1000,3000] slices=2"
+        );
+        let key = PictureSummary {
+            kind: "key",
+            slices: 1,
+            ..Default::default()
+        };
+        assert_eq!(key.to_string(), "kind=key refs=[] slices=1");
     }
 
     #[test]

@@ -100,6 +100,11 @@ pub enum OpenError {
 /// counts as failed.
 const STUCK_AFTER: u32 = 3;
 
+/// The tracing target of the line logged for every request queued (debug
+/// level: `-vv`, or `RUST_LOG=reel::request=debug` for these lines alone):
+/// `request ts=T kind=K [order=O] refs=[..] slices=N bytes=B [hold]`.
+pub const REQUEST_LOG: &str = "reel::request";
+
 /// Whether `error` is answered by resetting the session: a request that
 /// did not complete in time, or a device fault a reset may clear.
 fn resets(error: &SessionError) -> bool {
@@ -334,16 +339,26 @@ impl V4l2Decoder {
         let references = self.codec.references();
         self.damage.submitted(request.timestamp_ns, &references);
         self.session.set_references(&references);
-        let result = self.session.submit(decode_request());
-        if !matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
-            return result;
+        let mut result = self.session.submit(decode_request());
+        if matches!(result, Err(SessionError::NoCaptureBuffer { .. })) {
+            // Pictures may be waiting in the driver: collect them and retry once.
+            let completed = self.session.poll_completed(Duration::from_millis(50))?;
+            self.store(completed);
+            self.emit();
+            self.session.set_references(&self.codec.references());
+            result = self.session.submit(decode_request());
         }
-        // Pictures may be waiting in the driver: collect them and retry once.
-        let completed = self.session.poll_completed(Duration::from_millis(50))?;
-        self.store(completed);
-        self.emit();
-        self.session.set_references(&self.codec.references());
-        self.session.submit(decode_request())
+        if result.is_ok() {
+            debug!(
+                target: REQUEST_LOG,
+                "request ts={} {} bytes={}{}",
+                request.timestamp_ns,
+                request.summary,
+                decode_request().bitstream.len(),
+                if request.hold_capture { " hold" } else { "" }
+            );
+        }
+        result
     }
 
     fn release_held(&mut self) {

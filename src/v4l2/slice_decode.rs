@@ -48,13 +48,17 @@ pub trait SliceJob {
     /// Pictures that may be shown once the job is decoded, in display
     /// order.
     fn output(&self) -> &[u64];
+    /// The picture's type as the per-request log names it.
+    fn kind(&self) -> &'static str;
+    /// Its picture order count.
+    fn order(&self) -> i32;
 }
 
 /// [`SliceParser`] and [`SliceJob`] for a codec layer whose decoding
 /// state and jobs carry the names H.264's and HEVC's share;
 /// `|decoder| references` lists the pictures its DPB keeps for reference.
 macro_rules! slice_parser {
-    ($parser:ty, $job:ty, $error:ty, |$decoder:ident| $references:expr) => {
+    ($parser:ty, $job:ty, $error:ty, |$decoder:ident| $references:expr, $kind:path, $order:path) => {
         impl SliceParser for $parser {
             type Job = $job;
             type Error = $error;
@@ -108,6 +112,12 @@ macro_rules! slice_parser {
             fn output(&self) -> &[u64] {
                 &self.output
             }
+            fn kind(&self) -> &'static str {
+                $kind(self)
+            }
+            fn order(&self) -> i32 {
+                $order(self)
+            }
         }
     };
 }
@@ -123,14 +133,63 @@ slice_parser!(
             .iter()
             .filter(|p| p.is_reference() && !p.non_existing)
             .map(|p| p.timestamp_ns)
-    }
+    },
+    h264_kind,
+    h264_order
 );
 slice_parser!(
     hevc::decoder::HevcDecoder,
     hevc::decoder::DecodeJob,
     hevc::HevcError,
-    |decoder| decoder.dpb().references()
+    |decoder| decoder.dpb().references(),
+    hevc_kind,
+    hevc_order
 );
+
+/// IDR, or the most predicted of the picture's slices (B over P over I).
+fn h264_kind(job: &h264::DecodeJob) -> &'static str {
+    use h264::slice::SliceType;
+    if job.header.idr {
+        return "IDR";
+    }
+    let types = || job.slices.iter().map(|s| s.header.slice_type);
+    if types().any(|t| t == SliceType::B) {
+        "B"
+    } else if types().any(|t| matches!(t, SliceType::P | SliceType::Sp)) {
+        "P"
+    } else {
+        "I"
+    }
+}
+
+/// A field's own order count; a frame's is the smaller of its fields' (8.2.1).
+fn h264_order(job: &h264::DecodeJob) -> i32 {
+    use h264::PicStructure;
+    match job.structure {
+        PicStructure::Frame => job.top_field_order_cnt.min(job.bottom_field_order_cnt),
+        PicStructure::TopField => job.top_field_order_cnt,
+        PicStructure::BottomField => job.bottom_field_order_cnt,
+    }
+}
+
+fn hevc_kind(job: &hevc::decoder::DecodeJob) -> &'static str {
+    use hevc::slice::SliceType;
+    if job.nal_header.is_idr() {
+        return "IDR";
+    }
+    let types = || job.slices.iter().map(|s| s.header.slice_type);
+    if types().any(|t| t == SliceType::B) {
+        "B"
+    } else if types().any(|t| t == SliceType::P) {
+        "P"
+    } else {
+        "I"
+    }
+}
+
+fn hevc_order(job: &hevc::decoder::DecodeJob) -> i32 {
+    job.poc
+}
 
 type JobOf<G> = <<G as SliceGlue>::Parser as SliceParser>::Job;
 type ErrorOf<G> = <<G as SliceGlue>::Parser as SliceParser>::Error;
@@ -215,7 +274,13 @@ impl<G: SliceGlue> StatelessCodec for SliceCodec<G> {
                 job.sample_aspect_ratio(),
             );
             references.extend(job.references());
+            let first = requests.len();
             requests.extend(self.glue.requests(job)?);
+            for request in &mut requests[first..] {
+                request.summary.kind = job.kind();
+                request.summary.order = Some(job.order());
+                request.summary.references = job.references().collect();
+            }
         }
         // The DPB after this unit, plus what its pictures referred to.
         self.parser.dpb_references(&mut references);

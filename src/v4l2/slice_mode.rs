@@ -13,8 +13,8 @@ use v4l2r::bindings as b;
 use tracing::info;
 
 use super::codec::{
-    BitstreamPart, CodecError, DeviceTimestamp, Request, SequenceChange, SeveralRequests,
-    Unsupported,
+    BitstreamPart, CodecError, DeviceTimestamp, PictureSummary, Request, SequenceChange,
+    SeveralRequests, Unsupported,
 };
 use super::controls::ExtControl;
 use super::discovery::DecoderInfo;
@@ -270,6 +270,10 @@ impl SliceMode {
                     bitstream: self.bitstream(group.iter().map(&nal)),
                     hold_capture: i != last || hold_after,
                     sequence: sequence.take(),
+                    summary: PictureSummary {
+                        slices: group.len(),
+                        ..Default::default()
+                    },
                 }
             })
             .collect())

@@ -22,6 +22,8 @@
 //!   software path in tests/damage_software.rs): no panic, no hang, the
 //!   exit status README documents, every picture from the next key frame
 //!   on output;
+//! - the per-request log lines (`-vv`) name the timestamps, references
+//!   and picture order visl received (request_log.rs);
 //! - `reel probe` names the decoder; every guest call exits 0.
 //!
 //! Each codec's own checks are in its module (h264.rs, vp8.rs, vp9.rs,
@@ -35,6 +37,7 @@ mod boot;
 mod failures;
 mod oracle_checks;
 mod playback_checks;
+mod request_log;
 mod row_runs;
 mod rows;
 

@@ -125,9 +125,12 @@ pub fn calls(row: &Row) -> Vec<GuestCall> {
 /// buffers (it reloads visl: these run last).
 pub fn traced_call(row: &Row) -> Option<GuestCall> {
     row.traced().then(|| {
+        // The per-request lines of `-vv` alone on top of `-v`'s.
+        let decode = traced_decode(&trace_run(row), &V4L2_NULL, &row.path())
+            .env("RUST_LOG", "info,reel::request=debug");
         let call = ScriptCall::new("visl-bitstream.sh")
             .arg(bits_run(row))
-            .wrapping(traced_decode(&trace_run(row), &V4L2_NULL, &row.path()));
+            .wrapping(decode);
         GuestCall::new(trace_run(row), call)
     })
 }

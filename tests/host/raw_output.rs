@@ -34,8 +34,14 @@ const NOT_VIDEO: &[&str] = &[
 
 /// (bytes, stderr) of reel's raw output of `path`.
 fn reel_raw(path: &Path) -> (Vec<u8>, String) {
+    reel_raw_with(path, &[])
+}
+
+/// As [`reel_raw`], with more options.
+fn reel_raw_with(path: &Path, options: &[&str]) -> (Vec<u8>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_reel"))
         .args(["--hwdec", "no", "--output", "raw"])
+        .args(options)
         .arg(path)
         .output()
         .expect("run reel");
@@ -126,6 +132,60 @@ fn elementary_streams_are_read_as_conformance_vectors_come() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `--pix-fmt`: the layout asked for, as `ffmpeg -pix_fmt` writes it
+/// (libswscale both times), from 8- and 10-bit streams of several codecs, into
+/// packed RGB, semi-planar, other subsamplings and depths.
+#[test]
+fn pix_fmt_writes_the_layout_asked_for_as_ffmpeg_does() {
+    let cases = [
+        ("h264_main_bframes.mkv", "rgb24"),
+        ("h264_main_bframes.mkv", "nv12"),
+        ("vp9_profile2.webm", "p010le"),
+        ("hevc_main10.mp4", "yuv420p"),
+        ("h264_high.ts", "yuv422p10le"),
+        ("av1.mkv", "yuv444p"),
+        ("mpeg2.ts", "gray"),
+    ];
+    let mut failures = Vec::new();
+    for (source, layout) in cases {
+        let clip = support::media::clip(source);
+        let (reel, _) = reel_raw_with(&clip, &["--pix-fmt", layout]);
+        let ffmpeg = support::media::ffmpeg_rawvideo_as(&clip, &[layout]);
+        if reel.is_empty() || reel != ffmpeg {
+            failures.push(format!(
+                "{source} as {layout}: {}",
+                first_difference(&reel, &ffmpeg)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn pix_fmt_needs_raw_output_and_a_layout_ffmpeg_knows() {
+    let clip = support::media::clip("vp8.webm");
+    for (options, says) in [
+        (
+            &["--output", "raw", "--pix-fmt", "no-such-layout"][..],
+            "FFmpeg knows no such pixel format",
+        ),
+        (
+            &["--output", "framemd5", "--pix-fmt", "rgb24"][..],
+            "--pix-fmt needs --output raw",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+            .args(options)
+            .arg(&clip)
+            .output()
+            .expect("run reel");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{options:?}: {stderr}");
+        assert!(stderr.contains(says), "{options:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{options:?}: wrote output");
+    }
 }
 
 #[test]

@@ -75,10 +75,17 @@ pub fn clip(name: &str) -> PathBuf {
 /// (`-autoscale 0 -fps_mode passthrough`), planes packed, as `-f rawvideo`
 /// writes them: what `reel --output raw` must write.
 pub fn ffmpeg_rawvideo(clip: &Path) -> Vec<u8> {
+    ffmpeg_rawvideo_as(clip, &[])
+}
+
+/// As [`ffmpeg_rawvideo`], in the layout `-pix_fmt NAME` asks for when
+/// `pix_fmt` is `["NAME"]`.
+pub fn ffmpeg_rawvideo_as(clip: &Path, pix_fmt: &[&str]) -> Vec<u8> {
     let out = Command::new("ffmpeg")
         .args(["-nostdin", "-loglevel", "error", "-i"])
         .arg(clip)
         .args(["-autoscale", "0", "-fps_mode", "passthrough"])
+        .args(pix_fmt.iter().flat_map(|p| ["-pix_fmt", p]))
         .args(["-f", "rawvideo", "-"])
         .output()
         .expect("run ffmpeg");

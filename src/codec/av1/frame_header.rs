@@ -37,6 +37,16 @@ impl FrameType {
         }
     }
 
+    /// The name logs give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Key => "key",
+            Self::Inter => "inter",
+            Self::IntraOnly => "intra-only",
+            Self::Switch => "switch",
+        }
+    }
+
     /// The value `frame_type` is coded with.
     pub fn code(self) -> u8 {
         self as u8

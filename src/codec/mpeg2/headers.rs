@@ -428,6 +428,17 @@ pub mod picture_coding_type {
     pub const B: u8 = 3;
     /// MPEG-1 only.
     pub const D: u8 = 4;
+
+    /// The letter a picture type goes by; `?` for a forbidden value.
+    pub fn name(coding_type: u8) -> &'static str {
+        match coding_type {
+            I => "I",
+            P => "P",
+            B => "B",
+            D => "D",
+            _ => "?",
+        }
+    }
 }
 
 /// picture_header() (6.2.3).

@@ -16,7 +16,8 @@ use tracing::{debug, info, warn};
 use v4l2r::bindings as b;
 
 use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+    BitstreamPart, CodecError, OutputPicture, PictureSummary, Request, SequenceChange,
+    StatelessCodec, Timestamps,
 };
 use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
@@ -262,6 +263,19 @@ impl Av1Codec {
             bitstream,
             hold_capture: false,
             sequence,
+            summary: PictureSummary {
+                kind: h.frame_type.name(),
+                order: i32::try_from(h.order_hint).ok(),
+                references: if h.frame_type.is_intra() {
+                    Vec::new()
+                } else {
+                    h.ref_frame_idx
+                        .iter()
+                        .filter_map(|&i| slots.get(usize::from(i)).copied())
+                        .collect()
+                },
+                slices: frame.tile_groups.iter().map(|g| g.group.tiles.len()).sum(),
+            },
         })
     }
 

@@ -10,7 +10,8 @@ use v4l2r::bindings as b;
 use v4l2r::controls::codec::FwhtParams;
 
 use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+    BitstreamPart, CodecError, OutputPicture, PictureSummary, Request, SequenceChange,
+    StatelessCodec, Timestamps,
 };
 use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
@@ -125,6 +126,12 @@ impl StatelessCodec for FwhtCodec {
             bitstream: vec![BitstreamPart::Packet(payload)],
             hold_capture: false,
             sequence,
+            summary: PictureSummary {
+                kind: if reference == 0 { "I" } else { "P" },
+                order: None,
+                references: (reference != 0).then_some(reference).into_iter().collect(),
+                slices: 1,
+            },
         }])
     }
 

@@ -13,13 +13,15 @@ use tracing::{debug, info};
 use v4l2r::bindings as b;
 
 use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+    BitstreamPart, CodecError, OutputPicture, PictureSummary, Request, SequenceChange,
+    StatelessCodec, Timestamps,
 };
 use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
 use super::formats::coded;
 use super::output_queue::OutputQueue;
+use crate::codec::mpeg2::headers::picture_coding_type;
 use crate::codec::mpeg2::picture::{Picture, PictureParser, Sequence};
 use crate::codec::mpeg2::refs::{Decision, References};
 use crate::codec::mpeg2::Mpeg2Error;
@@ -253,6 +255,15 @@ impl Mpeg2Codec {
             bitstream,
             hold_capture,
             sequence,
+            summary: PictureSummary {
+                kind: picture_coding_type::name(picture.header.picture_coding_type),
+                order: Some(i32::from(picture.header.temporal_reference)),
+                references: [forward, backward]
+                    .into_iter()
+                    .filter(|&r| r != NO_REFERENCE)
+                    .collect(),
+                slices: picture.slices.len(),
+            },
         }))
     }
 }

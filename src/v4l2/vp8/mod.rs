@@ -11,7 +11,8 @@ use v4l2r::bindings as b;
 use v4l2r::controls::codec::Vp8Frame;
 
 use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+    BitstreamPart, CodecError, OutputPicture, PictureSummary, Request, SequenceChange,
+    StatelessCodec, Timestamps,
 };
 use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage};
 use super::controls::ExtControl;
@@ -143,6 +144,19 @@ impl StatelessCodec for Vp8Codec {
                 .record(timestamp_ns, timestamps.packet(), visible, None);
             self.output.push_due([timestamp_ns]);
         }
+        let summary = PictureSummary {
+            kind: if header.is_key_frame() {
+                "key"
+            } else {
+                "inter"
+            },
+            order: None,
+            references: refs
+                .as_ref()
+                .map(|r| vec![r.last, r.golden, r.altref])
+                .unwrap_or_default(),
+            slices: 1,
+        };
         Ok(vec![Request {
             timestamp_ns,
             controls: vec![ExtControl::typed::<Vp8Frame>(controls::frame(
@@ -151,6 +165,7 @@ impl StatelessCodec for Vp8Codec {
             bitstream: vec![BitstreamPart::Packet(0..packet.len())],
             hold_capture: false,
             sequence,
+            summary,
         }])
     }
 

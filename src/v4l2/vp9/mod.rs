@@ -15,7 +15,8 @@ use v4l2r::bindings as b;
 use v4l2r::controls::codec::Vp9Frame;
 
 use super::codec::{
-    BitstreamPart, CodecError, OutputPicture, Request, SequenceChange, StatelessCodec, Timestamps,
+    BitstreamPart, CodecError, OutputPicture, PictureSummary, Request, SequenceChange,
+    StatelessCodec, Timestamps,
 };
 use super::codec::{CodecEntry, CodecOpenError, CodecSetup, Damage, Unsupported};
 use super::controls::ExtControl;
@@ -227,6 +228,22 @@ impl Vp9Codec {
             bitstream: vec![BitstreamPart::Packet(frame)],
             hold_capture: false,
             sequence,
+            summary: PictureSummary {
+                kind: if header.key_frame {
+                    "key"
+                } else if header.intra_only {
+                    "intra-only"
+                } else {
+                    "inter"
+                },
+                order: None,
+                references: if header.is_intra() {
+                    Vec::new()
+                } else {
+                    refs.to_vec()
+                },
+                slices: 1,
+            },
         }))
     }
 

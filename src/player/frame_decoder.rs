@@ -86,6 +86,13 @@ pub trait FrameDecoder: Send {
     fn send_eof(&mut self) -> Result<(), DecodeFault>;
     /// Forgets every buffered packet and frame (after a container seek).
     fn discard(&mut self);
+    /// Whether the packets sent from now on are shown wholly before an
+    /// exact seek's target, so that their pictures are wanted only as
+    /// references: a decoder may leave out those no other picture refers
+    /// to (and never put them out).
+    fn set_references_only(&mut self, references_only: bool) {
+        let _ = references_only;
+    }
     /// Damaged pictures since the decoder was opened.
     fn damage(&self) -> DamageCounts {
         DamageCounts::default()
@@ -116,6 +123,9 @@ impl FrameDecoder for SwDecoder {
     }
     fn discard(&mut self) {
         SwDecoder::discard(self)
+    }
+    fn set_references_only(&mut self, references_only: bool) {
+        SwDecoder::set_references_only(self, references_only)
     }
 }
 
@@ -154,6 +164,9 @@ impl FrameDecoder for V4l2Decoder {
     }
     fn discard(&mut self) {
         V4l2Decoder::discard(self)
+    }
+    fn set_references_only(&mut self, references_only: bool) {
+        V4l2Decoder::set_references_only(self, references_only)
     }
     fn damage(&self) -> DamageCounts {
         DamageCounts {

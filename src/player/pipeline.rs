@@ -10,7 +10,7 @@ use anyhow::Result;
 use tracing::{debug, info, warn};
 
 use crate::frame::{DecoderKind, Frame};
-use crate::media::{Demuxer, Packet, VideoStreamInfo};
+use crate::media::{duration_to_ts, Demuxer, Packet, VideoStreamInfo};
 use crate::message::{causes, Causes};
 use crate::sw::SwOptions;
 
@@ -64,6 +64,13 @@ pub struct Pipeline {
     /// The last frame dropped while seeking: shown if the target lies past
     /// the last frame, so a seek beyond the end shows the final picture.
     last_dropped: Option<Frame>,
+    /// The seek target in the stream's time base, while it is looked for.
+    seek_target_ts: Option<i64>,
+    /// Pictures decoded and dropped on the way to the seek target.
+    dropped_before_target: u64,
+    /// Packets sent on the way to it whose pictures were wanted only as
+    /// references.
+    sent_references_only: u64,
     eof_sent: bool,
     /// (pts, duration) of the last frame handed out: where another decoder
     /// takes over.
@@ -112,6 +119,9 @@ impl Pipeline {
             epoch: 0,
             drop_before: None,
             last_dropped: None,
+            seek_target_ts: None,
+            dropped_before_target: 0,
+            sent_references_only: 0,
             eof_sent: false,
             last_delivered: None,
             damage: Arc::default(),
@@ -167,6 +177,9 @@ impl Pipeline {
         self.demuxer.seek(target)?;
         self.epoch = epoch;
         self.drop_before = Some(target);
+        self.seek_target_ts = Some(duration_to_ts(target, self.stream().time_base));
+        self.dropped_before_target = 0;
+        self.sent_references_only = 0;
         self.last_dropped = None;
         self.eof_sent = false;
         Ok(())
@@ -207,9 +220,19 @@ impl Pipeline {
                     frame.epoch = self.epoch;
                     if self.before_seek_target(&frame) {
                         self.last_dropped = Some(frame);
+                        self.dropped_before_target += 1;
                         continue;
                     }
-                    self.drop_before = None;
+                    if self.drop_before.take().is_some() {
+                        self.seek_target_ts = None;
+                        debug!(
+                            pts = ?frame.pts,
+                            decoded_before = self.dropped_before_target,
+                            references_only = self.sent_references_only,
+                            "seek landed (packets sent for their references only, \
+                             pictures decoded and dropped before the target)"
+                        );
+                    }
                     self.last_dropped = None;
                     self.last_delivered = Some((frame.pts, frame.duration));
                     return Ok(Some(frame));
@@ -222,6 +245,7 @@ impl Pipeline {
             }
             if self.eof_sent {
                 self.drop_before = None;
+                self.seek_target_ts = None;
                 return Ok(self.last_dropped.take());
             }
             match self.demuxer.next_packet() {
@@ -232,6 +256,9 @@ impl Pipeline {
                     if packet.corrupt {
                         warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");
                     }
+                    let references_only = self.shown_before_target(&packet);
+                    self.sent_references_only += u64::from(references_only);
+                    self.decoder.set_references_only(references_only);
                     if let Err(fault) = self.decoder.send(&packet) {
                         self.fault(fault)?;
                     }
@@ -351,6 +378,17 @@ impl Pipeline {
             1 => first.to_string(),
             n => format!("{n} errors, the first: {first}"),
         })
+    }
+
+    /// Whether every picture of `packet` is shown before the seek target
+    /// (its pts and duration known, its end at or before the target).
+    fn shown_before_target(&self, packet: &Packet) -> bool {
+        match (self.seek_target_ts, packet.pts) {
+            (Some(target), Some(pts)) if packet.duration > 0 => {
+                pts.saturating_add(packet.duration) <= target
+            }
+            _ => false,
+        }
     }
 
     fn before_seek_target(&self, frame: &Frame) -> bool {

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use ff::ffi;
+use ff::Discard;
 use ffmpeg_next as ff;
 
 use super::format::{from_av, target_for, Converter};
@@ -48,6 +49,12 @@ pub struct SwDecoder {
     discard_until_key_frame: bool,
     skipped_packets: u64,
     discarded_frames: u64,
+    /// Packets are decoded only if later pictures refer to them (before
+    /// an exact seek's target): libavcodec's `skip_frame` at non-reference,
+    /// as mpv's `--hr-seek-framedrop`.
+    references_only: bool,
+    /// libavcodec's `skip_frame` as last set.
+    skipping: Discard,
     eof_sent: bool,
     next_pts: i64,
     epoch: u64,
@@ -125,6 +132,8 @@ impl SwDecoder {
             pending_keys: VecDeque::new(),
             discard_until_key_frame: false,
             skipped_packets: 0,
+            references_only: false,
+            skipping: Discard::Default,
             discarded_frames: 0,
             eof_sent: false,
             next_pts: stream.start_pts,
@@ -171,6 +180,7 @@ impl SwDecoder {
             }
             self.need_keyframe = false;
         }
+        self.apply_skipping();
         let mut av = packet.data.to_av_packet();
         av.set_pts(packet.pts);
         av.set_dts(packet.dts);
@@ -227,6 +237,25 @@ impl SwDecoder {
             }
         }
         earlier_error.map_or(Ok(()), Err)
+    }
+
+    /// See `FrameDecoder::set_references_only`.
+    pub fn set_references_only(&mut self, references_only: bool) {
+        self.references_only = references_only;
+    }
+
+    /// `skip_frame` for the packet about to be sent (libavcodec reads it
+    /// per packet, frame threads included).
+    fn apply_skipping(&mut self) {
+        let wanted = if self.references_only {
+            Discard::NonReference
+        } else {
+            Discard::Default
+        };
+        if wanted != self.skipping {
+            self.decoder.skip_frame(wanted);
+            self.skipping = wanted;
+        }
     }
 
     /// The next decoded frame, or `None` when the decoder needs more input

@@ -33,6 +33,9 @@ pub struct Timestamps {
     next: u64,
     /// (device timestamp, packet) of every timestamp handed out for this packet.
     issued: Vec<(DeviceTimestamp, u64)>,
+    /// The packet's pictures are wanted only as references (an exact
+    /// seek's target lies after them): a codec may leave out the others.
+    references_only: bool,
 }
 
 impl Default for Timestamps {
@@ -47,7 +50,21 @@ impl Timestamps {
             packet: 0,
             next: 0,
             issued: Vec::new(),
+            references_only: false,
         }
+    }
+
+    /// Whether the current packet's pictures are wanted only as
+    /// references (see `set_references_only`).
+    pub fn references_only(&self) -> bool {
+        self.references_only
+    }
+
+    /// Says that the pictures of the packets from now on are shown before
+    /// an exact seek's target: a picture no other refers to need not be
+    /// decoded (no request), and is not put out.
+    pub fn set_references_only(&mut self, references_only: bool) {
+        self.references_only = references_only;
     }
 
     /// Starts the next packet; returns its number.

@@ -454,6 +454,12 @@ impl V4l2Decoder {
         self.faults_in_a_row == 0
     }
 
+    /// See `FrameDecoder::set_references_only`: the codec leaves out the
+    /// pictures of the next packets that are not references (no request).
+    pub fn set_references_only(&mut self, references_only: bool) {
+        self.timestamps.set_references_only(references_only);
+    }
+
     /// Forgets every packet and picture queued (a container seek).
     pub fn discard(&mut self) {
         self.epoch += 1;

@@ -2,7 +2,7 @@
 //! the packet whose timing it is shown with, its visible size and aspect
 //! (both change with the sequence), and the display order its DPB decided.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::codec::OutputPicture;
 
@@ -22,6 +22,9 @@ pub struct OutputQueue {
     /// The last picture recorded: what a picture the codec never recorded
     /// (damage) is shown with.
     last: PictureInfo,
+    /// Pictures left undecoded (non-references before a seek target):
+    /// never put out.
+    left_out: HashSet<u64>,
 }
 
 impl Default for OutputQueue {
@@ -40,7 +43,13 @@ impl OutputQueue {
                 visible: (0, 0),
                 sample_aspect: (1, 1),
             },
+            left_out: HashSet::new(),
         }
+    }
+
+    /// A picture not decoded: dropped when its output is due.
+    pub fn leave_out(&mut self, timestamp_ns: u64) {
+        self.left_out.insert(timestamp_ns);
     }
 
     /// A picture decoded into `timestamp_ns` from `packet`. A picture
@@ -74,6 +83,7 @@ impl OutputQueue {
     pub fn take(&mut self) -> Vec<OutputPicture> {
         let due: Vec<u64> = self.due.drain(..).collect();
         due.into_iter()
+            .filter(|timestamp_ns| !self.left_out.remove(timestamp_ns))
             .map(|timestamp_ns| {
                 let info = self.pictures.remove(&timestamp_ns).unwrap_or(self.last);
                 OutputPicture {
@@ -89,6 +99,7 @@ impl OutputQueue {
     pub fn clear(&mut self) {
         self.due.clear();
         self.pictures.clear();
+        self.left_out.clear();
     }
 }
 
@@ -112,5 +123,16 @@ mod tests {
             vec![(2000, 2, (480, 270), (4, 3)), (1000, 1, (320, 240), (1, 1))]
         );
         assert!(q.take().is_empty());
+    }
+
+    #[test]
+    fn pictures_left_out_are_never_put_out() {
+        let mut q = OutputQueue::new();
+        q.record(1000, 1, (320, 240), None);
+        q.leave_out(2000);
+        q.record(3000, 3, (320, 240), None);
+        q.push_due([1000, 2000, 3000]);
+        let shown: Vec<u64> = q.take().iter().map(|p| p.timestamp_ns).collect();
+        assert_eq!(shown, [1000, 3000]);
     }
 }

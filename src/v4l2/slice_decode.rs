@@ -52,13 +52,23 @@ pub trait SliceJob {
     fn kind(&self) -> &'static str;
     /// Its picture order count.
     fn order(&self) -> i32;
+    /// Whether later pictures may refer to it.
+    fn is_reference(&self) -> bool;
 }
 
 /// [`SliceParser`] and [`SliceJob`] for a codec layer whose decoding
 /// state and jobs carry the names H.264's and HEVC's share;
 /// `|decoder| references` lists the pictures its DPB keeps for reference.
 macro_rules! slice_parser {
-    ($parser:ty, $job:ty, $error:ty, |$decoder:ident| $references:expr, $kind:path, $order:path) => {
+    (
+        $parser:ty,
+        $job:ty,
+        $error:ty,
+        |$decoder:ident| $references:expr,
+        $kind:path,
+        $order:path,
+        $is_reference:path
+    ) => {
         impl SliceParser for $parser {
             type Job = $job;
             type Error = $error;
@@ -118,6 +128,9 @@ macro_rules! slice_parser {
             fn order(&self) -> i32 {
                 $order(self)
             }
+            fn is_reference(&self) -> bool {
+                $is_reference(self)
+            }
         }
     };
 }
@@ -135,7 +148,8 @@ slice_parser!(
             .map(|p| p.timestamp_ns)
     },
     h264_kind,
-    h264_order
+    h264_order,
+    h264_is_reference
 );
 slice_parser!(
     hevc::decoder::HevcDecoder,
@@ -143,8 +157,20 @@ slice_parser!(
     hevc::HevcError,
     |decoder| decoder.dpb().references(),
     hevc_kind,
-    hevc_order
+    hevc_order,
+    hevc_is_reference
 );
+
+fn h264_is_reference(job: &h264::DecodeJob) -> bool {
+    job.header.nal_ref_idc != 0
+}
+
+/// A sub-layer non-reference picture of the highest sub-layer: no picture
+/// refers to it.
+fn hevc_is_reference(job: &hevc::decoder::DecodeJob) -> bool {
+    !(job.nal_header.is_sub_layer_non_reference()
+        && job.nal_header.temporal_id() == job.sps.sps_max_sub_layers_minus1)
+}
 
 /// IDR, or the most predicted of the picture's slices (B over P over I).
 fn h264_kind(job: &h264::DecodeJob) -> &'static str {
@@ -259,6 +285,14 @@ impl<G: SliceGlue> StatelessCodec for SliceCodec<G> {
             // Pictures whose output the DPB decided, even without slices.
             self.output.push_due(job.output().iter().copied());
             if !job.has_slices() {
+                continue;
+            }
+            if timestamps.references_only() && !job.is_reference() {
+                debug!(
+                    timestamp_ns = job.timestamp_ns(),
+                    "non-reference picture before the seek target: not decoded"
+                );
+                self.output.leave_out(job.timestamp_ns());
                 continue;
             }
             if job.missing_references() {

@@ -394,3 +394,78 @@ fn requests_follow_the_decode_mode_and_start_code() {
         }
     }
 }
+
+/// One H.264 picture as visl received it: (IDR period, picture order
+/// count, whether it is a reference), from its decode parameters.
+fn traced_pictures(name: &str) -> Vec<(usize, i64, bool)> {
+    let trace = boot::result()
+        .read_result(&format!("{name}.trace"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let events = visl_trace::parse_events(&trace).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let runs = visl_trace::decode_runs(&events).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut period = 0;
+    runs.iter()
+        .filter_map(|run| {
+            run.events
+                .iter()
+                .find(|e| e.name == "v4l2_ctrl_h264_decode_params")
+        })
+        .enumerate()
+        .map(|(i, params)| {
+            let int = |key: &str| -> i64 {
+                params
+                    .field(key)
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or_else(|| panic!("{name}: picture {i}: no {key}"))
+            };
+            let flags = params.field("flags").unwrap_or("");
+            assert!(!flags.contains("FIELD_PIC"), "{name}: a frame clip");
+            if flags.contains("IDR_PIC") && i > 0 {
+                period += 1;
+            }
+            let poc = int("top_field_order_cnt").min(int("bottom_field_order_cnt"));
+            (period, poc, int("nal_ref_idc") != 0)
+        })
+        .collect()
+}
+
+/// An exact seek asks visl for the reference pictures before its target
+/// and every picture from the target on, and for no non-reference
+/// picture before the target: the full decode's pictures in display
+/// order, less the non-references among those before the frames the seek
+/// put out.
+#[test]
+fn an_exact_seek_queues_no_request_for_a_non_reference_before_its_target() {
+    boot::boot();
+    let row = crate::rows::ROWS
+        .iter()
+        .find(|r| r.name == "h264_main_bframes")
+        .expect("the row");
+    let (_, out) = reel_runs::successful(boot::result(), &crate::row_runs::seek_run(row));
+    let shown = reel_runs::framemd5_lines(&out).len();
+    let mut full = traced_pictures(&crate::row_runs::trace_run(row));
+    full.sort_unstable();
+    assert!(
+        shown > 0 && shown < full.len(),
+        "{shown} of {} frames shown",
+        full.len()
+    );
+    let (before, from_target) = full.split_at(full.len() - shown);
+    assert!(
+        before.iter().any(|p| !p.2),
+        "no non-reference picture before the target: the check would prove nothing"
+    );
+    let mut expected: Vec<(usize, i64, bool)> = before
+        .iter()
+        .filter(|p| p.2)
+        .chain(from_target)
+        .copied()
+        .collect();
+    expected.sort_unstable();
+    let mut seek = traced_pictures(&crate::row_runs::seek_run(row));
+    seek.sort_unstable();
+    assert_eq!(
+        seek, expected,
+        "pictures decoded for the seek (IDR period, POC, reference)"
+    );
+}

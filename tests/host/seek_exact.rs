@@ -100,3 +100,79 @@ fn start_positions_give_the_exact_frames_for_every_clip() {
         }
     }
 }
+
+/// An exact seek decodes from the key frame on only what the target needs:
+/// on a long GOP whose B-frames are not references (x264 without B-pyramid),
+/// the pictures decoded and dropped before the target are exactly its I
+/// and P pictures (ffprobe's picture types), the B-frames' packets sent
+/// with libavcodec's `skip_frame` at non-reference; and the frames from
+/// the target on are still FFmpeg's.
+#[test]
+fn an_exact_seek_decodes_only_the_references_before_its_target() {
+    let clip = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seek_long_gop.mp4");
+    let made = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("testsrc2=size=320x240:rate=25:duration=6")
+        .args([
+            "-c:v", "libx264", "-preset", "veryfast", "-g", "150", "-bf", "3",
+        ])
+        .args(["-x264-params", "b-pyramid=none", "-pix_fmt", "yuv420p"])
+        .arg(&clip)
+        .status()
+        .expect("run ffmpeg");
+    assert!(made.success());
+    let start = 5.5;
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["--hwdec", "no", "--output", "framemd5", "--start", "5.5"])
+        .arg(&clip)
+        .env("RUST_LOG", "warn,reel::player::pipeline=debug")
+        .output()
+        .expect("run reel");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    let field = |line: &str, key: &str| -> Option<u64> {
+        let at = line.find(&format!("{key}="))? + key.len() + 1;
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let landed = log
+        .lines()
+        .find(|l| l.contains("seek landed"))
+        .unwrap_or_else(|| panic!("no landing logged:\n{log}"));
+    let decoded_before = field(landed, "decoded_before").expect("decoded_before");
+    let references_only = field(landed, "references_only").expect("references_only");
+
+    // The oracle: the frames shown wholly before the frame on screen at
+    // the target, by type.
+    let types: Vec<String> = media::ffprobe(&clip, "frame=pict_type");
+    let times = ffprobe_times(&clip);
+    assert_eq!(types.len(), times.len());
+    let frame_duration = 1.0 / 25.0;
+    let before: Vec<&String> = types
+        .iter()
+        .zip(&times)
+        .filter(|(_, t)| **t + frame_duration <= start + 1e-6)
+        .map(|(p, _)| p)
+        .collect();
+    let references = before.iter().filter(|p| p.as_str() != "B").count() as u64;
+    assert!(
+        references < before.len() as u64 / 2,
+        "{before:?}: not a B-frame clip"
+    );
+    assert_eq!(
+        decoded_before, references,
+        "pictures decoded before the target"
+    );
+    assert_eq!(
+        references_only,
+        before.len() as u64,
+        "packets sent for references only"
+    );
+
+    let shown = hashes(&String::from_utf8_lossy(&out.stdout));
+    let all = ffmpeg_hashes(&clip);
+    assert_eq!(shown, all[before.len()..], "the frames from the target on");
+}

@@ -44,9 +44,11 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
     let inserted = handle.insert_source(
         Generic::new(stream, Interest::READ, Mode::Level),
         move |_, stream, target| {
+            // Everything the client sent so far: only an unfinished line
+            // longer than MAX_LINE is refused (below).
             // A client that closed its sending side (`echo ... | socat`)
             // is still answered what it sent.
-            let closed = match read_client(stream, &mut pending, usize::MAX, MAX_LINE) {
+            let closed = match read_client(stream, &mut pending, usize::MAX, usize::MAX) {
                 ClientRead::Open => false,
                 ClientRead::Closed => true,
                 ClientRead::Failed => return Ok(PostAction::Remove),

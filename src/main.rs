@@ -62,17 +62,17 @@ fn init_logging(args: &LogArgs) {
 /// Plays the files; returns the errors of files that could not be played
 /// (playback went on with the others) and the exit status.
 fn play(args: PlayArgs) -> anyhow::Result<Outcome> {
-    let decoder = DecoderChoice {
+    let mut decoder = DecoderChoice {
         hwdec: args.hwdec,
         device: args.device.clone(),
-        // On screen, the negotiation's chooser says whether the pictures
-        // go zero-copy; without one (wl_shm, --copy) they are copied.
-        cpu_reads_pictures: matches!(
-            args.output,
-            Output::Wayland | Output::Framemd5 | Output::Raw
-        ),
         ..DecoderChoice::default()
     };
+    // On screen, the negotiation's chooser says whether the pictures go
+    // zero-copy; without one (wl_shm, --copy) they are copied.
+    decoder.capture.cpu_reads_pictures = matches!(
+        args.output,
+        Output::Wayland | Output::Framemd5 | Output::Raw
+    );
     if decoder.hwdec == Hwdec::No && decoder.device.is_some() {
         return Err(Fatal::new(
             Exit::Usage,

@@ -486,32 +486,12 @@ fn a_seek_onto_a_p_frame_decodes_it_exactly() {
 fn playback_is_zero_copy() {
     for clip in CLIPS.iter().filter(|c| c.playback) {
         for play in PLAYBACKS.map(|p| format!("{}-{p}", clip.name)) {
-            let s = stats(&play);
-            let presented = reel_output::number(&s, "presented");
-            assert!(presented > 0, "{play}: nothing presented: {s:?}");
-            assert_eq!(
-                reel_output::number(&s, "zero_copy_frames"),
-                presented,
-                "{play}: {s:?}"
+            weston_log::assert_zero_copy_playback(
+                &play,
+                &stats(&play),
+                &read(&format!("{play}.log")),
+                &read(&format!("weston-{play}.log")),
             );
-            assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{play}: {s:?}");
-            let log = read(&format!("{play}.log"));
-            assert!(
-                log.contains("dmabuf negotiation: zero-copy: V4L2"),
-                "{play}: no zero-copy negotiation in reel's log"
-            );
-            let weston = read(&format!("weston-{play}.log"));
-            // The proto scope was on: reel's dmabuf imports are in the log.
-            let imports = weston
-                .lines()
-                .filter(|l| l.contains("rq zwp_linux_buffer_params_v1") && l.contains(".add("))
-                .count();
-            assert!(
-                imports > 0,
-                "{play}: no dmabuf import in weston's log:\n{weston}"
-            );
-            let errors = weston_log::protocol_errors(&weston);
-            assert!(errors.is_empty(), "{play}: protocol errors: {errors:#?}");
         }
     }
 }

@@ -1100,9 +1100,9 @@ fn decode_all(decoder_info: &DecoderInfo, aus: &[annexb::AccessUnit]) -> Vec<(i6
         decoded: Vec::new(),
         frame_num: 0,
     };
-    let mut decoder =
-        V4l2Decoder::new(session_config(decoder_info), Box::new(codec), (1, 15360), 8)
-            .expect("decoder");
+    let mut config = session_config(decoder_info);
+    config.capture.frames_held_downstream = 8;
+    let mut decoder = V4l2Decoder::new(config, Box::new(codec), (1, 15360)).expect("decoder");
     assert_send(&decoder);
     let mut out = Vec::new();
     let take = |frame: reel::frame::Frame, out: &mut Vec<(i64, String)>| {

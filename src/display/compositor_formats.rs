@@ -90,3 +90,36 @@ impl CompositorFormats {
         }
     }
 }
+
+/// What the compositor takes now, as a copied frame's target is chosen
+/// from it: resolved again only when what it is made of changes (a
+/// feedback batch, a v3 `modifier` event, an import the compositor
+/// refused), not for every frame.
+#[derive(Debug)]
+pub struct CopyFormats(CompositorFormats);
+
+impl Default for CopyFormats {
+    fn default() -> Self {
+        Self(CompositorFormats::V3(AdvertisedFormats::new()))
+    }
+}
+
+impl CopyFormats {
+    /// Resolves the feedback in effect (else the v3 `modifier` events) less
+    /// the `refused` pairs; feedback that cannot be resolved leaves the v3
+    /// pairs.
+    pub fn refresh(
+        &mut self,
+        feedback: Option<&Feedback>,
+        v3: &AdvertisedFormats,
+        refused: &[(u32, u64)],
+    ) {
+        let formats = CompositorFormats::from_feedback_or_v3(feedback, v3)
+            .unwrap_or_else(|_| CompositorFormats::V3(v3.clone()));
+        self.0 = formats.without(refused);
+    }
+
+    pub fn get(&self) -> &CompositorFormats {
+        &self.0
+    }
+}

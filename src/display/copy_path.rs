@@ -5,7 +5,6 @@
 use drm_fourcc::DrmFourcc;
 use tracing::info;
 
-use super::compositor_formats::CompositorFormats;
 use super::dmabuf_formats::DmabufChoice;
 use super::state::PresentedPath;
 use super::Display;
@@ -32,10 +31,7 @@ impl Display {
         }
         // Where the negotiation says a copied frame goes, from what the
         // compositor takes now (less the pairs it refused).
-        let compositor = self
-            .compositor_formats()
-            .unwrap_or_else(|_| CompositorFormats::V3(self.state.advertised.clone()));
-        match copy_target(frame.format, &compositor) {
+        match copy_target(frame.format, self.state.copy_formats.get()) {
             CopyTarget::Dmabuf {
                 drm_fourcc,
                 modifier,

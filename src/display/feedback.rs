@@ -178,4 +178,38 @@ mod tests {
         let kept = t.effective().and_then(|f| f.advertised().ok());
         assert!(kept.is_some_and(|a| a.contains(NV12, MOD_LINEAR)));
     }
+
+    #[test]
+    fn copy_formats_are_refreshed_on_a_feedback_change() {
+        use crate::display::compositor_formats::CopyFormats;
+        use crate::display::dmabuf_formats::AdvertisedFormats;
+        let mut t = FeedbackTracker::default();
+        let mut copy = CopyFormats::default();
+        let no_v3 = AdvertisedFormats::new();
+        let pairs = [(NV12, MOD_LINEAR), (NV12, TILED), (XR24, MOD_LINEAR)];
+        send(&mut t, FeedbackKind::Surface, &pairs, &[(false, &[0, 2])]).unwrap();
+        copy.refresh(t.effective(), &no_v3, &[]);
+        let first = copy.get().tranches();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].pairs, vec![(NV12, MOD_LINEAR), (XR24, MOD_LINEAR)]);
+        // Fullscreen: the tiled NV12 in a scanout tranche first.
+        let changed = send(
+            &mut t,
+            FeedbackKind::Surface,
+            &pairs,
+            &[(true, &[1]), (false, &[0, 2])],
+        );
+        assert_eq!(changed, Ok(FeedbackUpdate::Changed));
+        assert_eq!(copy.get().tranches(), first, "kept until refreshed");
+        copy.refresh(t.effective(), &no_v3, &[(XR24, MOD_LINEAR)]);
+        let refreshed = copy.get().tranches();
+        assert_eq!(refreshed.len(), 2);
+        assert!(refreshed[0].scanout);
+        assert_eq!(refreshed[0].pairs, vec![(NV12, TILED)]);
+        assert_eq!(
+            refreshed[1].pairs,
+            vec![(NV12, MOD_LINEAR)],
+            "less the refused"
+        );
+    }
 }

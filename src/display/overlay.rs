@@ -16,7 +16,7 @@ use wayland_client::QueueHandle;
 use super::aspect::clamp_i32;
 use super::memory::SharedMemory;
 use super::state::State;
-use super::user_data::{NoEvents, OverlayBufferData};
+use super::user_data::{BufferData, NoEvents};
 use super::DisplayError;
 use crate::osd::OverlayImage;
 
@@ -155,7 +155,7 @@ impl Overlay {
             clamp_i32(stride as u32),
             wl_shm::Format::Argb8888,
             qh,
-            OverlayBufferData,
+            BufferData::Overlay,
         );
         pool.destroy();
         self.buffers.push(OverlayBuffer {

@@ -51,8 +51,7 @@ use super::keys::map_keysym;
 use super::memory::map_shared_read_only;
 use super::state::State;
 use super::user_data::{
-    BufferData, DmabufGlobal, FeedbackData, NoEvents, OverlayBufferData, ParamsData,
-    PresentationData,
+    BufferData, DmabufGlobal, FeedbackData, NoEvents, ParamsData, PresentationData,
 };
 use super::DisplayEvent;
 
@@ -175,6 +174,7 @@ impl Dispatch2<ZwpLinuxDmabufV1, State> for DmabufGlobal {
                 state
                     .advertised
                     .add_v3_modifier(format, modifier_hi, modifier_lo);
+                state.refresh_copy_formats();
             }
         }
     }
@@ -261,7 +261,7 @@ impl Dispatch2<ZwpLinuxBufferParamsV1, State> for ParamsData {
     }
 
     wayland_client::event_created_child!(State, ZwpLinuxBufferParamsV1, [
-        zwp_linux_buffer_params_v1::EVT_CREATED_OPCODE => (WlBuffer, BufferData)
+        zwp_linux_buffer_params_v1::EVT_CREATED_OPCODE => (WlBuffer, BufferData::Video)
     ]);
 }
 
@@ -275,22 +275,14 @@ impl Dispatch2<WlBuffer, State> for BufferData {
         _: &QueueHandle<State>,
     ) {
         if let wl_buffer::Event::Release = event {
-            state.buffer_released(proxy);
-        }
-    }
-}
-
-impl Dispatch2<WlBuffer, State> for OverlayBufferData {
-    fn event(
-        &self,
-        state: &mut State,
-        proxy: &WlBuffer,
-        event: wl_buffer::Event,
-        _: &Connection,
-        _: &QueueHandle<State>,
-    ) {
-        if let (wl_buffer::Event::Release, Some(overlay)) = (event, state.overlay.as_mut()) {
-            overlay.released(proxy);
+            match self {
+                BufferData::Video => state.buffer_released(proxy),
+                BufferData::Overlay => {
+                    if let Some(overlay) = state.overlay.as_mut() {
+                        overlay.released(proxy);
+                    }
+                }
+            }
         }
     }
 }

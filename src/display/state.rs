@@ -23,6 +23,7 @@ use wayland_protocols::wp::viewporter::client::{
 };
 
 use super::aspect::{clamp_i32, surface_size};
+use super::compositor_formats::CopyFormats;
 use super::cursor::{CursorPolicy, CursorRequest};
 use super::decorations;
 use super::dmabuf_formats::{device_name, AdvertisedFormats};
@@ -136,6 +137,9 @@ pub(super) struct State {
     /// v4+: the default and per-surface feedback objects and their batches.
     pub(super) _feedback_objects: Vec<ZwpLinuxDmabufFeedbackV1>,
     pub(super) feedback: FeedbackTracker,
+    /// What a copied frame's target is chosen from: the above resolved,
+    /// refreshed whenever they change.
+    pub(super) copy_formats: CopyFormats,
     pub(super) keyboard: Option<WlKeyboard>,
     /// The pointer, with the cursor surface it shows over the window.
     pub(super) pointer: Option<ThemedPointer>,
@@ -264,6 +268,7 @@ impl State {
             refused: Vec::new(),
             _feedback_objects: feedback_objects,
             feedback: FeedbackTracker::default(),
+            copy_formats: CopyFormats::default(),
             keyboard: None,
             pointer: None,
             cursor,
@@ -378,6 +383,7 @@ impl State {
             );
             self.events.push(DisplayEvent::DmabufFormatsChanged);
         }
+        self.refresh_copy_formats();
     }
 
     /// The compositor refused to import `fourcc:modifier` although it
@@ -385,6 +391,14 @@ impl State {
     pub(super) fn refuse(&mut self, fourcc: u32, modifier: u64) {
         self.refused.push((fourcc, modifier));
         self.advertised.remove(fourcc, modifier);
+        self.refresh_copy_formats();
+    }
+
+    /// Resolves what a copied frame's target is chosen from again, after
+    /// the feedback, the v3 modifiers or the refused pairs changed.
+    pub(super) fn refresh_copy_formats(&mut self) {
+        self.copy_formats
+            .refresh(self.feedback.effective(), &self.advertised, &self.refused);
     }
 
     /// A wl_buffer.release for one of ours.

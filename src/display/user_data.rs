@@ -13,10 +13,14 @@ pub(super) struct DmabufGlobal;
 pub(super) struct FeedbackData(pub(super) FeedbackKind);
 /// User data of a zwp_linux_buffer_params_v1.
 pub(super) struct ParamsData;
-/// User data of our wl_buffers (shm and dmabuf alike).
-pub(super) struct BufferData;
-/// User data of the OSD overlay's wl_buffers.
-pub(super) struct OverlayBufferData;
+/// User data of our wl_buffers: whose they are, told their release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BufferData {
+    /// The video surface's (shm and dmabuf alike).
+    Video,
+    /// The OSD overlay's.
+    Overlay,
+}
 /// User data of a wp_presentation_feedback: the pts of the frame committed,
 /// and when it was committed.
 pub(super) struct PresentationData {

@@ -702,7 +702,7 @@ impl Display {
             clamp_i32(layout.planes[0].stride as u32),
             wl_shm::Format::Xrgb8888,
             &self.qh,
-            BufferData,
+            BufferData::Video,
         );
         // The buffer keeps the memory alive on the compositor side.
         pool.destroy();

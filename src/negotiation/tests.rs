@@ -46,6 +46,11 @@ fn comp(tranches: Vec<CompositorTranche>) -> CompositorFormats {
     CompositorFormats::Tranches(tranches)
 }
 
+/// A compositor that takes one format, linear.
+fn linear_only(drm_fourcc: u32) -> CompositorFormats {
+    comp(vec![tranche(false, &[(drm_fourcc, MOD_LINEAR)])])
+}
+
 fn zero_copy(
     v4l2: &[u8; 4],
     drm: u32,
@@ -59,6 +64,15 @@ fn zero_copy(
         modifier,
         tranche,
         scanout,
+    }
+}
+
+/// A copy of `v4l2`'s pictures into `target`, for `reason`.
+fn copied(v4l2: &[u8; 4], target: CopyTarget, reason: NoSharedFormat) -> Negotiation {
+    Negotiation::Copy {
+        decoder_format: Some(dec(v4l2)),
+        target,
+        reason,
     }
 }
 
@@ -120,18 +134,18 @@ fn inside_a_tranche_the_decoders_order_decides() {
 
 #[test]
 fn a_tiled_decoder_and_a_linear_only_compositor_do_not_match() {
-    let c = comp(vec![tranche(false, &[(NV12, MOD_LINEAR)])]);
+    let c = linear_only(NV12);
     let got = negotiate(&[dec(b"ST12")], &c, 8);
     assert_eq!(
         got,
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"ST12")),
-            target: linear_target(NV12, 0, 8),
-            reason: NoSharedFormat::ModifierMismatch {
+        copied(
+            b"ST12",
+            linear_target(NV12, 0, 8),
+            NoSharedFormat::ModifierMismatch {
                 drm_fourcc: NV12,
                 decoder: MOD_ALLWINNER_TILED
-            },
-        }
+            }
+        )
     );
     // The same tiled layout listed by the compositor is shared as it is.
     let c = comp(vec![tranche(
@@ -237,7 +251,7 @@ fn a_ten_bit_stream_stays_ten_bit() {
         zero_copy(b"NV12", NV12, MOD_LINEAR, 0, true)
     );
     // ...but a deeper format is fine when it is all that matches.
-    let c10 = comp(vec![tranche(false, &[(P010, MOD_LINEAR)])]);
+    let c10 = linear_only(P010);
     assert_eq!(
         negotiate(&[dec(b"NV12"), dec(b"P010")], &c10, 8),
         zero_copy(b"P010", P010, MOD_LINEAR, 0, false)
@@ -246,18 +260,18 @@ fn a_ten_bit_stream_stays_ten_bit() {
 
 #[test]
 fn an_nv12_only_compositor_sends_ten_bit_through_the_copy_path() {
-    let c = comp(vec![tranche(false, &[(NV12, MOD_LINEAR)])]);
+    let c = linear_only(NV12);
     let got = negotiate(&[dec(b"NV12"), dec(b"P010")], &c, 10);
     assert_eq!(
         got,
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"P010")),
-            target: linear_target(NV12, 0, 8),
-            reason: NoSharedFormat::CompositorBitDepth {
+        copied(
+            b"P010",
+            linear_target(NV12, 0, 8),
+            NoSharedFormat::CompositorBitDepth {
                 stream: 10,
                 shared_max: 8
-            },
-        }
+            }
+        )
     );
     let text = got.to_string();
     assert!(text.contains("10-bit output shown at 8 bits"), "{text}");
@@ -272,13 +286,13 @@ fn packed_ten_bit_without_compositor_support_is_copied_to_p010() {
     )]);
     assert_eq!(
         negotiate(&[dec(b"NV15")], &c, 10),
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"NV15")),
-            target: linear_target(P010, 0, 10),
-            reason: NoSharedFormat::FormatNotAdvertised,
-        }
+        copied(
+            b"NV15",
+            linear_target(P010, 0, 10),
+            NoSharedFormat::FormatNotAdvertised
+        )
     );
-    let with_nv15 = comp(vec![tranche(false, &[(NV15, MOD_LINEAR)])]);
+    let with_nv15 = linear_only(NV15);
     assert_eq!(
         negotiate(&[dec(b"NV15")], &with_nv15, 10),
         zero_copy(b"NV15", NV15, MOD_LINEAR, 0, false)
@@ -287,18 +301,18 @@ fn packed_ten_bit_without_compositor_support_is_copied_to_p010() {
 
 #[test]
 fn an_eight_bit_decoder_for_a_ten_bit_stream_is_copied_with_a_reason() {
-    let c = comp(vec![tranche(false, &[(NV12, MOD_LINEAR)])]);
+    let c = linear_only(NV12);
     let got = negotiate(&[dec(b"NV12")], &c, 10);
     assert_eq!(
         got,
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"NV12")),
-            target: linear_target(NV12, 0, 8),
-            reason: NoSharedFormat::DecoderBitDepth {
+        copied(
+            b"NV12",
+            linear_target(NV12, 0, 8),
+            NoSharedFormat::DecoderBitDepth {
                 stream: 10,
                 decoder_max: 8
-            },
-        }
+            }
+        )
     );
     assert!(got.to_string().contains("decoder offers at most 8-bit"));
 }
@@ -321,14 +335,14 @@ fn hevc_main10_on_an_eight_bit_only_decoder_is_copied_with_the_reason() {
     let got = negotiate(&[dec(b"NV12"), dec(b"YU12")], &weston_v3(), 10);
     assert_eq!(
         got,
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"NV12")),
-            target: linear_target(NV12, 0, 8),
-            reason: NoSharedFormat::DecoderBitDepth {
+        copied(
+            b"NV12",
+            linear_target(NV12, 0, 8),
+            NoSharedFormat::DecoderBitDepth {
                 stream: 10,
                 decoder_max: 8
-            },
-        }
+            }
+        )
     );
     assert_eq!(
         got.to_string(),
@@ -401,23 +415,23 @@ fn hevc_main10_decoders_share_their_ten_bit_pair() {
 #[test]
 fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
     // Compositor takes only RGB: nothing to share, nothing YUV to copy into.
-    let rgb = comp(vec![tranche(false, &[(XR24, MOD_LINEAR)])]);
+    let rgb = linear_only(XR24);
     assert_eq!(
         negotiate(&[dec(b"NV12")], &rgb, 8),
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"NV12")),
-            target: CopyTarget::Shm,
-            reason: NoSharedFormat::FormatNotAdvertised,
-        }
+        copied(
+            b"NV12",
+            CopyTarget::Shm,
+            NoSharedFormat::FormatNotAdvertised
+        )
     );
     // No dmabuf feedback at all.
     assert_eq!(
         negotiate(&[dec(b"YU12")], &comp(vec![]), 8),
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"YU12")),
-            target: CopyTarget::Shm,
-            reason: NoSharedFormat::FormatNotAdvertised,
-        }
+        copied(
+            b"YU12",
+            CopyTarget::Shm,
+            NoSharedFormat::FormatNotAdvertised
+        )
     );
     // A decoder that listed nothing reel knows.
     assert_eq!(
@@ -435,11 +449,11 @@ fn an_empty_intersection_falls_back_to_shm_or_a_linear_copy() {
     ]);
     assert_eq!(
         negotiate(&[dec(b"YU12")], &nv12, 8),
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"YU12")),
-            target: linear_target(NV12, 1, 8),
-            reason: NoSharedFormat::FormatNotAdvertised,
-        }
+        copied(
+            b"YU12",
+            linear_target(NV12, 1, 8),
+            NoSharedFormat::FormatNotAdvertised
+        )
     );
 }
 
@@ -452,13 +466,13 @@ fn formats_without_a_modifier_are_never_shared() {
     let got = negotiate(&[dec(b"MM21"), dec(b"HM12")], &c, 8);
     assert_eq!(
         got,
-        Negotiation::Copy {
-            decoder_format: Some(dec(b"MM21")),
-            target: linear_target(NV12, 0, 8),
-            reason: NoSharedFormat::NotShareable {
+        copied(
+            b"MM21",
+            linear_target(NV12, 0, 8),
+            NoSharedFormat::NotShareable {
                 formats: vec![fourcc(b"MM21"), fourcc(b"HM12")]
-            },
-        }
+            }
+        )
     );
     assert!(got.to_string().contains("MM21, HM12"));
     // A linear alternative is shared even when listed after MM21, and the
@@ -467,7 +481,7 @@ fn formats_without_a_modifier_are_never_shared() {
         negotiate(&[dec(b"MM21"), dec(b"NV12")], &c, 8),
         zero_copy(b"NV12", NV12, MOD_LINEAR, 0, true)
     );
-    let rgb = comp(vec![tranche(false, &[(XR24, MOD_LINEAR)])]);
+    let rgb = linear_only(XR24);
     assert!(matches!(
         negotiate(&[dec(b"MM21"), dec(b"NV12")], &rgb, 8),
         Negotiation::Copy { decoder_format: Some(d), .. } if d.v4l2_fourcc == fourcc(b"NV12")
@@ -514,7 +528,7 @@ fn feedback_changes_renegotiate_only_when_the_choice_changes() {
     assert!(first.same_buffers(&third));
 
     // Back to a window on an output that takes no NV12: copy path.
-    let other_output = comp(vec![tranche(false, &[(YU12, MOD_LINEAR)])]);
+    let other_output = linear_only(YU12);
     let fourth = renegotiate(&third, &[dec(b"ST12")], &other_output, 8).expect("lost the pair");
     assert!(!fourth.is_zero_copy());
     assert_eq!(fourth.v4l2_fourcc(), Some(fourcc(b"ST12")));

@@ -2,7 +2,7 @@
 //! (see `commands::parse_command`), one reply line per command. For kiosk
 //! remote control and for driving reel from test scripts.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
@@ -11,7 +11,7 @@ use calloop::generic::Generic;
 use calloop::{Interest, LoopHandle, Mode, PostAction};
 use tracing::{debug, warn};
 
-use super::socket_file::serve;
+use super::socket_file::{read_client, serve, ClientRead};
 
 /// Longest command line accepted; a client sending more is disconnected.
 const MAX_LINE: usize = 4096;
@@ -44,22 +44,15 @@ fn accept_client<T: CommandTarget + 'static>(stream: UnixStream, handle: &LoopHa
     let inserted = handle.insert_source(
         Generic::new(stream, Interest::READ, Mode::Level),
         move |_, stream, target| {
-            let mut chunk = [0u8; 1024];
+            // Everything the client sent so far: only an unfinished line
+            // longer than MAX_LINE is refused (below).
             // A client that closed its sending side (`echo ... | socat`)
             // is still answered what it sent.
-            let mut closed = false;
-            loop {
-                match (&**stream).read(&mut chunk) {
-                    Ok(0) => {
-                        closed = true;
-                        break;
-                    }
-                    Ok(n) => pending.extend_from_slice(&chunk[..n]),
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(_) => return Ok(PostAction::Remove),
-                }
-            }
+            let closed = match read_client(stream, &mut pending, usize::MAX, usize::MAX) {
+                ClientRead::Open => false,
+                ClientRead::Closed => true,
+                ClientRead::Failed => return Ok(PostAction::Remove),
+            };
             while let Some(end) = pending.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = pending.drain(..=end).collect();
                 let reply = match std::str::from_utf8(&line) {

@@ -10,13 +10,12 @@ use anyhow::{bail, Context, Result};
 use tracing::info;
 
 use super::frame_decoder::{FrameDecoder, FRAMES_HELD_DOWNSTREAM};
-use crate::import_retirement::ImportRetirement;
 use crate::media::VideoStreamInfo;
 use crate::sw::{SwDecoder, SwOptions};
-use crate::v4l2::decoder::{OpenOptions, V4l2Decoder};
+use crate::v4l2::decoder::V4l2Decoder;
 use crate::v4l2::discovery::{self, DecoderInfo, Discovery};
 use crate::v4l2::registry::{self, CodecEntry};
-use crate::v4l2::session::CaptureChooser;
+use crate::v4l2::session::{CaptureChooser, CaptureOptions};
 
 /// Which decoders a file may get (`--hwdec`).
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,18 +34,10 @@ pub struct DecoderChoice {
     pub hwdec: Hwdec,
     /// Use this video node rather than discovering one.
     pub device: Option<PathBuf>,
-    /// Picks the V4L2 CAPTURE format from what the driver offers (the
-    /// compositor's side of the negotiation); None: the driver's choice.
-    pub capture_chooser: Option<CaptureChooser>,
-    /// Decoded frames the consumer may hold at once (V4L2 CAPTURE buffers
-    /// are allocated for them).
-    pub frames_held_downstream: usize,
-    /// The consumer reads the pictures with the CPU (checksums, copies),
-    /// unless `capture_chooser` finds a zero-copy path.
-    pub cpu_reads_pictures: bool,
-    /// The presenter importing the pictures (zero-copy), asked to drop its
-    /// imports of old CAPTURE buffers before new ones are allocated.
-    pub import_retirement: Option<Arc<ImportRetirement>>,
+    /// How a V4L2 decoder's CAPTURE side is set up (the compositor's side
+    /// of the negotiation, the frames held downstream, whether the CPU
+    /// reads the pictures, who imports them), handed to it whole.
+    pub capture: CaptureOptions,
 }
 
 impl Default for DecoderChoice {
@@ -54,10 +45,10 @@ impl Default for DecoderChoice {
         Self {
             hwdec: Hwdec::Auto,
             device: None,
-            capture_chooser: None,
-            frames_held_downstream: FRAMES_HELD_DOWNSTREAM,
-            cpu_reads_pictures: false,
-            import_retirement: None,
+            capture: CaptureOptions {
+                frames_held_downstream: FRAMES_HELD_DOWNSTREAM,
+                ..CaptureOptions::default()
+            },
         }
     }
 }
@@ -66,11 +57,12 @@ impl DecoderChoice {
     /// A V4L2 decoder only (discovered), its CAPTURE format picked by
     /// `capture_chooser`.
     pub fn v4l2_only(capture_chooser: CaptureChooser) -> Self {
-        Self {
+        let mut choice = Self {
             hwdec: Hwdec::V4l2,
-            capture_chooser: Some(capture_chooser),
             ..Self::default()
-        }
+        };
+        choice.capture.chooser = Some(capture_chooser);
+        choice
     }
 }
 
@@ -158,31 +150,23 @@ pub fn open(
     sw: SwOptions,
 ) -> Result<Box<dyn FrameDecoder>> {
     let reason = match plan(stream, choice) {
-        Plan::V4l2 { entry, info } => match V4l2Decoder::open(
-            entry,
-            &info,
-            stream,
-            OpenOptions {
-                capture_chooser: choice.capture_chooser.clone(),
-                frames_held_downstream: choice.frames_held_downstream,
-                cpu_reads_pictures: choice.cpu_reads_pictures,
-                import_retirement: choice.import_retirement.clone(),
-            },
-        ) {
-            Ok(decoder) => {
-                info!(
-                    device = %info.video_node.display(),
-                    driver = %info.driver,
-                    "decoder: V4L2 stateless"
-                );
-                return Ok(Box::new(decoder));
+        Plan::V4l2 { entry, info } => {
+            match V4l2Decoder::open(entry, &info, stream, choice.capture.clone()) {
+                Ok(decoder) => {
+                    info!(
+                        device = %info.video_node.display(),
+                        driver = %info.driver,
+                        "decoder: V4L2 stateless"
+                    );
+                    return Ok(Box::new(decoder));
+                }
+                Err(e) => {
+                    // The device found may be gone or changed: look again next time.
+                    forget_discovered();
+                    e.to_string()
+                }
             }
-            Err(e) => {
-                // The device found may be gone or changed: look again next time.
-                forget_discovered();
-                e.to_string()
-            }
-        },
+        }
         Plan::Software(reason) => reason,
     };
     if choice.hwdec == Hwdec::V4l2 {

@@ -124,15 +124,14 @@ pub fn run_file(
 ) -> Result<HeadlessReport> {
     let began = Instant::now();
     let damage = Arc::new(DamageCounters::default());
+    let mut decoder = decoder.clone();
+    decoder.capture.frames_held_downstream = FRAMES_HELD;
     let mut pipeline = Pipeline::open(
         path,
         &PipelineOptions {
             for_display: false,
             threads,
-            decoder: DecoderChoice {
-                frames_held_downstream: FRAMES_HELD,
-                ..decoder.clone()
-            },
+            decoder,
         },
     )?;
     pipeline.count_damage_in(damage.clone());

@@ -184,7 +184,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         Some(display) if !options.force_copy && !options.force_shm => negotiator(display),
         _ => None,
     };
-    options.decoder.capture_chooser = negotiator.as_ref().map(Negotiator::chooser);
+    options.decoder.capture.chooser = negotiator.as_ref().map(Negotiator::chooser);
 
     let mut event_loop: EventLoop<'static, Player> =
         EventLoop::try_new().context("cannot create the event loop")?;
@@ -194,7 +194,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         let wake = wake.clone();
         Arc::new(ImportRetirement::new(move || wake.ping()))
     });
-    options.decoder.import_retirement = import_retirement.clone();
+    options.decoder.capture.import_retirement = import_retirement.clone();
     handle
         // The loop pumps after each dispatch: waking it is all a ping does.
         .insert_source(wake_source, |_, _, player: &mut Player| {

@@ -2,7 +2,7 @@
 //! `--input-ipc-server`) use: created owner-only (0600), and never put in
 //! place of anything but a stale socket left by an earlier run.
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -120,4 +120,41 @@ mod tests {
         drop(file);
         assert!(!path.exists());
     }
+}
+
+/// What a client's socket gave at one wake-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientRead {
+    /// All it had for now was read.
+    Open,
+    /// The client closed its sending side (what it sent is still answered).
+    Closed,
+    /// Reading failed.
+    Failed,
+}
+
+/// Reads what the non-blocking `stream` has into `pending`: at most
+/// `max_reads` reads (a client that floods requests waits its turn, the
+/// source being level-triggered, rather than stalling playback), fewer
+/// once `pending` holds more than `max_line` bytes and no line end.
+pub fn read_client(
+    stream: &UnixStream,
+    pending: &mut Vec<u8>,
+    max_reads: usize,
+    max_line: usize,
+) -> ClientRead {
+    let mut chunk = [0u8; 4096];
+    for _ in 0..max_reads {
+        match (&*stream).read(&mut chunk) {
+            Ok(0) => return ClientRead::Closed,
+            Ok(n) => pending.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => return ClientRead::Failed,
+        }
+        if pending.len() > max_line && !pending.contains(&b'\n') {
+            break;
+        }
+    }
+    ClientRead::Open
 }

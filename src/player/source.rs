@@ -319,6 +319,16 @@ impl Drop for Source {
     }
 }
 
+/// The decode thread failed at `epoch`: `message` says what, and `error`
+/// what exit status it calls for.
+fn failed(epoch: u64, message: String, error: &anyhow::Error) -> SourceEvent {
+    SourceEvent::Failed {
+        epoch,
+        message,
+        exit: Exit::of(error),
+    }
+}
+
 fn decode_loop(
     pipeline: &mut Frames,
     mut epoch: u64,
@@ -359,12 +369,7 @@ fn decode_loop(
                 ended = false;
                 if let Err(error) = pipeline.seek(position, epoch, reopen_decoder) {
                     let message = format!("seek to {position:?} failed: {}", causes(&error));
-                    let exit = Exit::of(&error);
-                    if !send(SourceEvent::Failed {
-                        epoch,
-                        message,
-                        exit,
-                    }) {
+                    if !send(failed(epoch, message, &error)) {
                         return;
                     }
                     ended = true;
@@ -393,13 +398,7 @@ fn decode_loop(
             }
             Err(error) => {
                 ended = true;
-                let message = causes(&error);
-                let exit = Exit::of(&error);
-                if !send(SourceEvent::Failed {
-                    epoch,
-                    message,
-                    exit,
-                }) {
+                if !send(failed(epoch, causes(&error), &error)) {
                     return;
                 }
             }

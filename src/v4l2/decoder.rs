@@ -6,7 +6,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -21,11 +20,10 @@ use super::detiled_view::DetiledPlanes;
 use super::discovery::{DecoderInfo, DiscoveryError};
 use super::pictures::Pictures;
 use super::session::{
-    CaptureChooser, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
+    CaptureOptions, DecodeRequest, DecodedFrame, Session, SessionConfig, SessionError,
 };
 use crate::codec::bitstream::NalIndex;
 use crate::frame::{CpuPlanes, DecoderKind, DmabufFrame, Frame, FrameStorage};
-use crate::import_retirement::ImportRetirement;
 use crate::media::VideoStreamInfo;
 
 #[derive(Debug, thiserror::Error)]
@@ -118,21 +116,6 @@ struct PacketTiming {
     duration_raw: i64,
 }
 
-/// How a decoder is opened.
-pub struct OpenOptions {
-    /// Picks the CAPTURE format from what the driver offers (the
-    /// compositor's side of the negotiation); None: the driver's choice.
-    pub capture_chooser: Option<CaptureChooser>,
-    /// Decoded frames that may hold a CAPTURE buffer outside the decoder at
-    /// once (the compositor's, the player's queue, frames in transit).
-    pub frames_held_downstream: usize,
-    /// The CPU reads the pictures, unless `capture_chooser` says otherwise.
-    pub cpu_reads_pictures: bool,
-    /// The presenter importing the pictures, to drop its imports of old
-    /// buffers before new ones are allocated.
-    pub import_retirement: Option<Arc<ImportRetirement>>,
-}
-
 /// CAPTURE buffers: the codec's pictures, the one being decoded, and the
 /// frames held downstream (with zero-copy presentation each of them keeps
 /// its CAPTURE buffer). 32 is VIDEO_MAX_FRAME.
@@ -150,7 +133,6 @@ pub struct V4l2Decoder {
     session: Session,
     /// What the session was set up with (updated by a new sequence).
     config: SessionConfig,
-    frames_held_downstream: usize,
     /// The picture whose CAPTURE buffer the driver holds for more slices.
     holding_for: Option<u64>,
     codec: Box<dyn StatelessCodec>,
@@ -180,7 +162,7 @@ impl V4l2Decoder {
         entry: &CodecEntry,
         info: &DecoderInfo,
         stream: &VideoStreamInfo,
-        options: OpenOptions,
+        capture: CaptureOptions,
     ) -> Result<Self, OpenError> {
         let media = info
             .media_node
@@ -199,25 +181,18 @@ impl V4l2Decoder {
         );
         config.initial_controls = setup.initial_controls;
         config.capture_buffers =
-            capture_buffers(setup.dpb_pictures, options.frames_held_downstream);
+            capture_buffers(setup.dpb_pictures, capture.frames_held_downstream);
         config.min_capture_buffers = capture_buffers_needed(setup.dpb_pictures);
         config.output_buffers = setup.output_buffers;
         config.required_controls = entry.required_controls.to_vec();
         config.bit_depth = stream.bit_depth.max(8);
-        config.capture_chooser = options.capture_chooser;
-        config.import_retirement = options.import_retirement;
-        config.cpu_reads_pictures = options.cpu_reads_pictures;
+        config.capture = capture;
         let time_base = (i64::from(stream.time_base.0), i64::from(stream.time_base.1));
-        let mut decoder = Self::new(
-            config,
-            setup.codec,
-            time_base,
-            options.frames_held_downstream,
-        )
-        .map_err(|error| OpenError::Session {
-            device: info.video_node.clone(),
-            error,
-        })?;
+        let mut decoder =
+            Self::new(config, setup.codec, time_base).map_err(|error| OpenError::Session {
+                device: info.video_node.clone(),
+                error,
+            })?;
         decoder.description = format!("{} {}", info.driver, decoder.description);
         Ok(decoder)
     }
@@ -226,7 +201,6 @@ impl V4l2Decoder {
         config: SessionConfig,
         codec: Box<dyn StatelessCodec>,
         time_base: (i64, i64),
-        frames_held_downstream: usize,
     ) -> Result<Self, DecoderError> {
         let path = config.video_node.clone();
         let session = Session::open(config.clone())?;
@@ -240,7 +214,6 @@ impl V4l2Decoder {
             description,
             session,
             config,
-            frames_held_downstream,
             holding_for: None,
             codec,
             time_base,
@@ -381,7 +354,10 @@ impl V4l2Decoder {
         change: &SequenceChange,
         made_due: &mut Vec<OutputPicture>,
     ) -> Result<(), DecoderError> {
-        let capture_buffers = capture_buffers(change.dpb_pictures, self.frames_held_downstream);
+        let capture_buffers = capture_buffers(
+            change.dpb_pictures,
+            self.config.capture.frames_held_downstream,
+        );
         let bit_depth = change.bit_depth.max(8);
         let fits = self.config.width == change.coded_width
             && self.config.height == change.coded_height

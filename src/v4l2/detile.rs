@@ -4,7 +4,7 @@
 //! are those of the kernel's V4L2 pixel-format documentation
 //! (pixfmt-yuv-planar.rst; NV12_COL128 from the Raspberry Pi kernel).
 
-use crate::fourcc::{fourcc, fourcc_text};
+use crate::fourcc::fourcc_text;
 use crate::frame::{CpuPlanes, PixelFormat};
 
 /// Largest picture side accepted, in pixels.
@@ -47,22 +47,18 @@ const fn tiles(width: usize, luma_rows: usize, chroma_rows: usize) -> Layout {
     }
 }
 
+/// By fourcc, as the CAPTURE format table names them (the kernel's
+/// NV12_4L4, NV12_16L16, NV12_32L32, MM21, NV12_COL128, NV12_10_COL128,
+/// NV15).
 fn layout_of(v4l2: u32) -> Option<(Layout, PixelFormat)> {
-    const NV12_4L4: u32 = fourcc(b"VT12");
-    const NV12_16L16: u32 = fourcc(b"HM12");
-    const NV12_32L32: u32 = fourcc(b"ST12");
-    const MM21: u32 = fourcc(b"MM21");
-    const NV12_COL128: u32 = fourcc(b"NC12");
-    const NV12_10_COL128: u32 = fourcc(b"NC30");
-    const NV15: u32 = fourcc(b"NV15");
-    Some(match v4l2 {
-        NV12_4L4 => (tiles(4, 4, 4), PixelFormat::Nv12),
-        NV12_16L16 => (tiles(16, 16, 16), PixelFormat::Nv12),
-        NV12_32L32 => (tiles(32, 32, 32), PixelFormat::Nv12),
-        MM21 => (tiles(16, 32, 16), PixelFormat::Nv12),
-        NV12_COL128 => (Layout::Sand128, PixelFormat::Nv12),
-        NV12_10_COL128 => (Layout::Sand128TenBit, PixelFormat::P010),
-        NV15 => (Layout::Nv15, PixelFormat::P010),
+    Some(match &v4l2.to_le_bytes() {
+        b"VT12" => (tiles(4, 4, 4), PixelFormat::Nv12),
+        b"HM12" => (tiles(16, 16, 16), PixelFormat::Nv12),
+        b"ST12" => (tiles(32, 32, 32), PixelFormat::Nv12),
+        b"MM21" => (tiles(16, 32, 16), PixelFormat::Nv12),
+        b"NC12" => (Layout::Sand128, PixelFormat::Nv12),
+        b"NC30" => (Layout::Sand128TenBit, PixelFormat::P010),
+        b"NV15" => (Layout::Nv15, PixelFormat::P010),
         _ => return None,
     })
 }

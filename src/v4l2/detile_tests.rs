@@ -3,6 +3,7 @@
 //! layout; `detile` must give the linear picture back byte for byte.
 
 use super::*;
+use crate::fourcc::fourcc;
 use crate::v4l2::formats::CAPTURE_FORMATS;
 
 /// A linear 4:2:0 picture with interleaved chroma: `luma[y][x]`,
@@ -171,6 +172,25 @@ fn assert_matches(out: &LinearPicture, pic: &Linear, visible: (u32, u32), ten_bi
     }
 }
 
+/// Detiles `buffer` (one buffer of `v4l2`'s layout, `bpl` bytes per line)
+/// holding `pic` at its `coded` size, at each `visible` size: a `format`
+/// picture equal to `pic`'s top-left corner.
+fn assert_one_buffer_detiles(
+    v4l2: &[u8; 4],
+    (pic, coded): (&Linear, (usize, usize)),
+    (buffer, bpl): (&[u8], usize),
+    visibles: &[(u32, u32)],
+    format: PixelFormat,
+) {
+    let buffers = [buffer.to_vec()];
+    let coded = (coded.0 as u32, coded.1 as u32);
+    for &visible in visibles {
+        let out = run(v4l2, coded, &buffers, &[bpl as u32], visible).unwrap();
+        assert_eq!(out.format, format);
+        assert_matches(&out, pic, visible, format == PixelFormat::P010);
+    }
+}
+
 /// Tile width, luma tile rows, chroma tile rows.
 type TileGeometry = (usize, usize, usize);
 
@@ -231,18 +251,13 @@ fn sand128_detiles_to_nv12() {
         coded.1,
         column_height,
     );
-    for visible in [(300, 70), (257, 33), (129, 1)] {
-        let out = run(
-            b"NC12",
-            (coded.0 as u32, coded.1 as u32),
-            std::slice::from_ref(&buffer),
-            &[column_height as u32],
-            visible,
-        )
-        .unwrap();
-        assert_eq!(out.format, PixelFormat::Nv12);
-        assert_matches(&out, &pic, visible, false);
-    }
+    assert_one_buffer_detiles(
+        b"NC12",
+        (&pic, coded),
+        (&buffer, column_height),
+        &[(300, 70), (257, 33), (129, 1)],
+        PixelFormat::Nv12,
+    );
 }
 
 #[test]
@@ -255,18 +270,13 @@ fn sand128_ten_bit_detiles_to_p010() {
     };
     let column_height = coded.1 + coded.1 / 2;
     let buffer = sand(&pack(&pic.luma), &pack(&pic.chroma), coded.1, column_height);
-    for visible in [(200, 34), (97, 33), (3, 2)] {
-        let out = run(
-            b"NC30",
-            (coded.0 as u32, coded.1 as u32),
-            std::slice::from_ref(&buffer),
-            &[column_height as u32],
-            visible,
-        )
-        .unwrap();
-        assert_eq!(out.format, PixelFormat::P010);
-        assert_matches(&out, &pic, visible, true);
-    }
+    assert_one_buffer_detiles(
+        b"NC30",
+        (&pic, coded),
+        (&buffer, column_height),
+        &[(200, 34), (97, 33), (3, 2)],
+        PixelFormat::P010,
+    );
 }
 
 #[test]
@@ -281,18 +291,13 @@ fn nv15_unpacks_to_p010_sample_for_sample() {
         .chain(&pic.chroma)
         .flat_map(|r| pack_four_in_five(r, bpl))
         .collect();
-    for visible in [(22, 6), (21, 5), (1, 1)] {
-        let out = run(
-            b"NV15",
-            (coded.0 as u32, coded.1 as u32),
-            std::slice::from_ref(&buffer),
-            &[bpl as u32],
-            visible,
-        )
-        .unwrap();
-        assert_eq!(out.format, PixelFormat::P010);
-        assert_matches(&out, &pic, visible, true);
-    }
+    assert_one_buffer_detiles(
+        b"NV15",
+        (&pic, coded),
+        (&buffer, bpl),
+        &[(22, 6), (21, 5), (1, 1)],
+        PixelFormat::P010,
+    );
     // The packing itself, byte by byte from the documentation's table:
     // Y0[7:0]; Y1[5:0]|Y0[9:8]; Y2[3:0]|Y1[9:6]; Y3[1:0]|Y2[9:4]; Y3[9:2].
     let (y0, y1, y2, y3) = (0x3ffu16, 0x0u16, 0x155u16, 0x2aau16);

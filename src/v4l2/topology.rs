@@ -63,7 +63,7 @@ struct RawEntity {
 }
 
 #[repr(C, packed)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct RawInterface {
     id: u32,
     intf_type: u32,
@@ -74,7 +74,7 @@ struct RawInterface {
 }
 
 #[repr(C, packed)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct RawPad {
     id: u32,
     entity_id: u32,
@@ -84,7 +84,7 @@ struct RawPad {
 }
 
 #[repr(C, packed)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct RawLink {
     id: u32,
     source_id: u32,
@@ -265,36 +265,9 @@ pub fn read_topology(path: &Path) -> Result<Topology, TopologyError> {
         reserved: [0; 5],
     };
     let mut entities = vec![zero_entity; counts.num_entities as usize];
-    let mut interfaces = vec![
-        RawInterface {
-            id: 0,
-            intf_type: 0,
-            flags: 0,
-            reserved: [0; 9],
-            raw: [0; 16],
-        };
-        counts.num_interfaces as usize
-    ];
-    let mut pads = vec![
-        RawPad {
-            id: 0,
-            entity_id: 0,
-            flags: 0,
-            index: 0,
-            reserved: [0; 4],
-        };
-        counts.num_pads as usize
-    ];
-    let mut links = vec![
-        RawLink {
-            id: 0,
-            source_id: 0,
-            sink_id: 0,
-            flags: 0,
-            reserved: [0; 6],
-        };
-        counts.num_links as usize
-    ];
+    let mut interfaces = vec![RawInterface::default(); counts.num_interfaces as usize];
+    let mut pads = vec![RawPad::default(); counts.num_pads as usize];
+    let mut links = vec![RawLink::default(); counts.num_links as usize];
     let mut full = RawTopology {
         num_entities: counts.num_entities,
         ptr_entities: entities.as_mut_ptr() as u64,

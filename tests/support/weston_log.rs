@@ -1,11 +1,58 @@
 //! Reading weston's log with its `proto` debug scope on.
 
+use std::collections::HashMap;
+
+use super::reel_output;
+
 /// The protocol errors weston sent to any client
 /// (`... ev wl_display@1.error(object, code, "message")`).
 pub fn protocol_errors(log: &str) -> Vec<&str> {
     log.lines()
         .filter(|l| l.contains("[proto]") && l.contains(" ev wl_display@1.error("))
         .collect()
+}
+
+/// The dmabuf imports in a weston log: the planes added to
+/// zwp_linux_buffer_params_v1 objects.
+pub fn dmabuf_plane_adds(log: &str) -> usize {
+    log.lines()
+        .filter(|l| l.contains("rq zwp_linux_buffer_params_v1") && l.contains(".add("))
+        .count()
+}
+
+/// Playback `play` in weston was zero-copy throughout: reel's `--stats`
+/// line counts every presented frame as zero-copy and none as copied, its
+/// log says the negotiation chose zero-copy, and weston's protocol log
+/// (the proto scope on) shows reel's dmabuf imports and no protocol error.
+#[track_caller]
+pub fn assert_zero_copy_playback(
+    play: &str,
+    stats: &HashMap<String, u64>,
+    reel_log: &str,
+    weston_log: &str,
+) {
+    let presented = reel_output::number(stats, "presented");
+    assert!(presented > 0, "{play}: nothing presented: {stats:?}");
+    assert_eq!(
+        reel_output::number(stats, "zero_copy_frames"),
+        presented,
+        "{play}: {stats:?}"
+    );
+    assert_eq!(
+        reel_output::number(stats, "copy_frames"),
+        0,
+        "{play}: {stats:?}"
+    );
+    assert!(
+        reel_log.contains("dmabuf negotiation: zero-copy: V4L2"),
+        "{play}: no zero-copy negotiation in reel's log"
+    );
+    assert!(
+        dmabuf_plane_adds(weston_log) > 0,
+        "{play}: no dmabuf import in weston's log:\n{weston_log}"
+    );
+    let errors = protocol_errors(weston_log);
+    assert!(errors.is_empty(), "{play}: protocol errors: {errors:#?}");
 }
 
 /// weston's protocol log shows client `pid`'s dmabuf requests (the scope

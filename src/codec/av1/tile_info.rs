@@ -53,6 +53,25 @@ fn uniform_starts(total_sb: u32, log2: u32, sb_shift: u32, mi_total: u32) -> Vec
     starts
 }
 
+/// Uniform tile spacing along one axis: the `increment_tile_*_log2` bits
+/// read (from the least number of tiles in `log2_range`), and the tiles'
+/// starts in mode-info units over `(superblocks, mode-info units)`.
+fn uniform_tiles(
+    r: &mut BitReader,
+    name: &'static str,
+    log2_range: std::ops::RangeInclusive<u32>,
+    (total_sb, mi_total): (u32, u32),
+    sb_shift: u32,
+) -> Result<(u32, Vec<u32>), Av1Error> {
+    let log2 = increment(
+        r,
+        name,
+        i64::from(*log2_range.start()),
+        i64::from(*log2_range.end()),
+    )? as u32;
+    Ok((log2, uniform_starts(total_sb, log2, sb_shift, mi_total)))
+}
+
 fn sizes_minus_1(starts: &[u32], sb_shift: u32) -> Vec<u32> {
     starts
         .windows(2)
@@ -83,21 +102,22 @@ impl TileInfo {
             ..Self::default()
         };
         if t.uniform_tile_spacing_flag {
-            let cols_log2 = increment(
+            let cols_log2;
+            (cols_log2, t.mi_col_starts) = uniform_tiles(
                 r,
                 "tile_cols_log2",
-                i64::from(min_log2_tile_cols),
-                i64::from(max_log2_tile_cols),
-            )? as u32;
-            t.mi_col_starts = uniform_starts(sb_cols, cols_log2, sb_shift, mi_cols);
-            let min_log2_tile_rows = min_log2_tiles.saturating_sub(cols_log2);
-            let rows_log2 = increment(
+                min_log2_tile_cols..=max_log2_tile_cols,
+                (sb_cols, mi_cols),
+                sb_shift,
+            )?;
+            let rows_log2;
+            (rows_log2, t.mi_row_starts) = uniform_tiles(
                 r,
                 "tile_rows_log2",
-                i64::from(min_log2_tile_rows),
-                i64::from(max_log2_tile_rows),
-            )? as u32;
-            t.mi_row_starts = uniform_starts(sb_rows, rows_log2, sb_shift, mi_rows);
+                min_log2_tiles.saturating_sub(cols_log2)..=max_log2_tile_rows,
+                (sb_rows, mi_rows),
+                sb_shift,
+            )?;
             (t.tile_cols_log2, t.tile_rows_log2) = (cols_log2 as u8, rows_log2 as u8);
         } else {
             let mut widest_tile_sb = 0;

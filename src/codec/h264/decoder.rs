@@ -321,45 +321,6 @@ impl H264Decoder {
         self.dpb.clear()
     }
 
-    fn handle_nal_unit(
-        &mut self,
-        nal: &Nal,
-        nal_range: Range<usize>,
-        timestamp_ns: u64,
-        jobs: &mut Vec<DecodeJob>,
-    ) -> Result<(), H264Error> {
-        match nal.nal_unit_type {
-            nal_type::SPS => {
-                let mut r = nal.reader();
-                r.skip(8, "nal_unit_header")?;
-                let sps = Sps::parse(&mut r)?;
-                self.sps.insert(sps.seq_parameter_set_id, Arc::new(sps));
-            }
-            nal_type::PPS => {
-                let (pps, sps) = self.parse_pps(nal.bytes)?;
-                self.pps.insert(
-                    pps.pic_parameter_set_id,
-                    (Arc::new(pps), sps, nal.bytes.to_vec()),
-                );
-            }
-            nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
-                self.handle_slice(nal, nal_range, timestamp_ns, jobs)?
-            }
-            nal_type::SLICE_PARTITION_A..=nal_type::SLICE_PARTITION_C => {
-                return Err(H264Error::Unsupported(
-                    "data partitioning (Extended profile)",
-                ));
-            }
-            nal_type::AUD | nal_type::END_OF_SEQUENCE | nal_type::END_OF_STREAM => {
-                if let Some(job) = self.finish_picture() {
-                    jobs.push(job);
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
     /// The SPS a PPS refers to.
     fn sps_of(&self, pps: &Pps) -> Result<Arc<Sps>, H264Error> {
         self.sps
@@ -686,7 +647,36 @@ impl NalUnitDecoder for H264Decoder {
         timestamp_ns: u64,
         jobs: &mut Vec<DecodeJob>,
     ) -> Result<(), H264Error> {
-        self.handle_nal_unit(&nal, range, timestamp_ns, jobs)
+        match nal.nal_unit_type {
+            nal_type::SPS => {
+                let mut r = nal.reader();
+                r.skip(8, "nal_unit_header")?;
+                let sps = Sps::parse(&mut r)?;
+                self.sps.insert(sps.seq_parameter_set_id, Arc::new(sps));
+            }
+            nal_type::PPS => {
+                let (pps, sps) = self.parse_pps(nal.bytes)?;
+                self.pps.insert(
+                    pps.pic_parameter_set_id,
+                    (Arc::new(pps), sps, nal.bytes.to_vec()),
+                );
+            }
+            nal_type::SLICE_NON_IDR | nal_type::SLICE_IDR => {
+                self.handle_slice(&nal, range, timestamp_ns, jobs)?
+            }
+            nal_type::SLICE_PARTITION_A..=nal_type::SLICE_PARTITION_C => {
+                return Err(H264Error::Unsupported(
+                    "data partitioning (Extended profile)",
+                ));
+            }
+            nal_type::AUD | nal_type::END_OF_SEQUENCE | nal_type::END_OF_STREAM => {
+                if let Some(job) = self.finish_picture() {
+                    jobs.push(job);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn drop_picture(&mut self) {

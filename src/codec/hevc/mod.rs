@@ -28,6 +28,7 @@
 
 pub mod decoder;
 pub mod dpb;
+pub mod extensions;
 pub mod hrd;
 pub mod nal;
 pub mod params;

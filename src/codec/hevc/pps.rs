@@ -84,16 +84,14 @@ pub struct Pps {
     pub lists_modification_present_flag: bool,
     pub log2_parallel_merge_level_minus2: u8,
     pub slice_segment_header_extension_present_flag: bool,
-    pub pps_extension_present_flag: bool,
-    pub pps_range_extension_flag: bool,
-    pub pps_multilayer_extension_flag: bool,
-    pub pps_3d_extension_flag: bool,
-    pub pps_scc_extension_flag: bool,
-    pub pps_extension_4bits: u8,
+    /// The extension flags: which extensions follow.
+    pub extensions: ExtensionFlags,
     pub range_extension: PpsRangeExtension,
 }
 
 use crate::codec::bitstream::BitReader;
+
+use super::extensions::{ExtensionFlags, ParameterSet};
 
 use super::sps::Sps;
 use super::HevcError;
@@ -213,12 +211,7 @@ impl Pps {
             lists_modification_present_flag: false,
             log2_parallel_merge_level_minus2: 0,
             slice_segment_header_extension_present_flag: false,
-            pps_extension_present_flag: false,
-            pps_range_extension_flag: false,
-            pps_multilayer_extension_flag: false,
-            pps_3d_extension_flag: false,
-            pps_scc_extension_flag: false,
-            pps_extension_4bits: 0,
+            extensions: ExtensionFlags::default(),
             range_extension: PpsRangeExtension::default(),
         };
         if p.cu_qp_delta_enabled_flag {
@@ -288,28 +281,11 @@ impl Pps {
             r.ue_max("log2_parallel_merge_level_minus2", sps.ctb_log2_size() - 2)? as u8;
         p.slice_segment_header_extension_present_flag =
             r.flag("slice_segment_header_extension_present_flag")?;
-        p.pps_extension_present_flag = r.flag("pps_extension_present_flag")?;
-        if p.pps_extension_present_flag {
-            p.pps_range_extension_flag = r.flag("pps_range_extension_flag")?;
-            p.pps_multilayer_extension_flag = r.flag("pps_multilayer_extension_flag")?;
-            p.pps_3d_extension_flag = r.flag("pps_3d_extension_flag")?;
-            p.pps_scc_extension_flag = r.flag("pps_scc_extension_flag")?;
-            p.pps_extension_4bits = r.u(4, "pps_extension_4bits")? as u8;
-        }
-        if p.pps_range_extension_flag {
+        p.extensions = ExtensionFlags::parse(r, ParameterSet::Pps)?;
+        if p.extensions.range {
             p.range_extension = PpsRangeExtension::parse(r, &p, sps)?;
         }
-        if p.pps_multilayer_extension_flag {
-            return Err(HevcError::Unsupported("the PPS multilayer extension"));
-        }
-        if p.pps_3d_extension_flag {
-            return Err(HevcError::Unsupported("the PPS 3D extension"));
-        }
-        if p.pps_scc_extension_flag {
-            return Err(HevcError::Unsupported(
-                "the PPS screen content coding extension",
-            ));
-        }
+        p.extensions.check_supported(ParameterSet::Pps)?;
         Ok(p)
     }
 

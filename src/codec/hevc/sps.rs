@@ -88,16 +88,14 @@ pub struct Sps {
     pub vui_parameters_present_flag: bool,
     /// The coded VUI, or the inferred values when absent.
     pub vui: Vui,
-    pub sps_extension_present_flag: bool,
-    pub sps_range_extension_flag: bool,
-    pub sps_multilayer_extension_flag: bool,
-    pub sps_3d_extension_flag: bool,
-    pub sps_scc_extension_flag: bool,
-    pub sps_extension_4bits: u8,
+    /// The extension flags: which extensions follow.
+    pub extensions: ExtensionFlags,
     pub range_extension: SpsRangeExtension,
 }
 
 use crate::codec::bitstream::BitReader;
+
+use super::extensions::{ExtensionFlags, ParameterSet};
 
 use super::vps::parse_sub_layer_ordering;
 use super::HevcError;
@@ -190,12 +188,7 @@ impl Sps {
             strong_intra_smoothing_enabled_flag: false,
             vui_parameters_present_flag: false,
             vui: Vui::default(),
-            sps_extension_present_flag: false,
-            sps_range_extension_flag: false,
-            sps_multilayer_extension_flag: false,
-            sps_3d_extension_flag: false,
-            sps_scc_extension_flag: false,
-            sps_extension_4bits: 0,
+            extensions: ExtensionFlags::default(),
             range_extension: SpsRangeExtension::default(),
         };
         if s.conformance_window_flag {
@@ -302,28 +295,11 @@ impl Sps {
         if s.vui_parameters_present_flag {
             s.vui = Vui::parse(r, sps_max_sub_layers_minus1)?;
         }
-        s.sps_extension_present_flag = r.flag("sps_extension_present_flag")?;
-        if s.sps_extension_present_flag {
-            s.sps_range_extension_flag = r.flag("sps_range_extension_flag")?;
-            s.sps_multilayer_extension_flag = r.flag("sps_multilayer_extension_flag")?;
-            s.sps_3d_extension_flag = r.flag("sps_3d_extension_flag")?;
-            s.sps_scc_extension_flag = r.flag("sps_scc_extension_flag")?;
-            s.sps_extension_4bits = r.u(4, "sps_extension_4bits")? as u8;
-        }
-        if s.sps_range_extension_flag {
+        s.extensions = ExtensionFlags::parse(r, ParameterSet::Sps)?;
+        if s.extensions.range {
             s.range_extension = SpsRangeExtension::parse(r)?;
         }
-        if s.sps_multilayer_extension_flag {
-            return Err(HevcError::Unsupported("the SPS multilayer extension"));
-        }
-        if s.sps_3d_extension_flag {
-            return Err(HevcError::Unsupported("the SPS 3D extension"));
-        }
-        if s.sps_scc_extension_flag {
-            return Err(HevcError::Unsupported(
-                "the SPS screen content coding extension",
-            ));
-        }
+        s.extensions.check_supported(ParameterSet::Sps)?;
         // sps_extension_data_flag bits (sps_extension_4bits) carry nothing
         // this version of the standard defines: ignored.
         s.visible_rect()?;

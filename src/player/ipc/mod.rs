@@ -10,7 +10,7 @@ pub mod events;
 pub mod observers;
 pub mod properties;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -21,7 +21,7 @@ use calloop::{Interest, LoopHandle, Mode, PostAction};
 use serde_json::Value;
 use tracing::{debug, warn};
 
-use super::socket_file::{serve, SocketFile};
+use super::socket_file::{read_client, serve, ClientRead, SocketFile};
 use codec::{IpcError, Line, Outcome};
 use commands::IpcCommand;
 use events::PlayerEvent;
@@ -121,28 +121,9 @@ fn read_requests<T: IpcTarget>(
     pending: &mut Vec<u8>,
     target: &mut T,
 ) -> PostAction {
-    let mut chunk = [0u8; 4096];
-    let mut closed = false;
-    // A bounded read per wake-up: a client that floods requests waits its
-    // turn (the source is level-triggered) rather than stalling playback.
-    for _ in 0..READS_PER_WAKE {
-        match (&*stream).read(&mut chunk) {
-            Ok(0) => {
-                closed = true;
-                break;
-            }
-            Ok(n) => pending.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(_) => {
-                closed = true;
-                break;
-            }
-        }
-        if pending.len() > MAX_LINE && !pending.contains(&b'\n') {
-            break;
-        }
-    }
+    // A bounded read per wake-up; a failed read ends the client as its
+    // closing does, once what it sent is answered.
+    let closed = read_client(stream, pending, READS_PER_WAKE, MAX_LINE) != ClientRead::Open;
     while let Some(end) = pending.iter().position(|&b| b == b'\n') {
         let line: Vec<u8> = pending.drain(..=end).collect();
         answer(id, &String::from_utf8_lossy(&line), target);

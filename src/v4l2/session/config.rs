@@ -34,24 +34,10 @@ pub struct SessionConfig {
     pub initial_controls: Vec<ExtControl>,
     /// Control ids every request must carry.
     pub required_controls: Vec<u32>,
-    /// CAPTURE fourccs in order of preference; empty = the driver's choice
-    /// if reel can read it, else the first in `formats::CAPTURE_FORMATS`.
-    pub capture_preference: Vec<u32>,
-    /// Orders the CAPTURE formats the driver offers once the sequence
-    /// controls are set (the compositor's side of the negotiation); takes
-    /// precedence over `capture_preference`.
-    pub capture_chooser: Option<CaptureChooser>,
-    /// The stream's luma bit depth, for `capture_chooser`.
+    /// The CAPTURE side as the player asked for it.
+    pub capture: CaptureOptions,
+    /// The stream's luma bit depth, for `capture.chooser`.
     pub bit_depth: u32,
-    /// The presenter of the pictures, asked to drop its imports of the old
-    /// CAPTURE buffers before a new sequence's are allocated (None: nothing
-    /// imports them).
-    pub import_retirement: Option<Arc<ImportRetirement>>,
-    /// The CPU reads the decoded pictures (copies, detiling, checksums):
-    /// CAPTURE memory is then asked for non-coherent where the driver
-    /// allows it, which the CPU reads through its cache. A chooser's answer
-    /// replaces this.
-    pub cpu_reads_pictures: bool,
     /// A request not complete within this is an error.
     pub request_timeout: Duration,
 }
@@ -86,11 +72,8 @@ impl SessionConfig {
             min_capture_buffers: 1,
             initial_controls: Vec::new(),
             required_controls: Vec::new(),
-            capture_preference: Vec::new(),
-            capture_chooser: None,
-            import_retirement: None,
+            capture: CaptureOptions::default(),
             bit_depth: 8,
-            cpu_reads_pictures: false,
             request_timeout: Duration::from_secs(1),
         }
     }
@@ -107,6 +90,32 @@ pub fn bitstream_buffer_size(width: u32, height: u32) -> u32 {
     let raw = (u64::from(width) * u64::from(height)).saturating_mul(3) / 2;
     let size = (raw / 4).clamp(MIN, MAX).next_multiple_of(4096);
     u32::try_from(size).unwrap_or(MAX as u32)
+}
+
+/// How the CAPTURE side of a decoder is set up, as its user asks: one value
+/// handed whole from the player's decoder choice to the session.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureOptions {
+    /// Orders the CAPTURE formats the driver offers once the sequence
+    /// controls are set (the compositor's side of the negotiation); takes
+    /// precedence over `preference`.
+    pub chooser: Option<CaptureChooser>,
+    /// CAPTURE fourccs in order of preference; empty = the driver's choice
+    /// if reel can read it, else the first in `formats::CAPTURE_FORMATS`.
+    pub preference: Vec<u32>,
+    /// Decoded frames that may hold a CAPTURE buffer outside the decoder at
+    /// once (the compositor's, the player's queue, frames in transit):
+    /// CAPTURE buffers are allocated for them.
+    pub frames_held_downstream: usize,
+    /// The CPU reads the decoded pictures (copies, detiling, checksums):
+    /// CAPTURE memory is then asked for non-coherent where the driver
+    /// allows it, which the CPU reads through its cache. A chooser's answer
+    /// replaces this.
+    pub cpu_reads_pictures: bool,
+    /// The presenter of the pictures, asked to drop its imports of the old
+    /// CAPTURE buffers before a new sequence's are allocated (None: nothing
+    /// imports them).
+    pub import_retirement: Option<Arc<ImportRetirement>>,
 }
 
 /// Given the CAPTURE fourccs a driver offers and the stream's bit depth,

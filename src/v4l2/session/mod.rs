@@ -38,7 +38,9 @@ use v4l2r::ioctl::{self, BufferFlags, Request, V4l2Buffer};
 use v4l2r::QueueType;
 
 pub use capture::{CaptureHold, DecodedFrame, V4l2CpuPlanes};
-pub use config::{CaptureChoice, CaptureChooser, ChooseCapture, OfferedCapture, SessionConfig};
+pub use config::{
+    CaptureChoice, CaptureChooser, CaptureOptions, ChooseCapture, OfferedCapture, SessionConfig,
+};
 pub use error::SessionError;
 pub use layout::CaptureLayout;
 
@@ -671,7 +673,9 @@ impl Session {
         self.last_timestamp = None;
         // The compositor's imports keep the old buffers alive too: they go
         // first (those of frames on screen stay until released).
-        if let (Some(retirement), Some(generation)) = (&config.import_retirement, old_generation) {
+        if let (Some(retirement), Some(generation)) =
+            (&config.capture.import_retirement, old_generation)
+        {
             if !retirement.retire_through(generation, held_by_frames, IMPORT_RETIREMENT_WAIT) {
                 warn!(
                     "the presenter did not drop its imports of the old CAPTURE buffers in time: \

@@ -148,8 +148,8 @@ fn choose_capture_format(
         .map(|d| d.pixelformat.into())
         .collect();
     let chosen;
-    let mut cpu_reads = config.cpu_reads_pictures;
-    let preference: &[u32] = match &config.capture_chooser {
+    let mut cpu_reads = config.capture.cpu_reads_pictures;
+    let preference: &[u32] = match &config.capture.chooser {
         Some(chooser) => {
             let current: Option<Format> = ioctl::g_fmt(video, queue).ok();
             let offered: Vec<OfferedCapture> = offered
@@ -165,7 +165,7 @@ fn choose_capture_format(
             cpu_reads = chosen.cpu_reads;
             &chosen.order
         }
-        None => &config.capture_preference,
+        None => &config.capture.preference,
     };
     let current = read_capture_layout(video, queue)?;
     if let Some(layout) = &current {

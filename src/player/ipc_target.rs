@@ -112,7 +112,7 @@ impl Player {
     }
 
     fn seek_ipc(&mut self, to: SeekTo) -> Outcome {
-        if self.playlist.loaded.is_none() {
+        if self.playlist.loaded.is_none() || self.playing_live() {
             return Err(IpcError::CommandFailed);
         }
         let duration = self.file_duration.map(|d| d.as_secs_f64());
@@ -132,6 +132,13 @@ impl Player {
         };
         self.execute(Command::Seek(SeekTarget::Absolute(seconds(target))));
         Ok(Some(Value::Null))
+    }
+
+    /// Whether the file loaded is a live network stream (no duration):
+    /// nothing behind or ahead of now to seek to.
+    fn playing_live(&self) -> bool {
+        self.file_duration.is_none()
+            && crate::media::location::Location::of(self.playlist.current()).is_url()
     }
 
     fn load_ipc(&mut self, path: std::path::PathBuf, mode: LoadMode) -> Outcome {

@@ -112,8 +112,13 @@ impl Player {
     }
 
     fn seek_ipc(&mut self, to: SeekTo) -> Outcome {
-        if self.playlist.loaded.is_none() || self.playing_live() {
+        if self.playlist.loaded.is_none() {
             return Err(IpcError::CommandFailed);
+        }
+        if self.playing_live() {
+            // As mpv: the command succeeds and nothing moves.
+            warn!("cannot seek in a live stream");
+            return Ok(Some(Value::Null));
         }
         let duration = self.file_duration.map(|d| d.as_secs_f64());
         let target = match to {

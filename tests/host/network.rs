@@ -240,3 +240,104 @@ fn a_server_that_never_answers_times_out() {
         "gave up after {took:?}"
     );
 }
+
+/// FFmpeg writing a live HLS playlist in real time (no ENDLIST: segments
+/// are appended while it runs), stopped when dropped.
+struct LiveHls(std::process::Child);
+
+impl LiveHls {
+    fn start(dir: &Path) -> LiveHls {
+        let child = Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
+            .args(["-i", "testsrc=size=160x90:rate=25", "-c:v", "libx264"])
+            .args(["-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p"])
+            .args(["-f", "hls", "-hls_time", "1", "-hls_list_size", "5"])
+            .arg(dir.join("live.m3u8"))
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn ffmpeg");
+        let live = LiveHls(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::fs::read_to_string(dir.join("live.m3u8"))
+            .map_or(true, |playlist| playlist.matches("#EXTINF").count() < 2)
+        {
+            assert!(Instant::now() < deadline, "no live playlist");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        live
+    }
+}
+
+impl Drop for LiveHls {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The player's position once it plays.
+fn playing_position(client: &mut support::mpv_ipc::IpcClient) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let reply = client.request(serde_json::json!(["get_property", "time-pos"]));
+        if let Some(position) = reply["data"].as_f64() {
+            return position;
+        }
+        assert!(Instant::now() < deadline, "never played: {reply}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_live_stream_has_no_duration_and_does_not_seek() {
+    use serde_json::json;
+    use support::mpv_ipc::Player;
+    let dir = served_dir("hls-live");
+    let _live = LiveHls::start(&dir);
+    let server = HttpServer::start(&dir);
+    let url = server.url("live.m3u8");
+    let players = Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/players");
+    let mut mpv = Player::spawn(
+        "mpv",
+        "mpv",
+        &["--no-config", "--vo=null", "--ao=null", "--hwdec=no", &url],
+        &[],
+        &players.join("mpv"),
+    );
+    let mut oracle = mpv.connect();
+    playing_position(&mut oracle);
+    let mpv_seek = oracle.request(json!(["seek", 10, "absolute"]));
+    drop(mpv);
+
+    let mut reel = Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &["--hwdec=no", "--output", "null", &url],
+        &[],
+        &players.join("reel"),
+    );
+    let mut client = reel.connect();
+    let before = playing_position(&mut client);
+    let duration = client.request(json!(["get_property", "duration"]));
+    assert_eq!(duration["error"], "property unavailable", "{duration}");
+    let seek = client.request(json!(["seek", 10, "absolute"]));
+    assert_eq!(
+        seek["error"], mpv_seek["error"],
+        "reel {seek}, mpv {mpv_seek}"
+    );
+    // Segments appended after the start play on; the seek moved nothing.
+    std::thread::sleep(Duration::from_millis(2500));
+    let after = playing_position(&mut client);
+    assert!(
+        after > before + 1.0 && after < before + 6.0,
+        "from {before} to {after}"
+    );
+    let start = Instant::now();
+    client.request(json!(["quit"]));
+    assert!(reel.wait().success(), "{}", reel.log());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "quit took {:?}",
+        start.elapsed()
+    );
+}

@@ -58,6 +58,23 @@ pub fn abandon() {
     ABANDONED.store(true, Ordering::Relaxed);
 }
 
+/// Waits `duration` unless the process abandons the network meanwhile
+/// (`abandon`): then at once, with an error.
+pub(super) fn sleep_unless_abandoned(duration: Duration) -> Result<(), MediaError> {
+    const STEP: Duration = Duration::from_millis(50);
+    let deadline = std::time::Instant::now() + duration;
+    loop {
+        if ABANDONED.load(Ordering::Relaxed) {
+            return Err(MediaError::Read("abandoned (reel is quitting)".into()));
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(STEP));
+    }
+}
+
 /// What one network source's hooks read: its whitelist, and the first URL
 /// they refused. Boxed, so its address stays put while libavformat holds
 /// it (the format context's `opaque`); dropped after the context.

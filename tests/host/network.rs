@@ -3,7 +3,10 @@
 //! FFmpeg's framemd5; what a network source may open is its protocol's
 //! whitelist (an HLS playlist naming a local file is refused when it came
 //! from the network, played when it came from the disk); a 404, an unknown scheme, an untrusted TLS
-//! certificate and a server that never answers each end in one clear error.
+//! certificate and a server that never answers each end in one clear error;
+//! a live stream has no duration, does not seek, and plays on after its
+//! server was killed and started again, five times, without growing its
+//! file descriptors.
 
 use crate::support;
 use support::http_server::HttpServer;
@@ -340,4 +343,76 @@ fn a_live_stream_has_no_duration_and_does_not_seek() {
         "quit took {:?}",
         start.elapsed()
     );
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("the player's fds")
+        .count()
+}
+
+#[test]
+fn a_live_stream_plays_on_after_its_server_comes_back() {
+    use support::mpv_ipc::Player;
+    let dir = served_dir("hls-reconnect");
+    let _live = LiveHls::start(&dir);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut server = HttpServer::start_on(&dir, port);
+    let url = server.url("live.m3u8");
+    let mut reel = Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &["--hwdec=no", "--output", "null", &url],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/reconnect"),
+    );
+    let mut client = reel.connect();
+    let mut position = playing_position(&mut client);
+    let mut fds = Vec::new();
+    for cycle in 1..=5 {
+        drop(server);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // The outage noticed: a retry since the last reconnection.
+        let outage_seen = |log: String| {
+            log.rsplit("reconnected")
+                .next()
+                .is_some_and(|since| since.contains("reconnecting in"))
+        };
+        while !outage_seen(reel.log()) {
+            assert!(
+                Instant::now() < deadline,
+                "no reconnection:\n{}",
+                reel.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server = HttpServer::start_on(&dir, port);
+        while reel.log().matches("reconnected").count() < cycle {
+            assert!(Instant::now() < deadline, "not back:\n{}", reel.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let resumed_from = position;
+        while position < resumed_from + 1.0 {
+            assert!(
+                Instant::now() < deadline,
+                "cycle {cycle}: stuck at {position}:\n{}",
+                reel.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+            position = playing_position(&mut client);
+        }
+        assert!(reel.is_running(), "{}", reel.log());
+        fds.push(open_fds(reel.child.id()));
+    }
+    eprintln!("open file descriptors after each reconnection: {fds:?}");
+    assert_eq!(
+        reel.log().matches("reconnected").count(),
+        5,
+        "{}",
+        reel.log()
+    );
+    assert!(fds[4] <= fds[0] + 2, "file descriptors grew: {fds:?}");
 }

@@ -4,9 +4,9 @@
 Serves DIR over HTTP/1.1 with byte ranges (RFC 7233 single ranges: what
 FFmpeg's http protocol asks for when it seeks), which bookworm's
 http.server lacks; missing files are 404. With --cert/--key it speaks TLS.
-Prints the port it listens on, then serves until killed.
+Prints the port it listens on (PORT, else one the kernel picks), then serves until killed.
 
-usage: http_server.py DIR [--cert CERT --key KEY]
+usage: http_server.py DIR [--cert CERT --key KEY] [--port PORT]
 """
 
 import argparse
@@ -72,9 +72,10 @@ def main():
     parser.add_argument("dir")
     parser.add_argument("--cert")
     parser.add_argument("--key")
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     os.chdir(args.dir)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), RangeHandler)
     server.daemon_threads = True
     if args.cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

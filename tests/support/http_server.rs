@@ -15,18 +15,24 @@ pub struct HttpServer {
 impl HttpServer {
     /// Serves `dir` over HTTP.
     pub fn start(dir: &Path) -> HttpServer {
-        Self::spawn(dir, None)
+        Self::spawn(dir, None, 0)
+    }
+
+    /// Serves `dir` over HTTP on `port` (a server started again where a
+    /// killed one was).
+    pub fn start_on(dir: &Path, port: u16) -> HttpServer {
+        Self::spawn(dir, None, port)
     }
 
     /// Serves `dir` over HTTPS with this certificate and key (PEM).
     pub fn start_tls(dir: &Path, cert: &Path, key: &Path) -> HttpServer {
-        Self::spawn(dir, Some((cert, key)))
+        Self::spawn(dir, Some((cert, key)), 0)
     }
 
-    fn spawn(dir: &Path, tls: Option<(&Path, &Path)>) -> HttpServer {
+    fn spawn(dir: &Path, tls: Option<(&Path, &Path)>, port: u16) -> HttpServer {
         let script = super::project_dir().join("tests/support/http_server.py");
         let mut command = Command::new("python3");
-        command.arg(script).arg(dir);
+        command.arg(script).arg(dir).arg(format!("--port={port}"));
         if let Some((cert, key)) = tls {
             command.arg("--cert").arg(cert).arg("--key").arg(key);
         }

@@ -1,6 +1,7 @@
 //! Opening a container, picking its video stream, reading its packets and
 //! seeking (`seek.rs`), with FFmpeg's libavformat.
 
+mod reconnect;
 mod seek;
 
 use std::collections::VecDeque;
@@ -228,6 +229,10 @@ impl FfmpegDemuxer {
             let mut packet = ff::Packet::empty();
             match packet.read(&mut self.input) {
                 Ok(()) => {}
+                Err(ff::Error::Eof) if self.is_live_network() => {
+                    self.reconnect("the stream ended")?;
+                    continue;
+                }
                 Err(ff::Error::Eof) => return Ok(None),
                 Err(ff::Error::InvalidData) => {
                     invalid += 1;
@@ -238,6 +243,10 @@ impl FfmpegDemuxer {
                         )));
                     }
                     tracing::debug!("skipping unreadable data in {}", self.path.display());
+                    continue;
+                }
+                Err(e) if self.is_live_network() => {
+                    self.reconnect(&e.to_string())?;
                     continue;
                 }
                 Err(e) => {

@@ -6,7 +6,7 @@
 //! certificate and a server that never answers each end in one clear error;
 //! a live stream has no duration, does not seek, and plays on after its
 //! server was killed and started again, five times, without growing its
-//! file descriptors.
+//! file descriptors; MPEG-TS over UDP plays live.
 
 use crate::support;
 use support::http_server::HttpServer;
@@ -244,12 +244,13 @@ fn a_server_that_never_answers_times_out() {
     );
 }
 
-/// FFmpeg writing a live HLS playlist in real time (no ENDLIST: segments
-/// are appended while it runs), stopped when dropped.
-struct LiveHls(std::process::Child);
+/// FFmpeg sending a live stream in real time, stopped when dropped.
+struct LiveFfmpeg(std::process::Child);
 
-impl LiveHls {
-    fn start(dir: &Path) -> LiveHls {
+impl LiveFfmpeg {
+    /// A live HLS playlist in `dir` (no ENDLIST: segments are appended
+    /// while it runs), once it lists two segments.
+    fn hls(dir: &Path) -> LiveFfmpeg {
         let child = Command::new("ffmpeg")
             .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
             .args(["-i", "testsrc=size=160x90:rate=25", "-c:v", "libx264"])
@@ -259,7 +260,7 @@ impl LiveHls {
             .stdin(std::process::Stdio::null())
             .spawn()
             .expect("spawn ffmpeg");
-        let live = LiveHls(child);
+        let live = LiveFfmpeg(child);
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::fs::read_to_string(dir.join("live.m3u8"))
             .map_or(true, |playlist| playlist.matches("#EXTINF").count() < 2)
@@ -271,7 +272,7 @@ impl LiveHls {
     }
 }
 
-impl Drop for LiveHls {
+impl Drop for LiveFfmpeg {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -296,7 +297,7 @@ fn a_live_stream_has_no_duration_and_does_not_seek() {
     use serde_json::json;
     use support::mpv_ipc::Player;
     let dir = served_dir("hls-live");
-    let _live = LiveHls::start(&dir);
+    let _live = LiveFfmpeg::hls(&dir);
     let server = HttpServer::start(&dir);
     let url = server.url("live.m3u8");
     let players = Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/players");
@@ -355,7 +356,7 @@ fn open_fds(pid: u32) -> usize {
 fn a_live_stream_plays_on_after_its_server_comes_back() {
     use support::mpv_ipc::Player;
     let dir = served_dir("hls-reconnect");
-    let _live = LiveHls::start(&dir);
+    let _live = LiveFfmpeg::hls(&dir);
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
@@ -415,4 +416,51 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
         reel.log()
     );
     assert!(fds[4] <= fds[0] + 2, "file descriptors grew: {fds:?}");
+}
+
+#[test]
+fn an_mpeg_ts_stream_over_udp_plays_live() {
+    use serde_json::json;
+    use support::mpv_ipc::Player;
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port();
+    let mut reel = Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &[
+            "--hwdec=no",
+            "--output",
+            "null",
+            &format!("udp://127.0.0.1:{port}?localaddr=127.0.0.1"),
+        ],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/udp"),
+    );
+    let mut client = reel.connect();
+    // The sender starts once reel listens (a datagram sent before is lost).
+    let sender = LiveFfmpeg(
+        Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
+            .args(["-i", "testsrc=size=160x90:rate=25", "-t", "30"])
+            .args(["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"])
+            .args(["-pix_fmt", "yuv420p", "-f", "mpegts"])
+            .arg(format!("udp://127.0.0.1:{port}?pkt_size=1316"))
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn ffmpeg"),
+    );
+    let before = playing_position(&mut client);
+    let duration = client.request(json!(["get_property", "duration"]));
+    assert_eq!(duration["error"], "property unavailable", "{duration}");
+    std::thread::sleep(Duration::from_millis(2000));
+    let after = playing_position(&mut client);
+    assert!(
+        after > before + 1.0 && after < before + 5.0,
+        "from {before} to {after}"
+    );
+    client.request(json!(["quit"]));
+    assert!(reel.wait().success(), "{}", reel.log());
+    drop(sender);
 }

@@ -7,7 +7,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use ff::ffi;
@@ -58,14 +58,33 @@ pub fn abandon() {
     ABANDONED.store(true, Ordering::Relaxed);
 }
 
-/// Waits `duration` unless the process abandons the network meanwhile
-/// (`abandon`): then at once, with an error.
-pub(super) fn sleep_unless_abandoned(duration: Duration) -> Result<(), MediaError> {
+/// Abandons one source's network connects, reads and waits (the player
+/// is done with it: stopped, skipped); shared by its demuxer and whoever
+/// may stop it from another thread.
+#[derive(Clone, Debug, Default)]
+pub struct SourceCancel(Arc<AtomicBool>);
+
+impl SourceCancel {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed) || ABANDONED.load(Ordering::Relaxed)
+    }
+}
+
+/// Waits `duration` unless the source is cancelled or the process
+/// abandons the network meanwhile: then at once, with an error.
+pub(super) fn sleep_unless_cancelled(
+    duration: Duration,
+    cancel: &SourceCancel,
+) -> Result<(), MediaError> {
     const STEP: Duration = Duration::from_millis(50);
     let deadline = std::time::Instant::now() + duration;
     loop {
-        if ABANDONED.load(Ordering::Relaxed) {
-            return Err(MediaError::Read("abandoned (reel is quitting)".into()));
+        if cancel.is_cancelled() {
+            return Err(MediaError::Read("abandoned".into()));
         }
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
@@ -81,6 +100,7 @@ pub(super) fn sleep_unless_abandoned(duration: Duration) -> Result<(), MediaErro
 pub(super) struct NetworkSession {
     scheme: Scheme,
     options: NetworkOptions,
+    cancel: SourceCancel,
     refused: Mutex<Option<String>>,
 }
 
@@ -104,12 +124,18 @@ impl NetworkInput {
     }
 }
 
-/// Opens and probes `url`, of `scheme`, under its whitelist.
-pub(super) fn open(url: &str, scheme: Scheme) -> Result<NetworkInput, MediaError> {
+/// Opens and probes `url`, of `scheme`, under its whitelist; `cancel`
+/// abandons it (and every later read).
+pub(super) fn open(
+    url: &str,
+    scheme: Scheme,
+    cancel: &SourceCancel,
+) -> Result<NetworkInput, MediaError> {
     super::init_ffmpeg();
     let session = Box::new(NetworkSession {
         scheme,
         options: options(),
+        cancel: cancel.clone(),
         refused: Mutex::new(None),
     });
     let capture = ErrorCapture::start();
@@ -151,7 +177,7 @@ fn network_error(url: &str, error: ff::Error, ffmpeg_said: &[String]) -> MediaEr
             "no answer within {} s (--network-timeout)",
             options().timeout.as_secs_f64()
         ),
-        ff::Error::Exit => "abandoned (reel is quitting)".to_owned(),
+        ff::Error::Exit => "abandoned".to_owned(),
         other => other.to_string(),
     };
     if let Some(detail) = ffmpeg_said.last() {
@@ -214,8 +240,11 @@ fn micros(duration: Duration) -> String {
 }
 
 /// libavformat's interrupt callback: non-zero abandons the blocking call.
-unsafe extern "C" fn interrupted(_opaque: *mut c_void) -> c_int {
-    c_int::from(ABANDONED.load(Ordering::Relaxed))
+unsafe extern "C" fn interrupted(opaque: *mut c_void) -> c_int {
+    // SAFETY: the opaque pointer `open_context` set is the session, alive
+    // while the context that calls back is.
+    let session = unsafe { &*opaque.cast::<NetworkSession>() };
+    c_int::from(session.cancel.is_cancelled())
 }
 
 /// Every connection a network source opens: refused off the whitelist,

@@ -23,7 +23,9 @@ impl SourceInput {
     pub fn open(path: &Path) -> Result<SourceInput, MediaError> {
         super::init_ffmpeg();
         match Location::of(path) {
-            Location::Url { url, scheme } => network::open(url, scheme).map(Self::Network),
+            Location::Url { url, scheme } => {
+                network::open(url, scheme, &network::SourceCancel::default()).map(Self::Network)
+            }
             Location::Local(path) => open_local(path).map(Self::Local).map_err(|e| {
                 MediaError::Open(format!(
                     "{}: cannot open as a media file ({e})",

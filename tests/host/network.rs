@@ -6,7 +6,8 @@
 //! certificate and a server that never answers each end in one clear error;
 //! a live stream has no duration, does not seek, and plays on after its
 //! server was killed and started again, five times, without growing its
-//! file descriptors; MPEG-TS over UDP plays live.
+//! file descriptors, and another file loaded while it waits to reconnect
+//! plays at once; MPEG-TS over UDP plays live.
 
 use crate::support;
 use support::http_server::HttpServer;
@@ -463,4 +464,41 @@ fn an_mpeg_ts_stream_over_udp_plays_live() {
     client.request(json!(["quit"]));
     assert!(reel.wait().success(), "{}", reel.log());
     drop(sender);
+}
+
+#[test]
+fn another_file_is_loaded_at_once_while_a_source_reconnects() {
+    use serde_json::json;
+    use support::mpv_ipc::Player;
+    let dir = served_dir("hls-replace");
+    let _live = LiveFfmpeg::hls(&dir);
+    let server = HttpServer::start(&dir);
+    let url = server.url("live.m3u8");
+    let mut reel = Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &["--hwdec=no", "--output", "null", &url],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/replace"),
+    );
+    let mut client = reel.connect();
+    playing_position(&mut client);
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !reel.log().contains("reconnecting in 4 s") {
+        assert!(Instant::now() < deadline, "no long wait:\n{}", reel.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let start = Instant::now();
+    let local = clip(CLIP);
+    let reply = client.request(json!(["loadfile", local.to_string_lossy()]));
+    assert_eq!(reply["error"], "success", "{reply}");
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "the wait held the player for {:?}",
+        start.elapsed()
+    );
+    let path = client.request(json!(["get_property", "path"]));
+    assert_eq!(path["data"], json!(local.to_string_lossy()), "{path}");
+    playing_position(&mut client);
 }

@@ -16,7 +16,7 @@ use ffmpeg_next as ff;
 use super::avcc::{AnnexBConverter, InPlace};
 use super::file_io::FileIo;
 use super::location::{self, Location, LOCAL_PROTOCOL_WHITELIST};
-use super::network::{self, Dictionary, NetworkSession};
+use super::network::{self, Dictionary, NetworkSession, SourceCancel};
 use super::packet_data::PacketData;
 use super::stream_probe;
 use super::timeline::ContinuousTimeline;
@@ -69,6 +69,8 @@ pub(super) struct FfmpegDemuxer {
     timeline: ContinuousTimeline,
     /// Whether `restarts_ahead` sampled the file already.
     restarts_sampled: bool,
+    /// Abandons a network source's connects, reads and reconnections.
+    cancel: SourceCancel,
     /// What `input` reads through; dropped after it (fields drop in order).
     _io: InputIo,
 }
@@ -92,9 +94,10 @@ impl std::fmt::Debug for FfmpegDemuxer {
 impl FfmpegDemuxer {
     pub fn open(path: &Path) -> Result<FfmpegDemuxer, MediaError> {
         init_ffmpeg();
+        let cancel = SourceCancel::default();
         let (mut input, io) = match Location::of(path) {
             Location::Url { url, scheme } => {
-                let (input, session) = network::open(url, scheme)?.into_parts();
+                let (input, session) = network::open(url, scheme, &cancel)?.into_parts();
                 (input, InputIo::Network { _session: session })
             }
             Location::Local(path) => {
@@ -143,12 +146,19 @@ impl FfmpegDemuxer {
             pending: VecDeque::new(),
             timeline,
             restarts_sampled: false,
+            cancel,
             _io: io,
         })
     }
 
     pub fn stream(&self) -> &VideoStreamInfo {
         &self.info
+    }
+
+    /// What abandons the source's network connects, reads and waits from
+    /// another thread.
+    pub fn canceller(&self) -> SourceCancel {
+        self.cancel.clone()
     }
 
     pub fn path(&self) -> &Path {

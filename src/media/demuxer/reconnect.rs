@@ -30,8 +30,8 @@ impl FfmpegDemuxer {
         let mut wait = FIRST_WAIT;
         loop {
             tracing::warn!("{url}: {why}: reconnecting in {} s", wait.as_secs());
-            network::sleep_unless_abandoned(wait)?;
-            match network::open(url, scheme) {
+            network::sleep_unless_cancelled(wait, &self.cancel)?;
+            match network::open(url, scheme, &self.cancel) {
                 Ok(opened) => {
                     let (input, session) = opened.into_parts();
                     let (index, codec) = pick_video_stream(&input, &self.path)?;

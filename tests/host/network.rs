@@ -280,6 +280,19 @@ impl Drop for LiveFfmpeg {
     }
 }
 
+/// reel playing `url` under IPC control, with no output.
+fn reel_player(url: &str, dir: &str) -> support::mpv_ipc::Player {
+    support::mpv_ipc::Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &["--hwdec=no", "--output", "null", url],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("network")
+            .join(dir),
+    )
+}
+
 /// The player's position once it plays.
 fn playing_position(client: &mut support::mpv_ipc::IpcClient) -> f64 {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -314,13 +327,7 @@ fn a_live_stream_has_no_duration_and_does_not_seek() {
     let mpv_seek = oracle.request(json!(["seek", 10, "absolute"]));
     drop(mpv);
 
-    let mut reel = Player::spawn(
-        "reel",
-        env!("CARGO_BIN_EXE_reel"),
-        &["--hwdec=no", "--output", "null", &url],
-        &[],
-        &players.join("reel"),
-    );
+    let mut reel = reel_player(&url, "players/reel");
     let mut client = reel.connect();
     let before = playing_position(&mut client);
     let duration = client.request(json!(["get_property", "duration"]));
@@ -355,7 +362,6 @@ fn open_fds(pid: u32) -> usize {
 
 #[test]
 fn a_live_stream_plays_on_after_its_server_comes_back() {
-    use support::mpv_ipc::Player;
     let dir = served_dir("hls-reconnect");
     let _live = LiveFfmpeg::hls(&dir);
     let port = TcpListener::bind("127.0.0.1:0")
@@ -364,13 +370,7 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
         .port();
     let mut server = HttpServer::start_on(&dir, port);
     let url = server.url("live.m3u8");
-    let mut reel = Player::spawn(
-        "reel",
-        env!("CARGO_BIN_EXE_reel"),
-        &["--hwdec=no", "--output", "null", &url],
-        &[],
-        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/reconnect"),
-    );
+    let mut reel = reel_player(&url, "reconnect");
     let mut client = reel.connect();
     let mut position = playing_position(&mut client);
     let mut fds = Vec::new();
@@ -469,18 +469,11 @@ fn an_mpeg_ts_stream_over_udp_plays_live() {
 #[test]
 fn another_file_is_loaded_at_once_while_a_source_reconnects() {
     use serde_json::json;
-    use support::mpv_ipc::Player;
     let dir = served_dir("hls-replace");
     let _live = LiveFfmpeg::hls(&dir);
     let server = HttpServer::start(&dir);
     let url = server.url("live.m3u8");
-    let mut reel = Player::spawn(
-        "reel",
-        env!("CARGO_BIN_EXE_reel"),
-        &["--hwdec=no", "--output", "null", &url],
-        &[],
-        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/replace"),
-    );
+    let mut reel = reel_player(&url, "replace");
     let mut client = reel.connect();
     playing_position(&mut client);
     drop(server);

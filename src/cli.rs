@@ -30,10 +30,52 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
-    /// Also say how this file would be played.
+    /// Also say how this file (or URL) would be played.
     pub file: Option<PathBuf>,
     #[command(flatten)]
     pub log: LogArgs,
+    #[command(flatten)]
+    pub network: NetworkArgs,
+}
+
+/// How network sources are opened (see README: Network sources).
+#[derive(Args, Debug, Clone)]
+pub struct NetworkArgs {
+    /// Verify the TLS certificates of https (and other TLS) sources against
+    /// the system's trust store: yes or no.
+    #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
+    pub tls_verify: bool,
+
+    /// Give up on a network source that does not answer (connect or read)
+    /// for this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_timeout)]
+    pub network_timeout: f64,
+}
+
+impl NetworkArgs {
+    pub fn options(&self) -> crate::media::network::NetworkOptions {
+        crate::media::network::NetworkOptions {
+            tls_verify: self.tls_verify,
+            timeout: Duration::from_secs_f64(self.network_timeout),
+        }
+    }
+}
+
+fn parse_yes_no(text: &str) -> Result<bool, String> {
+    match text {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("expected yes or no, got '{text}'")),
+    }
+}
+
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from 0 to 86400"
+        )),
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -46,7 +88,7 @@ pub struct LogArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct PlayArgs {
-    /// Files to play, in order (a playlist).
+    /// Files or URLs to play, in order (a playlist).
     #[arg(required_unless_present = "idle", value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -144,6 +186,9 @@ pub struct PlayArgs {
     /// Software decoder threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+
+    #[command(flatten)]
+    pub network: NetworkArgs,
 
     #[command(flatten)]
     pub log: LogArgs,

@@ -23,6 +23,11 @@ fn main() -> ExitCode {
         None => &cli.play.log,
     };
     init_logging(log);
+    let network = match &cli.command {
+        Some(Command::Probe(args)) => &args.network,
+        None => &cli.play.network,
+    };
+    reel::media::network::configure(network.options());
     let result = match cli.command {
         Some(Command::Probe(args)) => {
             reel::probe::run(args.file.as_deref()).map(Outcome::from_failures)

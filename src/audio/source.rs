@@ -21,7 +21,7 @@ pub enum Track {
 #[derive(Debug, Error)]
 pub enum SourceError {
     #[error("cannot open the file for audio: {0}")]
-    Open(ff::Error),
+    Open(crate::media::MediaError),
     #[error("no audio stream {0}")]
     NoTrack(usize),
     #[error("audio codec {0} is not supported")]
@@ -34,7 +34,7 @@ pub enum SourceError {
 const MAX_ERRORS_IN_A_ROW: u32 = 100;
 
 pub struct AudioSource {
-    input: ff::format::context::Input,
+    input: crate::media::SourceInput,
     index: usize,
     time_base: ff::Rational,
     decoder: ff::decoder::Audio,
@@ -54,7 +54,7 @@ pub struct Decoded {
 impl AudioSource {
     /// Opens `track` of `path`; Ok(None) when the file has no audio.
     pub fn open(path: &Path, track: Track) -> Result<Option<Self>, SourceError> {
-        let mut input = ff::format::input(&path).map_err(SourceError::Open)?;
+        let mut input = crate::media::SourceInput::open(path).map_err(SourceError::Open)?;
         let audio =
             |st: &ff::format::stream::Stream| st.parameters().medium() == ff::media::Type::Audio;
         let stream = match track {

@@ -5,6 +5,7 @@
 //! damaged packet) that reel reports itself when they matter, so they map
 //! one level down: error -> WARN, warning -> INFO, info -> DEBUG, rest -> TRACE.
 
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use ffmpeg_next::ffi;
@@ -18,6 +19,47 @@ pub fn install() {
     unsafe {
         ffi::av_log_set_callback(Some(callback));
     }
+}
+
+thread_local! {
+    /// FFmpeg's error lines logged on this thread while an `ErrorCapture`
+    /// lives (None otherwise).
+    static CAPTURED: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// FFmpeg's error messages logged on this thread between `start` and
+/// `finish`: what an error code alone does not say (why a TLS handshake
+/// or an HTTP request failed), for the error reel reports.
+pub struct ErrorCapture(());
+
+impl ErrorCapture {
+    pub fn start() -> Self {
+        CAPTURED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+        Self(())
+    }
+
+    /// The lines captured, oldest first.
+    pub fn finish(self) -> Vec<String> {
+        CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_default()
+    }
+}
+
+impl Drop for ErrorCapture {
+    fn drop(&mut self) {
+        CAPTURED.with(|c| c.borrow_mut().take());
+    }
+}
+
+fn capturing() -> bool {
+    CAPTURED.with(|c| c.borrow().is_some())
+}
+
+fn capture(line: &str) {
+    CAPTURED.with(|c| {
+        if let Some(lines) = c.borrow_mut().as_mut() {
+            lines.push(line.to_owned());
+        }
+    });
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -37,7 +79,8 @@ unsafe extern "C" fn callback(
         l if l <= ffi::AV_LOG_INFO => tracing::enabled!(target: "ffmpeg", tracing::Level::DEBUG),
         _ => tracing::enabled!(target: "ffmpeg", tracing::Level::TRACE),
     };
-    if !enabled {
+    let captured = level <= ffi::AV_LOG_ERROR && capturing();
+    if !enabled && !captured {
         return;
     }
     let mut line = [0 as c_char; 1024];
@@ -58,6 +101,12 @@ unsafe extern "C" fn callback(
     };
     let text = text.trim_end();
     if text.is_empty() {
+        return;
+    }
+    if captured {
+        capture(text.rsplit("] ").next().unwrap_or(text));
+    }
+    if !enabled {
         return;
     }
     match level {

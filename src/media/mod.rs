@@ -6,9 +6,12 @@ mod demuxer;
 mod ffmpeg_log;
 mod file_io;
 mod fwht;
+pub mod location;
+pub mod network;
 mod packet_data;
 mod params;
 mod reader;
+mod source_input;
 mod stream_probe;
 mod timeline;
 
@@ -25,6 +28,7 @@ pub use avcc::{AnnexBConverter, BitstreamError, NalCodec};
 pub use packet_data::PacketData;
 pub(crate) use params::CodecParameters;
 pub use reader::Demuxer;
+pub use source_input::SourceInput;
 
 /// Video codecs reel decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -248,6 +252,21 @@ pub enum MediaError {
     Seek { target: Duration, message: String },
     #[error("codec configuration: {0}")]
     Bitstream(#[from] BitstreamError),
+    /// A network source could not be reached or read (refused, timed out,
+    /// a TLS or HTTP failure).
+    #[error("{url}: {message}")]
+    Network { url: String, message: String },
+    /// A network source named what its protocol whitelist forbids (a
+    /// playlist naming a local file, a redirect to another protocol).
+    #[error("{url}: refused: {message}")]
+    Refused { url: String, message: String },
+    /// `scheme://...` of a scheme reel does not play, and no such file.
+    #[error("{url}: reel does not play {scheme}:// sources (it plays {known}), and there is no such file")]
+    UnsupportedProtocol {
+        url: String,
+        scheme: String,
+        known: String,
+    },
 }
 
 /// Sets up FFmpeg once per process: its log messages go to `tracing`

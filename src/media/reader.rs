@@ -35,6 +35,15 @@ impl Demuxer {
         }
     }
 
+    /// What abandons the source's network connects, reads and waits from
+    /// another thread (a local file's is never looked at).
+    pub fn canceller(&self) -> super::network::SourceCancel {
+        match &self.0 {
+            Backend::Ffmpeg(d) => d.canceller(),
+            Backend::Fwht(_) => super::network::SourceCancel::default(),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         match &self.0 {
             Backend::Ffmpeg(d) => d.path(),

@@ -115,6 +115,11 @@ impl Player {
         if self.playlist.loaded.is_none() {
             return Err(IpcError::CommandFailed);
         }
+        if self.playing_live() {
+            // As mpv: the command succeeds and nothing moves.
+            warn!("cannot seek in a live stream");
+            return Ok(Some(Value::Null));
+        }
         let duration = self.file_duration.map(|d| d.as_secs_f64());
         let target = match to {
             SeekTo::Relative(delta) => {
@@ -132,6 +137,13 @@ impl Player {
         };
         self.execute(Command::Seek(SeekTarget::Absolute(seconds(target))));
         Ok(Some(Value::Null))
+    }
+
+    /// Whether the file loaded is a live network stream (no duration):
+    /// nothing behind or ahead of now to seek to.
+    fn playing_live(&self) -> bool {
+        self.file_duration.is_none()
+            && crate::media::location::Location::of(self.playlist.current()).is_url()
     }
 
     fn load_ipc(&mut self, path: std::path::PathBuf, mode: LoadMode) -> Outcome {

@@ -440,6 +440,8 @@ impl Player {
 
     fn quit(&mut self) {
         self.quitting = true;
+        // No network connect or read may hold the way out.
+        crate::media::network::abandon();
         self.cancel_timer();
         self.signal.stop();
     }

@@ -136,6 +136,11 @@ impl Pipeline {
         self.demuxer.stream()
     }
 
+    /// What abandons a network source's reads from another thread.
+    pub fn canceller(&self) -> crate::media::network::SourceCancel {
+        self.demuxer.canceller()
+    }
+
     pub fn decoder_kind(&self) -> DecoderKind {
         self.decoder.kind()
     }

@@ -15,6 +15,7 @@ use calloop::ping::Ping;
 use tracing::{debug, error};
 
 use crate::frame::Frame;
+use crate::media::network::SourceCancel;
 use crate::message::causes;
 
 use super::pipeline::Pipeline;
@@ -104,6 +105,8 @@ pub struct Source {
     events: Arc<Handoff>,
     newest: NewestQueued,
     wake: WakeOnDemand,
+    /// Abandons the network source's reads when the source is dropped.
+    cancel: SourceCancel,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -241,6 +244,10 @@ impl Source {
             wanted: Arc::new(AtomicBool::new(true)),
         };
         let waker = wake.clone();
+        let cancel = match &frames {
+            Frames::Decoded(pipeline) => pipeline.canceller(),
+            Frames::Still(_) => SourceCancel::default(),
+        };
         if let Some(position) = start {
             let _ = requests.send(Request::Seek {
                 position,
@@ -265,6 +272,7 @@ impl Source {
             events,
             newest,
             wake,
+            cancel,
             thread,
         }
     }
@@ -310,6 +318,8 @@ impl Source {
 impl Drop for Source {
     fn drop(&mut self) {
         let _ = self.requests.send(Request::Stop);
+        // A network read or reconnection under way gives up at once.
+        self.cancel.cancel();
         // Unblocks a thread waiting for queue space; it stops at its next
         // event.
         self.events.close();

@@ -48,7 +48,7 @@ impl StillPicture {
     /// sound either, or its length is unknown).
     pub fn for_audio_only(path: &Path) -> Result<Option<Self>> {
         crate::media::init_ffmpeg();
-        let mut input = ff::format::input(path).with_context(|| format!("{}", path.display()))?;
+        let mut input = crate::media::SourceInput::open(path)?;
         let Some(stream) = input.streams().best(ff::media::Type::Audio) else {
             return Ok(None);
         };

@@ -30,6 +30,7 @@ mod ipc_mpv;
 mod kiosk_sway;
 mod library_scope;
 mod mpeg2_headers;
+mod network;
 mod osd_weston;
 mod player_weston;
 mod raw_output;

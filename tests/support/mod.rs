@@ -17,6 +17,7 @@
 //! - `reel_output`: reel's `--stats` line and control `status` reply;
 //! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
+//! - `http_server`: a local HTTP(S) file server with byte ranges.
 //! - `mpv_ipc`: a client of mpv's JSON IPC and the player processes it drives.
 //! - `sound_server`: PipeWire with a null sink, recording what is played;
 //!   `pcm`: clips with sound, FFmpeg's decode of them and comparing PCM.
@@ -31,6 +32,7 @@ pub mod compositor;
 pub mod damage;
 pub mod fluster;
 pub mod h264;
+pub mod http_server;
 pub mod media;
 pub mod mpv_ipc;
 pub mod oracle;

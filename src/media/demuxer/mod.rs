@@ -1,6 +1,7 @@
 //! Opening a container, picking its video stream, reading its packets and
 //! seeking (`seek.rs`), with FFmpeg's libavformat.
 
+mod reconnect;
 mod seek;
 
 use std::collections::VecDeque;
@@ -14,6 +15,8 @@ use ffmpeg_next as ff;
 
 use super::avcc::{AnnexBConverter, InPlace};
 use super::file_io::FileIo;
+use super::location::{self, Location, LOCAL_PROTOCOL_WHITELIST};
+use super::network::{self, Dictionary, NetworkSession, SourceCancel};
 use super::packet_data::PacketData;
 use super::stream_probe;
 use super::timeline::ContinuousTimeline;
@@ -66,8 +69,17 @@ pub(super) struct FfmpegDemuxer {
     timeline: ContinuousTimeline,
     /// Whether `restarts_ahead` sampled the file already.
     restarts_sampled: bool,
-    /// The file `input` reads; dropped after it (fields drop in order).
-    _io: FileIo,
+    /// Abandons a network source's connects, reads and reconnections.
+    cancel: SourceCancel,
+    /// What `input` reads through; dropped after it (fields drop in order).
+    _io: InputIo,
+}
+
+/// What a demuxer's input reads through: reel's file I/O, or the hooks of
+/// a network source.
+enum InputIo {
+    File { _io: FileIo },
+    Network { _session: Box<NetworkSession> },
 }
 
 impl std::fmt::Debug for FfmpegDemuxer {
@@ -82,28 +94,17 @@ impl std::fmt::Debug for FfmpegDemuxer {
 impl FfmpegDemuxer {
     pub fn open(path: &Path) -> Result<FfmpegDemuxer, MediaError> {
         init_ffmpeg();
-        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => MediaError::NotFound(path.to_owned()),
-            _ => MediaError::Open(format!("{}: {e}", path.display())),
-        })?;
-        if meta.is_dir() {
-            return Err(MediaError::Open(format!(
-                "{}: is a directory",
-                path.display()
-            )));
-        }
-        if meta.len() == 0 {
-            return Err(MediaError::Open(format!(
-                "{}: file is empty",
-                path.display()
-            )));
-        }
-        let (mut input, io) = open_input(path).map_err(|e| {
-            MediaError::Open(format!(
-                "{}: cannot open as a media file ({e})",
-                path.display()
-            ))
-        })?;
+        let cancel = SourceCancel::default();
+        let (mut input, io) = match Location::of(path) {
+            Location::Url { url, scheme } => {
+                let (input, session) = network::open(url, scheme, &cancel)?.into_parts();
+                (input, InputIo::Network { _session: session })
+            }
+            Location::Local(path) => {
+                let (input, io) = open_local(path)?;
+                (input, InputIo::File { _io: io })
+            }
+        };
         let (index, codec) = pick_video_stream(&input, path)?;
         let Some(stream) = input.stream(index) else {
             return Err(MediaError::NoVideoStream(path.to_owned()));
@@ -145,12 +146,19 @@ impl FfmpegDemuxer {
             pending: VecDeque::new(),
             timeline,
             restarts_sampled: false,
+            cancel,
             _io: io,
         })
     }
 
     pub fn stream(&self) -> &VideoStreamInfo {
         &self.info
+    }
+
+    /// What abandons the source's network connects, reads and waits from
+    /// another thread.
+    pub fn canceller(&self) -> SourceCancel {
+        self.cancel.clone()
     }
 
     pub fn path(&self) -> &Path {
@@ -231,6 +239,10 @@ impl FfmpegDemuxer {
             let mut packet = ff::Packet::empty();
             match packet.read(&mut self.input) {
                 Ok(()) => {}
+                Err(ff::Error::Eof) if self.is_live_network() => {
+                    self.reconnect("the stream ended")?;
+                    continue;
+                }
                 Err(ff::Error::Eof) => return Ok(None),
                 Err(ff::Error::InvalidData) => {
                     invalid += 1;
@@ -241,6 +253,10 @@ impl FfmpegDemuxer {
                         )));
                     }
                     tracing::debug!("skipping unreadable data in {}", self.path.display());
+                    continue;
+                }
+                Err(e) if self.is_live_network() => {
+                    self.reconnect(&e.to_string())?;
                     continue;
                 }
                 Err(e) => {
@@ -394,6 +410,45 @@ fn rewrite_in_place(
     conv.convert_in_place(packet.data_mut()?, keyframe)
 }
 
+/// Opens a local file after checking it is one worth probing.
+fn open_local(path: &Path) -> Result<(Input, FileIo), MediaError> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => not_found(path),
+        _ => MediaError::Open(format!("{}: {e}", path.display())),
+    })?;
+    if meta.is_dir() {
+        return Err(MediaError::Open(format!(
+            "{}: is a directory",
+            path.display()
+        )));
+    }
+    if meta.len() == 0 {
+        return Err(MediaError::Open(format!(
+            "{}: file is empty",
+            path.display()
+        )));
+    }
+    open_input(path).map_err(|e| {
+        MediaError::Open(format!(
+            "{}: cannot open as a media file ({e})",
+            path.display()
+        ))
+    })
+}
+
+/// No such file; when the name looks like a URL of a scheme reel does not
+/// play, that is said instead.
+fn not_found(path: &Path) -> MediaError {
+    match path.to_str().and_then(location::url_scheme) {
+        Some(scheme) => MediaError::UnsupportedProtocol {
+            url: path.display().to_string(),
+            scheme: scheme.to_owned(),
+            known: location::known_schemes(),
+        },
+        None => MediaError::NotFound(path.to_owned()),
+    }
+}
+
 /// Opens and probes a local file, read through reel's own I/O context
 /// (`file_io`: packets read straight into their buffers). The path goes to
 /// libavformat as raw bytes behind `file:` only as its name (the extension
@@ -405,12 +460,16 @@ fn open_input(path: &Path) -> Result<(Input, FileIo), ff::Error> {
     let url = std::ffi::CString::new(url).map_err(|_| ff::Error::InvalidData)?;
     let io = FileIo::open(path)
         .map_err(|e| ff::Error::from(-e.raw_os_error().unwrap_or(nix::libc::EIO)))?;
+    // What a local playlist may open besides the file: never the network.
+    let mut options = Dictionary::default();
+    options.set("protocol_whitelist", LOCAL_PROTOCOL_WHITELIST)?;
     // SAFETY: a fresh context (null if allocation failed) gets our I/O
     // context as `pb`, which avformat_open_input then uses (marking it
     // custom I/O, which it never frees: `io` does, after the context is
     // closed). `url` is a NUL-terminated string that outlives the call; on
     // success libavformat hands us an open context that `Input` takes over
     // (and closes on drop); on failure it has freed it and set it to null.
+    // The options dictionary is ours, freed on drop.
     let mut input = unsafe {
         let mut ctx = ffi::avformat_alloc_context();
         if ctx.is_null() {
@@ -423,7 +482,7 @@ fn open_input(path: &Path) -> Result<(Input, FileIo), ff::Error> {
             &mut ctx,
             url.as_ptr(),
             std::ptr::null_mut(),
-            std::ptr::null_mut(),
+            options.as_mut_ptr(),
         );
         if ret < 0 {
             return Err(ff::Error::from(ret));

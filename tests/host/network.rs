@@ -1,0 +1,497 @@
+//! Network sources against real local servers (loopback only): a clip
+//! served progressively over HTTP with byte ranges, and as HLS, decodes to
+//! FFmpeg's framemd5; what a network source may open is its protocol's
+//! whitelist (an HLS playlist naming a local file is refused when it came
+//! from the network, played when it came from the disk); a 404, an unknown scheme, an untrusted TLS
+//! certificate and a server that never answers each end in one clear error;
+//! a live stream has no duration, does not seek, and plays on after its
+//! server was killed and started again, five times, without growing its
+//! file descriptors, and another file loaded while it waits to reconnect
+//! plays at once; MPEG-TS over UDP plays live.
+
+use crate::support;
+use support::http_server::HttpServer;
+use support::media::clip;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const CLIP: &str = "h264_25fps.mp4";
+
+/// A fresh directory for one test's served files.
+fn served_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("network")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("served dir");
+    dir
+}
+
+fn reel(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args(["--hwdec=no"])
+        .args(args)
+        .output()
+        .expect("spawn reel");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "reel panicked: {stderr}");
+    out
+}
+
+fn ffmpeg_framemd5(input: &str) -> String {
+    let out = Command::new("ffmpeg")
+        .args([
+            "-nostdin",
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-i",
+            input,
+        ])
+        .args(["-autoscale", "0", "-an", "-f", "framemd5", "-"])
+        .output()
+        .expect("spawn ffmpeg");
+    assert!(
+        out.status.success(),
+        "ffmpeg failed on {input}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 framemd5")
+}
+
+/// The framemd5 rows (no header: the stream's index and the writing
+/// program may differ), at least one.
+fn rows(framemd5: &str) -> Vec<String> {
+    let rows: Vec<String> = framemd5
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect();
+    assert!(!rows.is_empty(), "no frames in:\n{framemd5}");
+    rows
+}
+
+/// The hashes, sizes and timestamps of each row (the stream index cut).
+fn pictures(framemd5: &str) -> Vec<String> {
+    rows(framemd5)
+        .iter()
+        .map(|row| {
+            row.split_once(',')
+                .map_or(row.clone(), |(_, rest)| rest.to_owned())
+        })
+        .collect()
+}
+
+fn reel_framemd5(url: &str, extra: &[&str]) -> String {
+    let out = reel(&[&["--output", "framemd5"], extra, &[url]].concat());
+    assert!(
+        out.status.success(),
+        "reel failed on {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 framemd5")
+}
+
+/// Exit code 1 and one error line that says `expected`.
+fn assert_fails(out: &Output, expected: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "exit status; stderr:\n{stderr}");
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("reel: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "one error line expected:\n{stderr}");
+    for word in expected {
+        assert!(errors[0].contains(word), "{word:?} not in {:?}", errors[0]);
+    }
+}
+
+/// HLS VOD segments and playlist of `clip` in `dir` (two-second segments).
+fn make_hls(source: &Path, dir: &Path, playlist: &str) {
+    let status = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-i"])
+        .arg(source)
+        .args(["-c", "copy", "-an", "-f", "hls", "-hls_time", "1"])
+        .args(["-hls_playlist_type", "vod", "-hls_segment_filename"])
+        .arg(dir.join("seg%03d.ts"))
+        .arg(dir.join(playlist))
+        .status()
+        .expect("spawn ffmpeg");
+    assert!(status.success(), "ffmpeg -f hls failed");
+}
+
+#[test]
+fn a_clip_over_http_decodes_as_the_file_does() {
+    let dir = served_dir("progressive");
+    std::fs::copy(clip(CLIP), dir.join(CLIP)).expect("copy clip");
+    let server = HttpServer::start(&dir);
+    let expected = ffmpeg_framemd5(&clip(CLIP).to_string_lossy());
+    let got = reel_framemd5(&server.url(CLIP), &[]);
+    assert_eq!(pictures(&got), pictures(&expected));
+}
+
+#[test]
+fn hls_over_http_decodes_as_ffmpeg_decodes_it() {
+    let dir = served_dir("hls-vod");
+    make_hls(&clip(CLIP), &dir, "index.m3u8");
+    let server = HttpServer::start(&dir);
+    let url = server.url("index.m3u8");
+    let expected = ffmpeg_framemd5(&url);
+    let got = reel_framemd5(&url, &[]);
+    assert_eq!(pictures(&got), pictures(&expected));
+    assert!(pictures(&got).len() >= 25, "a second of pictures at least");
+}
+
+#[test]
+fn a_playlist_from_the_network_cannot_name_a_local_file() {
+    let dir = served_dir("hls-file-segment");
+    make_hls(&clip(CLIP), &dir, "index.m3u8");
+    let local = dir.join("seg000.ts");
+    let playlist = format!(
+        "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n\
+         #EXTINF:1.0,\nfile://{}\n#EXT-X-ENDLIST\n",
+        local.display()
+    );
+    std::fs::write(dir.join("evil.m3u8"), playlist).expect("write playlist");
+    // The segment is a real one: the same playlist read from the disk
+    // plays it, as FFmpeg does.
+    let from_disk = dir.join("evil.m3u8").to_string_lossy().into_owned();
+    assert_eq!(
+        pictures(&reel_framemd5(&from_disk, &[])),
+        pictures(&ffmpeg_framemd5(&from_disk))
+    );
+    let server = HttpServer::start(&dir);
+    let url = server.url("evil.m3u8");
+    let out = reel(&["--output", "framemd5", &url]);
+    assert_fails(&out, &["refused", "file://", "http source may not open"]);
+    assert!(out.stdout.is_empty(), "no picture of the local file");
+}
+
+#[test]
+fn a_missing_resource_is_one_clear_error() {
+    let dir = served_dir("missing");
+    let server = HttpServer::start(&dir);
+    let url = server.url("nothing-here.mp4");
+    assert_fails(&reel(&["--output", "null", &url]), &[&url, "404"]);
+}
+
+#[test]
+fn a_scheme_reel_does_not_play_is_said_so() {
+    let url = "gopher://127.0.0.1:1/clip.mp4";
+    assert_fails(
+        &reel(&["--output", "null", url]),
+        &["does not play gopher://", "https"],
+    );
+}
+
+/// A self-signed certificate for 127.0.0.1, made by openssl.
+fn self_signed(dir: &Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let status = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("spawn openssl");
+    assert!(status.success(), "openssl req failed");
+    (cert, key)
+}
+
+#[test]
+fn an_untrusted_certificate_is_refused_unless_told_otherwise() {
+    let dir = served_dir("tls");
+    let keys = served_dir("tls-keys");
+    std::fs::copy(clip(CLIP), dir.join(CLIP)).expect("copy clip");
+    let (cert, key) = self_signed(&keys);
+    let server = HttpServer::start_tls(&dir, &cert, &key);
+    let url = server.url(CLIP);
+    let out = reel(&["--output", "framemd5", &url]);
+    assert_fails(&out, &[&url, "certificate"]);
+    assert!(out.stdout.is_empty());
+    let expected = ffmpeg_framemd5(&clip(CLIP).to_string_lossy());
+    let got = reel_framemd5(&url, &["--tls-verify=no"]);
+    assert_eq!(pictures(&got), pictures(&expected));
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    // Connections complete in the kernel's backlog; nobody reads them.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!(
+        "http://127.0.0.1:{}/clip.mp4",
+        silent.local_addr().expect("address").port()
+    );
+    let start = Instant::now();
+    let out = reel(&["--output", "null", "--network-timeout", "2", &url]);
+    let took = start.elapsed();
+    assert_fails(&out, &[&url, "no answer within 2 s"]);
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(20),
+        "gave up after {took:?}"
+    );
+}
+
+/// FFmpeg sending a live stream in real time, stopped when dropped.
+struct LiveFfmpeg(std::process::Child);
+
+impl LiveFfmpeg {
+    /// A live HLS playlist in `dir` (no ENDLIST: segments are appended
+    /// while it runs), once it lists two segments.
+    fn hls(dir: &Path) -> LiveFfmpeg {
+        let child = Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
+            .args(["-i", "testsrc=size=160x90:rate=25", "-c:v", "libx264"])
+            .args(["-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p"])
+            .args(["-f", "hls", "-hls_time", "1", "-hls_list_size", "5"])
+            .arg(dir.join("live.m3u8"))
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn ffmpeg");
+        let live = LiveFfmpeg(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::fs::read_to_string(dir.join("live.m3u8"))
+            .map_or(true, |playlist| playlist.matches("#EXTINF").count() < 2)
+        {
+            assert!(Instant::now() < deadline, "no live playlist");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        live
+    }
+}
+
+impl Drop for LiveFfmpeg {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// reel playing `url` under IPC control, with no output.
+fn reel_player(url: &str, dir: &str) -> support::mpv_ipc::Player {
+    support::mpv_ipc::Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &["--hwdec=no", "--output", "null", url],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("network")
+            .join(dir),
+    )
+}
+
+/// The player's position once it plays.
+fn playing_position(client: &mut support::mpv_ipc::IpcClient) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let reply = client.request(serde_json::json!(["get_property", "time-pos"]));
+        if let Some(position) = reply["data"].as_f64() {
+            return position;
+        }
+        assert!(Instant::now() < deadline, "never played: {reply}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_live_stream_has_no_duration_and_does_not_seek() {
+    use serde_json::json;
+    use support::mpv_ipc::Player;
+    let dir = served_dir("hls-live");
+    let _live = LiveFfmpeg::hls(&dir);
+    let server = HttpServer::start(&dir);
+    let url = server.url("live.m3u8");
+    let players = Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/players");
+    let mut mpv = Player::spawn(
+        "mpv",
+        "mpv",
+        &["--no-config", "--vo=null", "--ao=null", "--hwdec=no", &url],
+        &[],
+        &players.join("mpv"),
+    );
+    let mut oracle = mpv.connect();
+    playing_position(&mut oracle);
+    let mpv_seek = oracle.request(json!(["seek", 10, "absolute"]));
+    drop(mpv);
+
+    let mut reel = reel_player(&url, "players/reel");
+    let mut client = reel.connect();
+    let before = playing_position(&mut client);
+    let duration = client.request(json!(["get_property", "duration"]));
+    assert_eq!(duration["error"], "property unavailable", "{duration}");
+    let seek = client.request(json!(["seek", 10, "absolute"]));
+    assert_eq!(
+        seek["error"], mpv_seek["error"],
+        "reel {seek}, mpv {mpv_seek}"
+    );
+    // Segments appended after the start play on; the seek moved nothing.
+    std::thread::sleep(Duration::from_millis(2500));
+    let after = playing_position(&mut client);
+    assert!(
+        after > before + 1.0 && after < before + 6.0,
+        "from {before} to {after}"
+    );
+    let start = Instant::now();
+    client.request(json!(["quit"]));
+    assert!(reel.wait().success(), "{}", reel.log());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "quit took {:?}",
+        start.elapsed()
+    );
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("the player's fds")
+        .count()
+}
+
+#[test]
+fn a_live_stream_plays_on_after_its_server_comes_back() {
+    let dir = served_dir("hls-reconnect");
+    let _live = LiveFfmpeg::hls(&dir);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut server = HttpServer::start_on(&dir, port);
+    let url = server.url("live.m3u8");
+    let mut reel = reel_player(&url, "reconnect");
+    let mut client = reel.connect();
+    let mut position = playing_position(&mut client);
+    let mut fds = Vec::new();
+    for cycle in 1..=5 {
+        drop(server);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // The outage noticed: a retry since the last reconnection.
+        let outage_seen = |log: String| {
+            log.rsplit("reconnected")
+                .next()
+                .is_some_and(|since| since.contains("reconnecting in"))
+        };
+        while !outage_seen(reel.log()) {
+            assert!(
+                Instant::now() < deadline,
+                "no reconnection:\n{}",
+                reel.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server = HttpServer::start_on(&dir, port);
+        while reel.log().matches("reconnected").count() < cycle {
+            assert!(Instant::now() < deadline, "not back:\n{}", reel.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let resumed_from = position;
+        while position < resumed_from + 1.0 {
+            assert!(
+                Instant::now() < deadline,
+                "cycle {cycle}: stuck at {position}:\n{}",
+                reel.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+            position = playing_position(&mut client);
+        }
+        assert!(reel.is_running(), "{}", reel.log());
+        fds.push(open_fds(reel.child.id()));
+    }
+    eprintln!("open file descriptors after each reconnection: {fds:?}");
+    assert_eq!(
+        reel.log().matches("reconnected").count(),
+        5,
+        "{}",
+        reel.log()
+    );
+    assert!(fds[4] <= fds[0] + 2, "file descriptors grew: {fds:?}");
+}
+
+#[test]
+fn an_mpeg_ts_stream_over_udp_plays_live() {
+    use serde_json::json;
+    use support::mpv_ipc::Player;
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port();
+    let mut reel = Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &[
+            "--hwdec=no",
+            "--output",
+            "null",
+            &format!("udp://127.0.0.1:{port}?localaddr=127.0.0.1"),
+        ],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/udp"),
+    );
+    let mut client = reel.connect();
+    // The sender starts once reel listens (a datagram sent before is lost).
+    let sender = LiveFfmpeg(
+        Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
+            .args(["-i", "testsrc=size=160x90:rate=25", "-t", "30"])
+            .args(["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"])
+            .args(["-pix_fmt", "yuv420p", "-f", "mpegts"])
+            .arg(format!("udp://127.0.0.1:{port}?pkt_size=1316"))
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn ffmpeg"),
+    );
+    let before = playing_position(&mut client);
+    let duration = client.request(json!(["get_property", "duration"]));
+    assert_eq!(duration["error"], "property unavailable", "{duration}");
+    std::thread::sleep(Duration::from_millis(2000));
+    let after = playing_position(&mut client);
+    assert!(
+        after > before + 1.0 && after < before + 5.0,
+        "from {before} to {after}"
+    );
+    client.request(json!(["quit"]));
+    assert!(reel.wait().success(), "{}", reel.log());
+    drop(sender);
+}
+
+#[test]
+fn another_file_is_loaded_at_once_while_a_source_reconnects() {
+    use serde_json::json;
+    let dir = served_dir("hls-replace");
+    let _live = LiveFfmpeg::hls(&dir);
+    let server = HttpServer::start(&dir);
+    let url = server.url("live.m3u8");
+    let mut reel = reel_player(&url, "replace");
+    let mut client = reel.connect();
+    playing_position(&mut client);
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !reel.log().contains("reconnecting in 4 s") {
+        assert!(Instant::now() < deadline, "no long wait:\n{}", reel.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let start = Instant::now();
+    let local = clip(CLIP);
+    let reply = client.request(json!(["loadfile", local.to_string_lossy()]));
+    assert_eq!(reply["error"], "success", "{reply}");
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "the wait held the player for {:?}",
+        start.elapsed()
+    );
+    let path = client.request(json!(["get_property", "path"]));
+    assert_eq!(path["data"], json!(local.to_string_lossy()), "{path}");
+    playing_position(&mut client);
+}

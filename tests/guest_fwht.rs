@@ -12,7 +12,9 @@
 //! - in weston 14 headless every presented frame is vicodec's own CAPTURE
 //!   buffer (zero-copy, weston's protocol log shows the dmabuf imports);
 //! - the screenshot shows the reference frame (PSNR, and better than its
-//!   neighbours) and is close to the source pixels.
+//!   neighbours) and is close to the source pixels;
+//! - reel's software FWHT decoder (`--hwdec=no`, on the host) gives the
+//!   reference decode byte for byte.
 //!
 //! One guest boot plays everything (plus one to encode when the media are
 //! stale); if the guest cannot start, every test fails with the reason.
@@ -450,6 +452,36 @@ fn raw_output_is_the_reference_decode() {
             .zip(reference.chunks(frame))
             .position(|(a, b)| a != b);
         assert_eq!(first, None, "{}: first raw frame differing", clip.name);
+    }
+}
+
+/// reel's software FWHT decoder (`--hwdec=no`), on the host: its raw
+/// output is vicodec's reference decode, byte for byte, for every clip.
+#[test]
+fn software_decode_is_the_reference_decode() {
+    for clip in &CLIPS {
+        let out = Command::new(env!("CARGO_BIN_EXE_reel"))
+            .args(["--hwdec=no", "--output", "raw", "--stats"])
+            .arg(clip.media(".fwht"))
+            .output()
+            .expect("run reel");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {log}", clip.name);
+        assert_eq!(
+            stats_decoder(clip.name, &log).as_deref(),
+            Some("software"),
+            "{}: not decoded in software:\n{log}",
+            clip.name
+        );
+        let reference = read_bytes(&clip.media(".ref.yuv"));
+        assert_eq!(out.stdout.len(), reference.len(), "{}: size", clip.name);
+        let frame = clip.frame_len();
+        let first = out
+            .stdout
+            .chunks(frame)
+            .zip(reference.chunks(frame))
+            .position(|(a, b)| a != b);
+        assert_eq!(first, None, "{}: first frame differing", clip.name);
     }
 }
 

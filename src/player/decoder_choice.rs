@@ -1,6 +1,6 @@
 //! Which decoder a file gets: a V4L2 stateless decoder that handles the
-//! stream (discovered, or the node named with `--device`), else libavcodec,
-//! as `--hwdec` allows.
+//! stream (discovered, or the node named with `--device`), else software
+//! (libavcodec, or reel's FWHT decoder), as `--hwdec` allows.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 use tracing::info;
 
 use super::frame_decoder::{FrameDecoder, FRAMES_HELD_DOWNSTREAM};
-use crate::media::VideoStreamInfo;
-use crate::sw::{SwDecoder, SwOptions};
+use crate::media::{Codec, VideoStreamInfo};
+use crate::sw::{FwhtDecoder, SwDecoder, SwOptions};
 use crate::v4l2::decoder::V4l2Decoder;
 use crate::v4l2::discovery::{self, DecoderInfo, Discovery};
 use crate::v4l2::registry::{self, CodecEntry};
@@ -174,6 +174,9 @@ pub fn open(
     }
     if choice.hwdec == Hwdec::Auto {
         info!("decoder: software, not V4L2: {reason}");
+    }
+    if stream.codec == Codec::Fwht {
+        return Ok(Box::new(FwhtDecoder::new()));
     }
     let decoder =
         SwDecoder::new(stream, sw).with_context(|| format!("cannot decode {}", stream.codec))?;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::frame::{DecoderKind, Frame};
 use crate::media::Packet;
-use crate::sw::{SwDecoder, SwError};
+use crate::sw::{FwhtDecoder, SwDecoder, SwError};
 use crate::v4l2::decoder::{DecoderError, V4l2Decoder};
 
 /// Frames the decode thread decodes ahead of the one on screen.
@@ -126,6 +126,27 @@ impl FrameDecoder for SwDecoder {
     }
     fn set_references_only(&mut self, references_only: bool) {
         SwDecoder::set_references_only(self, references_only)
+    }
+}
+
+impl FrameDecoder for FwhtDecoder {
+    fn kind(&self) -> DecoderKind {
+        DecoderKind::Software
+    }
+    fn describe(&self) -> String {
+        FwhtDecoder::describe(self)
+    }
+    fn send(&mut self, packet: &Packet) -> Result<(), DecodeFault> {
+        Ok(FwhtDecoder::send(self, packet)?)
+    }
+    fn receive(&mut self) -> Result<Option<Frame>, DecodeFault> {
+        Ok(FwhtDecoder::receive(self))
+    }
+    fn send_eof(&mut self) -> Result<(), DecodeFault> {
+        Ok(())
+    }
+    fn discard(&mut self) {
+        FwhtDecoder::discard(self)
     }
 }
 

@@ -1,17 +1,21 @@
-//! Software decoding with libavcodec into frames the display can show.
+//! Software decoding into frames the display can show: libavcodec, and
+//! reel's own FWHT decoder (FFmpeg has none).
 
 mod decoder;
 mod format;
+mod fwht;
 mod planes;
 mod repack;
 
 use thiserror::Error;
 
 pub use decoder::SwDecoder;
+pub use fwht::FwhtDecoder;
 pub use planes::AvFramePlanes;
 pub use repack::{pixel_by_name, Repacker};
 
-/// The libavcodec decoder that would handle `codec`, if this FFmpeg has one.
+/// The software decoder that would handle `codec`: libavcodec's, if this
+/// FFmpeg has one, or reel's own for FWHT.
 pub fn decoder_name(codec: crate::media::Codec) -> Option<String> {
     use crate::media::Codec;
     use ffmpeg_next::codec::Id;
@@ -24,7 +28,7 @@ pub fn decoder_name(codec: crate::media::Codec) -> Option<String> {
         Codec::Av1 => Id::AV1,
         Codec::Mpeg2 => Id::MPEG2VIDEO,
         // FFmpeg has no FWHT decoder.
-        Codec::Fwht => return None,
+        Codec::Fwht => return Some(fwht::DECODER_NAME.to_owned()),
     };
     ffmpeg_next::decoder::find(id).map(|c| c.name().to_owned())
 }

@@ -5,9 +5,10 @@
 //! stream is self-delimiting and a reader can resynchronise on it.
 //!
 //! This module reads headers and keeps the reference state (a P frame
-//! predicts from the frame decoded before it); the decoding itself is the
-//! driver's.
+//! predicts from the frame decoded before it); `decode` decodes frames in
+//! software, as the driver does.
 
+pub mod decode;
 pub mod refs;
 
 use std::ops::Range;
@@ -28,8 +29,11 @@ pub const MAX_DIMENSION: u32 = 16384;
 pub mod flags {
     pub const IS_INTERLACED: u32 = 1 << 0;
     pub const LUMA_IS_UNCOMPRESSED: u32 = 1 << 4;
+    pub const CB_IS_UNCOMPRESSED: u32 = 1 << 5;
+    pub const CR_IS_UNCOMPRESSED: u32 = 1 << 6;
     pub const CHROMA_FULL_HEIGHT: u32 = 1 << 7;
     pub const CHROMA_FULL_WIDTH: u32 = 1 << 8;
+    pub const ALPHA_IS_UNCOMPRESSED: u32 = 1 << 9;
     pub const I_FRAME: u32 = 1 << 10;
     pub const COMPONENTS_NUM_MASK: u32 = 0b111 << 16;
     pub const COMPONENTS_NUM_SHIFT: u32 = 16;

@@ -136,17 +136,7 @@ impl FwhtReader {
             .seek(SeekFrom::Start(entry.offset))
             .and_then(|_| self.file.read_exact(&mut data))
             .map_err(|e| MediaError::Read(format!("{}: {e}", self.path.display())))?;
-        Ok(Some(Packet {
-            stream_index: 0,
-            data: data.into(),
-            nal_units: None,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: 1,
-            keyframe: entry.intra,
-            corrupt: false,
-            time_base: TIME_BASE,
-        }))
+        Ok(Some(frame_packet(data, pts, entry.intra)))
     }
 
     /// Moves to the I frame at or before `target`: the next packet is it.
@@ -243,4 +233,20 @@ fn next_magic(file: &mut File, from: u64, len: u64) -> std::io::Result<Option<u6
         at += (n - (MAGIC.len() - 1)) as u64;
     }
     Ok(None)
+}
+
+/// Frame number `index` of a raw FWHT stream as a packet (one frame a
+/// packet, timed at the stream's nominal rate).
+pub fn frame_packet(data: Vec<u8>, index: i64, intra: bool) -> Packet {
+    Packet {
+        stream_index: 0,
+        data: data.into(),
+        nal_units: None,
+        pts: Some(index),
+        dts: Some(index),
+        duration: 1,
+        keyframe: intra,
+        corrupt: false,
+        time_base: TIME_BASE,
+    }
 }

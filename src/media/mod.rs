@@ -5,7 +5,7 @@ pub mod avcc;
 mod demuxer;
 mod ffmpeg_log;
 mod file_io;
-mod fwht;
+pub mod fwht;
 pub mod location;
 pub mod network;
 mod packet_data;

@@ -139,17 +139,7 @@ mod tests {
     use super::*;
 
     fn packet(data: Vec<u8>, pts: i64) -> Packet {
-        Packet {
-            stream_index: 0,
-            data: data.into(),
-            nal_units: None,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: 1,
-            keyframe: false,
-            corrupt: false,
-            time_base: (1, 25),
-        }
+        crate::media::fwht::frame_packet(data, pts, false)
     }
 
     fn fixture_frames() -> Vec<Vec<u8>> {

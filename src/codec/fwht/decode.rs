@@ -96,29 +96,21 @@ const ZIGZAG: [u8; 64] = [
     38, 45, 52, 59, 39, 46, 53, 60, 47, 54, 61, 55, 62, 63,
 ];
 
-/// Left shifts restoring intra coefficients, in raster order.
-const INTRA_SCALE: [u8; 64] = [
-    2, 2, 2, 2, 2, 2, 2, 2, //
-    2, 2, 2, 2, 2, 2, 2, 2, //
-    2, 2, 2, 2, 2, 2, 2, 3, //
-    2, 2, 2, 2, 2, 2, 3, 6, //
-    2, 2, 2, 2, 2, 3, 6, 6, //
-    2, 2, 2, 2, 3, 6, 6, 6, //
-    2, 2, 2, 3, 6, 6, 6, 6, //
-    2, 2, 3, 6, 6, 6, 6, 8, //
-];
-
-/// Left shifts restoring residual coefficients, in raster order.
-const INTER_SCALE: [u8; 64] = [
-    3, 3, 3, 3, 3, 3, 3, 3, //
-    3, 3, 3, 3, 3, 3, 3, 3, //
-    3, 3, 3, 3, 3, 3, 3, 3, //
-    3, 3, 3, 3, 3, 3, 3, 6, //
-    3, 3, 3, 3, 3, 3, 6, 6, //
-    3, 3, 3, 3, 3, 6, 6, 9, //
-    3, 3, 3, 3, 6, 6, 9, 9, //
-    3, 3, 3, 6, 6, 9, 9, 10, //
-];
+/// The left shift restoring a coefficient at (`row`, `column`) of a block:
+/// quantisation grows with the coefficient's diagonal, and residuals
+/// (predicted blocks) were quantised more coarsely than intra blocks.
+fn dequantisation_shift(row: usize, column: usize, predicted: bool) -> u32 {
+    match (predicted, row + column) {
+        (false, 0..=8) => 2,
+        (false, 9) => 3,
+        (false, 10..=13) => 6,
+        (false, _) => 8,
+        (true, 0..=9) => 3,
+        (true, 10..=11) => 6,
+        (true, 12..=13) => 9,
+        (true, _) => 10,
+    }
+}
 
 /// The plane sizes of a frame: (width, height) of each coded plane before
 /// rounding to blocks, as vicodec divides them (chroma sizes rounded down).
@@ -293,12 +285,8 @@ fn read_block(words: &mut Words) -> Option<(u16, Block)> {
 }
 
 fn scale(mut block: Block, predicted: bool) -> Block {
-    let shifts = if predicted {
-        &INTER_SCALE
-    } else {
-        &INTRA_SCALE
-    };
-    for (value, &shift) in block.iter_mut().zip(shifts) {
+    for (i, value) in block.iter_mut().enumerate() {
+        let shift = dequantisation_shift(i / 8, i % 8, predicted);
         *value = (i32::from(*value) << shift) as i16;
     }
     block
@@ -307,36 +295,28 @@ fn scale(mut block: Block, predicted: bool) -> Block {
 /// The three butterfly stages of an 8-point Walsh-Hadamard transform in
 /// sequency order.
 fn butterflies(x: [i32; 8]) -> [i32; 8] {
-    let a = [
-        x[0] + x[1],
-        x[0] - x[1],
-        x[2] + x[3],
-        x[2] - x[3],
-        x[4] + x[5],
-        x[4] - x[5],
-        x[6] + x[7],
-        x[6] - x[7],
-    ];
-    let b = [
-        a[0] + a[2],
-        a[0] - a[2],
-        a[1] - a[3],
-        a[1] + a[3],
-        a[4] + a[6],
-        a[4] - a[6],
-        a[5] - a[7],
-        a[5] + a[7],
-    ];
-    [
-        b[0] + b[4],
-        b[0] - b[4],
-        b[1] - b[5],
-        b[1] + b[5],
-        b[2] + b[6],
-        b[2] - b[6],
-        b[3] - b[7],
-        b[3] + b[7],
-    ]
+    stage(stage(stage(x, 1), 2), 4)
+}
+
+/// One butterfly stage: in each group of `2 * half` values, value `k` of
+/// the first half paired with value `k` of the second, their sum and
+/// difference written side by side (the difference first for odd `k`,
+/// which keeps the outputs in sequency order).
+fn stage(x: [i32; 8], half: usize) -> [i32; 8] {
+    let mut out = [0; 8];
+    for base in (0..8).step_by(2 * half) {
+        for k in 0..half {
+            let (p, q) = (x[base + k], x[base + k + half]);
+            let (first, second) = if k % 2 == 0 {
+                (p + q, p - q)
+            } else {
+                (p - q, p + q)
+            };
+            out[base + 2 * k] = first;
+            out[base + 2 * k + 1] = second;
+        }
+    }
+    out
 }
 
 /// Rows then columns, each pass stored in 16 bits as vicodec stores it;

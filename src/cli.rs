@@ -117,8 +117,8 @@ pub struct PlayArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub start: Option<Duration>,
 
-    /// Start paused on the first frame.
-    #[arg(long)]
+    /// Start paused on the first frame (mpv's spelling; `--paused` too).
+    #[arg(long = "pause", visible_alias = "paused")]
     pub paused: bool,
 
     /// Decoder choice: auto (V4L2 if a decoder handles the stream, else

@@ -86,6 +86,7 @@ impl FwhtReader {
             profile: None,
             level: None,
             parameter_sets: Vec::new(),
+            container_format: None,
             parameters: CodecParameters::new(ffmpeg_next::codec::Parameters::new()),
         };
         tracing::info!(

@@ -115,12 +115,42 @@ pub struct VideoStreamInfo {
     /// H.264/HEVC parameter sets from the container's codec configuration,
     /// Annex-B; empty for other codecs or when the stream carries them in-band.
     pub parameter_sets: Vec<u8>,
+    /// libavformat's name of the container format (`mov,mp4,m4a,3gp,3g2,mj2`,
+    /// `matroska,webm`...), if it was read by libavformat.
+    pub container_format: Option<String>,
     /// Codec parameters for libavcodec, describing the packets as `Demuxer`
     /// yields them (Annex-B extradata for H.264/HEVC).
     pub(crate) parameters: CodecParameters,
 }
 
 impl VideoStreamInfo {
+    /// The codec's short and long names as libavcodec describes them, e.g.
+    /// `h264 (H.264 / AVC / MPEG-4 AVC / MPEG-4 part 10)`, as mpv words its
+    /// `video-codec` property.
+    pub fn codec_description(&self) -> String {
+        let par = self.parameters.get();
+        // SAFETY: `par` is a valid AVCodecParameters we own; the descriptor
+        // libavcodec returns for its codec id is static (or null), and its
+        // names are static NUL-terminated strings (long_name may be null).
+        let names = unsafe {
+            let descriptor = ffmpeg_next::ffi::avcodec_descriptor_get((*par.as_ptr()).codec_id);
+            if descriptor.is_null() {
+                None
+            } else {
+                let text = |p: *const std::os::raw::c_char| {
+                    (!p.is_null())
+                        .then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+                };
+                Some((text((*descriptor).name), text((*descriptor).long_name)))
+            }
+        };
+        match names {
+            Some((Some(name), Some(long_name))) => format!("{name} ({long_name})"),
+            Some((Some(name), None)) => name,
+            _ => self.codec.to_string(),
+        }
+    }
+
     /// Codec, profile, level and pixel layout in words, for the OSD.
     pub fn codec_summary(&self) -> String {
         let mut text = self.codec.to_string();

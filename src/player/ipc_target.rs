@@ -98,6 +98,12 @@ impl Player {
             frame_rate: self.file_frame_rate,
             picture,
             eof_reached: self.transport.at_end() && !self.transport.preroll,
+            frame_duration: self
+                .transport
+                .shown
+                .map_or(0.0, |s| s.duration.as_secs_f64()),
+            video_codec: self.file_video_codec.clone(),
+            file_format: self.file_format.clone(),
         }
     }
 
@@ -181,6 +187,40 @@ impl Player {
         Ok(Some(Value::Null))
     }
 
+    /// Removes playlist entry `which` (None: the one playing); removing
+    /// the file playing plays the next one, or ends the playlist.
+    fn playlist_remove_ipc(&mut self, which: Option<usize>) -> Outcome {
+        let playing = self.playlist.loaded.map(|_| self.playlist.index);
+        let index = which.or(playing).ok_or(IpcError::CommandFailed)?;
+        if index >= self.playlist.len() {
+            return Err(IpcError::CommandFailed);
+        }
+        if playing == Some(index) {
+            self.close_file(EndReason::Stop);
+        }
+        self.playlist.remove(index);
+        if playing == Some(index) {
+            if index < self.playlist.len() {
+                self.open_file(index, None, EndReason::Stop);
+            } else {
+                self.end_of_playlist();
+            }
+            self.pump();
+        }
+        Ok(Some(Value::Null))
+    }
+
+    fn show_text_ipc(&mut self, text: &str, duration_ms: Option<f64>) -> Outcome {
+        let duration = match duration_ms {
+            Some(ms) if ms >= 0.0 => seconds(ms / 1000.0),
+            _ => super::osd_feed::EVENT_DURATION,
+        };
+        self.osd
+            .show_message(std::time::Instant::now(), text, duration);
+        self.pump();
+        Ok(Some(Value::Null))
+    }
+
     fn run_loaded(&mut self, command: Command) -> Outcome {
         if self.playlist.loaded.is_none() {
             return Err(IpcError::CommandFailed);
@@ -206,6 +246,7 @@ impl IpcTarget for Player {
             current: self.playlist.loaded.map(|_| self.playlist.index),
             loaded: self.playlist.loaded.map(|_| self.snapshot_loaded()),
             osd_level: self.osd.level().number(),
+            loop_playlist: self.options.looping,
         }
     }
 
@@ -239,7 +280,14 @@ impl IpcTarget for Player {
                 self.execute(Command::Quit);
                 Ok(Some(Value::Null))
             }
+            IpcCommand::ShowText { text, duration_ms } => self.show_text_ipc(&text, duration_ms),
+            IpcCommand::PlaylistRemove(which) => self.playlist_remove_ipc(which),
             IpcCommand::GetProperty(_)
+            | IpcCommand::GetPropertyString(_)
+            | IpcCommand::Add(..)
+            | IpcCommand::GetVersion
+            | IpcCommand::ClientName
+            | IpcCommand::GetTimeUs
             | IpcCommand::SetProperty(..)
             | IpcCommand::ObserveProperty(..)
             | IpcCommand::UnobserveProperty(_) => Err(IpcError::InvalidParameter),
@@ -288,6 +336,21 @@ impl IpcTarget for Player {
                 };
                 self.seek_ipc(to)
                     .map_err(|_| IpcError::PropertyUnavailable)?;
+            }
+            // Playback-speed control is not there yet: only 1 is taken.
+            Property::Speed => {
+                let speed = number(value).ok_or(IpcError::UnsupportedFormat)?;
+                if speed != 1.0 {
+                    return Err(IpcError::PropertyError);
+                }
+            }
+            Property::LoopPlaylist => {
+                self.options.looping = match value {
+                    Value::String(s) if s == "inf" || s == "yes" => true,
+                    Value::String(s) if s == "no" => false,
+                    Value::Bool(on) => *on,
+                    _ => return Err(IpcError::UnsupportedFormat),
+                };
             }
             _ => return Err(IpcError::PropertyError),
         }

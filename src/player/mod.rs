@@ -107,6 +107,9 @@ struct Player {
     /// The loaded file's duration and frame rate, as its container says.
     file_duration: Option<Duration>,
     file_frame_rate: Option<f64>,
+    /// The loaded file's video codec and container, in mpv's words.
+    file_video_codec: Option<String>,
+    file_format: Option<String>,
     /// The compositor side of the V4L2 CAPTURE format negotiation (None
     /// when frames are always copied: `--copy`, `--shm`).
     negotiator: Option<Negotiator>,
@@ -257,6 +260,8 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         ipc,
         file_duration: None,
         file_frame_rate: None,
+        file_video_codec: None,
+        file_format: None,
         negotiator,
         import_retirement,
         source: None,

@@ -41,6 +41,8 @@ pub struct Osd {
     stats_page: bool,
     /// Until when an event's text shows, and whether a file change is in it.
     event: Option<(Instant, bool)>,
+    /// A client's text (mpv's `show-text`) and until when it shows.
+    message: Option<(Instant, String)>,
     renderer: Renderer,
     drawn: Option<Drawn>,
     /// The stats page's facts and when they were gathered.
@@ -60,6 +62,7 @@ impl Osd {
             level,
             stats_page: false,
             event: None,
+            message: None,
             renderer: Renderer::Untried,
             drawn: None,
             stats: None,
@@ -97,6 +100,19 @@ impl Osd {
         self.event = Some((now + EVENT_DURATION, file_changed || still_naming_file));
     }
 
+    /// `text` on screen for `duration`, in place of the level's text (mpv's
+    /// `show-text`); the stats page, when on, stays on top of it.
+    pub fn show_message(&mut self, now: Instant, text: &str, duration: Duration) {
+        self.message = Some((now + duration, text.to_string()));
+    }
+
+    fn message_at(&self, now: Instant) -> Option<&str> {
+        self.message
+            .as_ref()
+            .filter(|(until, _)| *until > now)
+            .map(|(_, text)| text.as_str())
+    }
+
     /// The frame a seek or step asked for is on screen: its text stays a
     /// full [`EVENT_DURATION`] from now.
     pub fn landed(&mut self, now: Instant) {
@@ -114,13 +130,16 @@ impl Osd {
 
     /// When the text changes by itself next (an event's ends).
     pub fn deadline(&self, now: Instant) -> Option<Instant> {
-        self.event.map(|(until, _)| until).filter(|&t| t > now)
+        let event = self.event.map(|(until, _)| until).filter(|&t| t > now);
+        let message = self.message.as_ref().map(|(until, _)| *until);
+        event.into_iter().chain(message).filter(|&t| t > now).min()
     }
 
     /// Whether anything is to show now: the player gathers the facts only
     /// then, not for every frame the OSD would leave hidden.
     pub fn wants_text(&self, now: Instant) -> bool {
         self.stats_page
+            || self.message_at(now).is_some()
             || self.level == OsdLevel::Status
             || (self.level == OsdLevel::Events && self.event.is_some_and(|(until, _)| until > now))
     }
@@ -148,6 +167,12 @@ impl Osd {
         }
         if self.event.is_some_and(|(until, _)| until <= now) {
             self.event = None;
+        }
+        if self.message_at(now).is_none() {
+            self.message = None;
+        }
+        if let Some(text) = self.message_at(now).filter(|_| !self.stats_page) {
+            return text.lines().map(str::to_string).collect();
         }
         let Some(p) = playback else {
             return if self.stats_page {

@@ -70,10 +70,30 @@ impl Playlist {
         entry
     }
 
+    /// Forgets entry `index`; the file playing keeps its place.
+    pub(super) fn remove(&mut self, index: usize) {
+        if index < self.files.len() {
+            self.files.remove(index);
+            self.entry_ids.remove(index);
+            if index < self.index {
+                self.index -= 1;
+            }
+        }
+    }
+
     /// Forgets every file (the ids go on counting).
     pub(super) fn clear(&mut self) {
         self.files.clear();
         self.entry_ids.clear();
+    }
+}
+
+/// libavformat's name of a container format as mpv reports it in
+/// `file-format`: mpv reads Matroska with its own demuxer, named `mkv`.
+fn mpv_format_name(libavformat: &str) -> String {
+    match libavformat {
+        "matroska,webm" => "mkv".to_string(),
+        other => other.to_string(),
     }
 }
 
@@ -82,6 +102,10 @@ struct Opened {
     frames: Frames,
     decoder: (DecoderKind, String),
     codec: String,
+    /// The codec and container in mpv's words (IPC `video-codec`,
+    /// `file-format`).
+    video_codec: Option<String>,
+    file_format: Option<String>,
     start_time: Duration,
     duration: Option<Duration>,
     frame_rate: Option<f64>,
@@ -117,6 +141,8 @@ impl Player {
                 format!("none (no video stream: {picture})"),
             ),
             codec: "no video (sound only)".into(),
+            video_codec: None,
+            file_format: None,
             start_time: still.start_time(),
             duration: Some(still.duration()),
             frame_rate: Some(still.frame_rate()),
@@ -147,6 +173,8 @@ impl Player {
                 Opened {
                     decoder: (pipeline.decoder_kind(), pipeline.describe_decoder()),
                     codec: stream.codec_summary(),
+                    video_codec: Some(stream.codec_description()),
+                    file_format: stream.container_format.as_deref().map(mpv_format_name),
                     start_time: stream.start_time,
                     duration: stream.duration,
                     frame_rate: stream
@@ -169,6 +197,8 @@ impl Player {
                     self.playlist.index = index;
                     self.decoder_opened = Some(opened.decoder);
                     self.codec_summary = opened.codec;
+                    self.file_video_codec = opened.video_codec;
+                    self.file_format = opened.file_format;
                     self.start_time = opened.start_time;
                     self.file_duration = opened.duration;
                     self.file_frame_rate = opened.frame_rate;

@@ -640,6 +640,7 @@ fn stream_info(
         parameter_sets: converter
             .map(|c| c.parameter_sets().to_vec())
             .unwrap_or_default(),
+        container_format: Some(input.format().name().to_string()),
         parameters,
     }
 }

@@ -41,6 +41,24 @@ pub enum IpcCommand {
     GetProperty(String),
     ObserveProperty(Value, String),
     UnobserveProperty(Value),
+    /// The value as text (`yes`/`no`, `0.500000`...), null when unknown.
+    GetPropertyString(String),
+    /// `add NAME [VALUE]`: a number property changed by VALUE (1 unless
+    /// given); a flag set on by a positive VALUE, off by a negative one.
+    Add(String, f64),
+    /// `show-text TEXT [DURATION_MS [LEVEL]]`: TEXT on the OSD.
+    ShowText {
+        text: String,
+        duration_ms: Option<f64>,
+    },
+    /// `playlist-remove INDEX|current` (None: the file playing).
+    PlaylistRemove(Option<usize>),
+    /// The client API version whose shapes reel speaks.
+    GetVersion,
+    /// The client's name (`ipc_N`).
+    ClientName,
+    /// The player's clock, in microseconds.
+    GetTimeUs,
     ScreenshotToFile(PathBuf),
     /// mpv's `screenshot`: the next `reel-shot-NNNN.png` (its flags are
     /// accepted; reel writes the video frame in any case).
@@ -119,6 +137,54 @@ pub fn parse(command: &[Value]) -> Result<IpcCommand, IpcError> {
         "unobserve_property" => {
             arity(1, 1)?;
             IpcCommand::UnobserveProperty(observer_id(&args[0])?)
+        }
+        "get_property_string" => {
+            arity(1, 1)?;
+            IpcCommand::GetPropertyString(text(0)?.to_string())
+        }
+        "add" => {
+            arity(1, 2)?;
+            let by = args.get(1).map(|v| number(v).ok_or(bad)).transpose()?;
+            IpcCommand::Add(text(0)?.to_string(), by.unwrap_or(1.0))
+        }
+        "show-text" | "show_text" => {
+            arity(1, 3)?;
+            let duration_ms = args.get(1).map(|v| number(v).ok_or(bad)).transpose()?;
+            let text = match &args[0] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            IpcCommand::ShowText { text, duration_ms }
+        }
+        "playlist-remove" => {
+            arity(1, 1)?;
+            match &args[0] {
+                Value::String(s) if s == "current" => IpcCommand::PlaylistRemove(None),
+                value => {
+                    let index = number(value).ok_or(bad)?;
+                    if index.fract() != 0.0 {
+                        return Err(bad);
+                    }
+                    // A negative index names no entry: refused when run.
+                    IpcCommand::PlaylistRemove(Some(if index < 0.0 {
+                        usize::MAX
+                    } else {
+                        index as usize
+                    }))
+                }
+            }
+        }
+        "get_version" => {
+            arity(0, 0)?;
+            IpcCommand::GetVersion
+        }
+        "client_name" => {
+            arity(0, 0)?;
+            IpcCommand::ClientName
+        }
+        "get_time_us" => {
+            arity(0, 0)?;
+            IpcCommand::GetTimeUs
         }
         "screenshot" => {
             arity(0, 2)?;
@@ -203,6 +269,29 @@ mod tests {
             cmd(json!(["observe_property", 1, "pause"])),
             Ok(IpcCommand::ObserveProperty(json!(1), "pause".into()))
         );
+        assert_eq!(
+            cmd(json!(["add", "volume", "-10"])),
+            Ok(IpcCommand::Add("volume".into(), -10.0))
+        );
+        assert_eq!(
+            cmd(json!(["add", "volume"])),
+            Ok(IpcCommand::Add("volume".into(), 1.0))
+        );
+        assert_eq!(
+            cmd(json!(["playlist-remove", "current"])),
+            Ok(IpcCommand::PlaylistRemove(None))
+        );
+        assert_eq!(
+            cmd(json!(["playlist-remove", "2"])),
+            Ok(IpcCommand::PlaylistRemove(Some(2)))
+        );
+        assert_eq!(
+            cmd(json!(["show-text", "hi", 500])),
+            Ok(IpcCommand::ShowText {
+                text: "hi".into(),
+                duration_ms: Some(500.0)
+            })
+        );
     }
 
     #[test]
@@ -214,6 +303,9 @@ mod tests {
             json!(["no-such-command"]),
             json!(["loadfile", "/a.mp4", "insert-somewhere"]),
             json!(["observe_property", "x", "pause"]),
+            json!(["run", "sh", "-c", "true"]),
+            json!(["add", "volume", "lots"]),
+            json!(["get_version", 1]),
             json!([7]),
         ] {
             assert_eq!(cmd(bad.clone()), Err(IpcError::InvalidParameter), "{bad}");

@@ -9,11 +9,14 @@ pub mod commands;
 pub mod events;
 pub mod observers;
 pub mod properties;
+pub mod property_text;
 
 use std::io::{ErrorKind, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use anyhow::Result;
 use calloop::generic::Generic;
@@ -34,6 +37,14 @@ const MAX_LINE: usize = 64 * 1024;
 const READS_PER_WAKE: usize = 16;
 /// Output a client may leave unread before it is disconnected.
 const MAX_UNREAD: usize = 1024 * 1024;
+/// mpv's client API version 2.0 (`get_version`), whose shapes reel speaks.
+const CLIENT_API_VERSION: u64 = 2 << 16;
+
+/// The start of the player's clock `get_time_us` reads.
+fn clock_origin() -> Instant {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
 
 /// The player, as the IPC server sees it.
 pub trait IpcTarget {
@@ -63,6 +74,7 @@ pub fn listen<T: IpcTarget + 'static>(
     path: &Path,
     handle: &LoopHandle<'static, T>,
 ) -> Result<Server> {
+    clock_origin();
     let client_handle = handle.clone();
     let file = serve(path, handle, "IPC socket", move |stream, target| {
         accept(stream, target, &client_handle)
@@ -179,7 +191,23 @@ fn answer<T: IpcTarget>(client: u64, line: &str, target: &mut T) {
 fn execute<T: IpcTarget>(client: u64, command: &[Value], target: &mut T) -> Outcome {
     let known = |name: &str| Property::from_name(name).ok_or(IpcError::PropertyNotFound);
     match commands::parse(command)? {
-        IpcCommand::GetProperty(name) => target.snapshot().get(known(&name)?).map(Some),
+        IpcCommand::GetProperty(name) => target.snapshot().get_path(&name).map(Some),
+        // mpv answers success, with null for what it cannot read.
+        IpcCommand::GetPropertyString(name) => Ok(Some(
+            target
+                .snapshot()
+                .get_path(&name)
+                .map_or(Value::Null, |value| {
+                    Value::String(property_text::as_mpv_string(&value))
+                }),
+        )),
+        IpcCommand::Add(name, by) => add(target, &name, by).map(|()| Some(Value::Null)),
+        IpcCommand::GetVersion => Ok(Some(Value::from(CLIENT_API_VERSION))),
+        IpcCommand::ClientName => Ok(Some(Value::String(format!("ipc_{client}")))),
+        IpcCommand::GetTimeUs => {
+            let micros = clock_origin().elapsed().as_micros();
+            Ok(Some(Value::from(u64::try_from(micros).unwrap_or(u64::MAX))))
+        }
         IpcCommand::SetProperty(name, value) => {
             target.set_property(known(&name)?, &value).map(|()| None)
         }
@@ -197,6 +225,21 @@ fn execute<T: IpcTarget>(client: u64, command: &[Value], target: &mut T) -> Outc
         }
         other => target.run_ipc(other),
     }
+}
+
+/// `add NAME BY`: numbers change by `by`; flags turn on for a positive
+/// `by` and off for a negative one (half a unit or more), as in mpv.
+fn add<T: IpcTarget>(target: &mut T, name: &str, by: f64) -> Result<(), IpcError> {
+    let failed = IpcError::CommandFailed;
+    let property = Property::from_name(name).ok_or(failed)?;
+    let value = match target.snapshot().get(property).map_err(|_| failed)? {
+        Value::Bool(on) if by.abs() < 0.5 => Value::Bool(on),
+        Value::Bool(_) => Value::Bool(by > 0.0),
+        Value::Number(n) if n.is_i64() => Value::from(n.as_i64().unwrap_or(0) + by.round() as i64),
+        Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0) + by),
+        _ => return Err(failed),
+    };
+    target.set_property(property, &value).map_err(|_| failed)
 }
 
 impl Server {

@@ -4,12 +4,11 @@
 use serde_json::Value;
 
 use super::codec::property_change;
-use super::properties::{Property, Snapshot};
+use super::properties::Snapshot;
 
 struct Observer {
     id: Value,
     name: String,
-    property: Option<Property>,
     /// What was last sent: None before the first report, Some(None) for
     /// "unavailable".
     sent: Option<Option<Value>>,
@@ -27,7 +26,6 @@ impl Observers {
         self.list.push(Observer {
             id,
             name: name.to_string(),
-            property: Property::from_name(name),
             sent: None,
         });
     }
@@ -40,7 +38,7 @@ impl Observers {
     pub fn changes(&mut self, snapshot: &Snapshot) -> Vec<String> {
         let mut events = Vec::new();
         for observer in &mut self.list {
-            let value = observer.property.and_then(|p| snapshot.get(p).ok());
+            let value = snapshot.get_path(&observer.name).ok();
             if observer.sent.as_ref() != Some(&value) {
                 events.push(property_change(
                     &observer.id,
@@ -70,6 +68,7 @@ mod tests {
             current: None,
             loaded: None,
             osd_level: 1,
+            loop_playlist: false,
         }
     }
 

@@ -31,10 +31,22 @@ pub enum Property {
     Mute,
     /// The names of all of these (clients ask it to learn what exists).
     PropertyList,
+    ContainerFps,
+    EstimatedVfFps,
+    LoopFile,
+    LoopPlaylist,
+    /// Paused, idle or stopped at the end.
+    CoreIdle,
+    /// Always 1: playback-speed control is not there yet (README).
+    Speed,
+    VideoCodec,
+    FileFormat,
+    MpvVersion,
+    TimeRemaining,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 21] = [
+const NAMES: [(&str, Property); 31] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -56,6 +68,16 @@ const NAMES: [(&str, Property); 21] = [
     ("volume", Property::Volume),
     ("mute", Property::Mute),
     ("property-list", Property::PropertyList),
+    ("container-fps", Property::ContainerFps),
+    ("estimated-vf-fps", Property::EstimatedVfFps),
+    ("loop-file", Property::LoopFile),
+    ("loop-playlist", Property::LoopPlaylist),
+    ("core-idle", Property::CoreIdle),
+    ("speed", Property::Speed),
+    ("video-codec", Property::VideoCodec),
+    ("file-format", Property::FileFormat),
+    ("mpv-version", Property::MpvVersion),
+    ("time-remaining", Property::TimeRemaining),
 ];
 
 impl Property {
@@ -88,6 +110,12 @@ pub struct Loaded {
     pub picture: Option<Picture>,
     /// The last frame has been shown and playback stopped there (paused).
     pub eof_reached: bool,
+    /// How long the frame on screen stays there, in seconds (0: unknown).
+    pub frame_duration: f64,
+    /// The video codec in mpv's words (`h264 (H.264 / AVC / ...)`).
+    pub video_codec: Option<String>,
+    /// The container's format in mpv's words (`mov,mp4,m4a,3gp,3g2,mj2`).
+    pub file_format: Option<String>,
 }
 
 /// What the properties are read from.
@@ -104,6 +132,8 @@ pub struct Snapshot {
     pub current: Option<usize>,
     pub loaded: Option<Loaded>,
     pub osd_level: i64,
+    /// `--loop`: the playlist starts again at its end.
+    pub loop_playlist: bool,
 }
 
 impl Snapshot {
@@ -166,7 +196,64 @@ impl Snapshot {
             Property::Height => json!(picture.ok_or(unavailable)?.height),
             Property::HwdecCurrent => json!(picture.ok_or(unavailable)?.hwdec),
             Property::VideoParams => video_params(picture.ok_or(unavailable)?),
+            Property::ContainerFps => {
+                json!(loaded.and_then(|l| l.frame_rate).ok_or(unavailable)?)
+            }
+            Property::EstimatedVfFps => {
+                let loaded = loaded.filter(|l| l.position.is_some()).ok_or(unavailable)?;
+                match (loaded.frame_duration, loaded.frame_rate) {
+                    (duration, _) if duration > 0.0 => json!(1.0 / duration),
+                    (_, Some(rate)) => json!(rate),
+                    _ => return Err(unavailable),
+                }
+            }
+            // mpv's loop options read `false` when off, `"inf"` forever.
+            Property::LoopFile => json!(false),
+            Property::LoopPlaylist if self.loop_playlist => json!("inf"),
+            Property::LoopPlaylist => json!(false),
+            Property::CoreIdle => {
+                json!(self.paused || loaded.is_none_or(|l| l.eof_reached || l.position.is_none()))
+            }
+            Property::Speed => json!(1.0),
+            Property::VideoCodec => json!(loaded
+                .and_then(|l| l.video_codec.as_deref())
+                .ok_or(unavailable)?),
+            Property::FileFormat => json!(loaded
+                .and_then(|l| l.file_format.as_deref())
+                .ok_or(unavailable)?),
+            Property::MpvVersion => json!(concat!("reel ", env!("CARGO_PKG_VERSION"))),
+            Property::TimeRemaining => {
+                let loaded = loaded.ok_or(unavailable)?;
+                match (loaded.position, loaded.duration) {
+                    (Some(position), Some(duration)) => json!((duration - position).max(0.0)),
+                    _ => return Err(unavailable),
+                }
+            }
         })
+    }
+
+    /// A property by its mpv name, or a part of one by its path
+    /// (`video-params/w`, `playlist/0/filename`, `playlist/count`), as
+    /// mpv's sub-properties.
+    pub fn get_path(&self, path: &str) -> Result<Value, IpcError> {
+        let mut parts = path.split('/');
+        let name = parts.next().unwrap_or_default();
+        let property = Property::from_name(name).ok_or(IpcError::PropertyNotFound)?;
+        let mut value = self.get(property)?;
+        for part in parts {
+            value = match value {
+                Value::Object(mut map) => map.remove(part),
+                Value::Array(list) if part == "count" => Some(json!(list.len())),
+                Value::Array(mut list) => part
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&i| i < list.len())
+                    .map(|i| list.swap_remove(i)),
+                _ => None,
+            }
+            .ok_or(IpcError::PropertyNotFound)?;
+        }
+        Ok(value)
     }
 }
 
@@ -205,6 +292,7 @@ mod tests {
             playlist_ids: vec![1, 2],
             current: Some(0),
             osd_level: 1,
+            loop_playlist: false,
             loaded: Some(Loaded {
                 position: Some(0.5),
                 duration: Some(1.0),
@@ -218,6 +306,9 @@ mod tests {
                     hwdec: "no",
                 }),
                 eof_reached: false,
+                frame_duration: 1.0 / 30.0,
+                video_codec: Some("h264 (H.264)".into()),
+                file_format: Some("mov,mp4,m4a,3gp,3g2,mj2".into()),
             }),
         }
     }
@@ -243,6 +334,19 @@ mod tests {
             s.get(Property::VideoParams).map(|v| v["aspect"].clone()),
             Ok(json!(320.0 / 240.0))
         );
+        assert_eq!(s.get_path("video-params/w"), Ok(json!(320)));
+        assert_eq!(s.get_path("playlist/1/filename"), Ok(json!("/m/b.mkv")));
+        assert_eq!(s.get_path("playlist/count"), Ok(json!(2)));
+        for missing in ["video-params/x", "playlist/2", "width/w", "x/y"] {
+            assert_eq!(s.get_path(missing), Err(IpcError::PropertyNotFound));
+        }
+        assert_eq!(s.get(Property::TimeRemaining), Ok(json!(0.5)));
+        assert_eq!(s.get(Property::CoreIdle), Ok(json!(true)));
+        let playing = Snapshot {
+            paused: false,
+            ..playing()
+        };
+        assert_eq!(playing.get(Property::CoreIdle), Ok(json!(false)));
     }
 
     #[test]

@@ -295,6 +295,7 @@ fn stream(bit_depth: u32, pixel_format: &str) -> VideoStreamInfo {
         profile: None,
         level: None,
         parameter_sets: Vec::new(),
+        container_format: None,
         parameters: crate::media::CodecParameters::new(ffmpeg_next::codec::Parameters::new()),
     }
 }

@@ -113,6 +113,12 @@ pub struct PlayArgs {
     #[arg(long = "loop")]
     pub looping: bool,
 
+    /// Open the next file of the playlist while the current one plays, so
+    /// that its first frame follows the last one's at the next refresh
+    /// (no gap, no black frame): yes or no (each file opened at its turn).
+    #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
+    pub gapless: bool,
+
     /// Start at this position: seconds (`12.5`) or `[[HH:]MM:]SS[.frac]`.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub start: Option<Duration>,

@@ -172,6 +172,7 @@ fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> Pla
         files: args.files,
         fullscreen: args.fullscreen,
         looping: args.looping,
+        gapless: args.gapless,
         start: args.start,
         paused: args.paused,
         force_shm: args.shm,

@@ -5,8 +5,15 @@
 //! beep was played is read off a recording of the sink's monitor, dated on
 //! the same clock (CLOCK_MONOTONIC). Their distance must stay within 40 ms,
 //! also after an exact seek and a pause, on a 60 Hz output.
+//!
+//! The binary holds reel's tests that measure timing against weston's
+//! presentation feedback, run alone (tests/suite-times.tsv): besides A/V
+//! sync, gapless playlist transitions (`playlist_gapless`).
 
 mod support;
+
+#[path = "timing/playlist_gapless.rs"]
+mod playlist_gapless;
 
 use std::path::PathBuf;
 use std::thread::sleep;

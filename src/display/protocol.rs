@@ -136,6 +136,7 @@ impl Dispatch2<WpPresentationFeedback, State> for PresentationData {
                 };
                 // Numbers only: tests read when each frame was shown here.
                 debug!(
+                    epoch = self.epoch,
                     pts_us = self.pts.as_micros() as u64,
                     shown_ns = shown_at.as_nanos() as u64,
                     clock = state.presentation_clock.map_or(-1, i64::from),

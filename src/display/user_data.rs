@@ -25,5 +25,7 @@ pub(super) enum BufferData {
 /// and when it was committed.
 pub(super) struct PresentationData {
     pub(super) pts: std::time::Duration,
+    /// The frame's epoch: which file (or seek) it belongs to.
+    pub(super) epoch: u64,
     pub(super) committed: std::time::Instant,
 }

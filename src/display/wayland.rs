@@ -619,6 +619,7 @@ impl Display {
             Some(presentation) => {
                 let data = PresentationData {
                     pts: frame.pts,
+                    epoch: frame.epoch,
                     committed,
                 };
                 presentation.feedback(&surface, &self.qh, data);

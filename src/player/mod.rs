@@ -3,6 +3,8 @@
 //! - `mod.rs`: the wiring (the window, the loop's sources, the compositor's
 //!   events, failing and quitting);
 //! - `playlist.rs`: the files, opening one, going on to the next, idling;
+//!   `entry.rs`: opening an entry; `next_entry.rs`: the next one opened
+//!   ahead (gapless playback);
 //! - `transport.rs`: the playback state machine (playing, paused,
 //!   seeking, stepping, ended) and its moves;
 //! - `pacing.rs`: frames from the decoder to the screen on the clock;
@@ -17,11 +19,13 @@ pub mod clock;
 pub mod commands;
 pub mod control;
 pub mod decoder_choice;
+mod entry;
 pub mod frame_decoder;
 pub mod headless;
 pub mod ipc;
 mod ipc_target;
 pub mod negotiator;
+mod next_entry;
 pub mod osd_feed;
 mod pacing;
 pub mod pipeline;
@@ -71,6 +75,8 @@ pub struct PlayerOptions {
     pub files: Vec<PathBuf>,
     pub fullscreen: bool,
     pub looping: bool,
+    /// Open the next entry ahead of its turn (`--gapless`).
+    pub gapless: bool,
     pub start: Option<Duration>,
     pub paused: bool,
     pub force_shm: bool,
@@ -117,6 +123,10 @@ struct Player {
     /// (zero-copy presentation only).
     import_retirement: Option<Arc<ImportRetirement>>,
     source: Option<Source>,
+    /// The entry due next, made ready ahead (gapless playback).
+    next_entry: Option<next_entry::NextEntry>,
+    /// The last file's decoder and sound, let go once the file after it shows.
+    retired: Option<playlist::Retired>,
     /// The loaded file's sound (None: `--no-audio`); its position is the
     /// media clock while it plays.
     audio: Option<Audio>,
@@ -265,6 +275,8 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         negotiator,
         import_retirement,
         source: None,
+        next_entry: None,
+        retired: None,
         audio: None,
         volume,
         av_offset: AvOffset::default(),

@@ -98,6 +98,7 @@ impl Player {
         {
             self.finish_file_when_due();
         }
+        self.prepare_next_when_due();
         self.update_osd();
     }
 
@@ -194,6 +195,7 @@ impl Player {
             "frame shown"
         );
         if self.transport.preroll {
+            self.retired = None;
             self.transport.preroll = false;
             self.transport.seek_target = None;
             self.osd.landed(now);
@@ -302,7 +304,7 @@ impl Player {
 /// to look again. With presentation feedback a frame goes to the vblank
 /// nearest its time (a commit now is shown at `aim.vblank`); without, it
 /// is committed when due.
-fn too_early(deadline: Instant, now: Instant, aim: Option<Aim>) -> Option<Instant> {
+pub(super) fn too_early(deadline: Instant, now: Instant, aim: Option<Aim>) -> Option<Instant> {
     let Some(aim) = aim else {
         return (deadline > now + EARLY_SLACK).then_some(deadline);
     };

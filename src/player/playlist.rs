@@ -5,20 +5,25 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
-use tracing::{error, info};
+use tracing::{debug, error, info};
 
+use super::entry::{EntryOpener, Started};
 use super::ipc::events::{EndReason, PlayerEvent};
-use super::pacing::EARLY_SLACK;
-use super::pipeline::{Pipeline, PipelineOptions};
-use super::source::{Frames, Source};
-use super::still::StillPicture;
+use super::next_entry::{NextEntry, PREPARE_AHEAD};
+use super::pacing::too_early;
+use super::pipeline::PipelineOptions;
+use super::source::Source;
 use super::{about_file, window_title, Player};
 use crate::audio::Audio;
 use crate::exit::Exit;
-use crate::frame::DecoderKind;
-use crate::media::MediaError;
 use crate::message::causes;
+
+/// A file's decode thread and sound, kept from its end until the next
+/// file's first frame is shown: held only to be dropped then.
+pub(super) struct Retired {
+    _source: Option<Source>,
+    _audio: Option<Audio>,
+}
 
 /// The files to play, where playback is in them, and their IPC ids.
 #[derive(Debug)]
@@ -88,71 +93,23 @@ impl Playlist {
     }
 }
 
-/// libavformat's name of a container format as mpv reports it in
-/// `file-format`: mpv reads Matroska with its own demuxer, named `mkv`.
-fn mpv_format_name(libavformat: &str) -> String {
-    match libavformat {
-        "matroska,webm" => "mkv".to_string(),
-        other => other.to_string(),
-    }
-}
-
-/// A file opened for playing: where its frames come from and what it is.
-struct Opened {
-    frames: Frames,
-    decoder: (DecoderKind, String),
-    codec: String,
-    /// The codec and container in mpv's words (IPC `video-codec`,
-    /// `file-format`).
-    video_codec: Option<String>,
-    file_format: Option<String>,
-    start_time: Duration,
-    duration: Option<Duration>,
-    frame_rate: Option<f64>,
-    has_audio: bool,
-}
-
-/// The file could not be played for want of a video stream.
-fn has_no_video(error: &anyhow::Error) -> bool {
-    error
-        .chain()
-        .any(|cause| matches!(cause.downcast_ref(), Some(MediaError::NoVideoStream(_))))
-}
-
 impl Player {
-    /// A file with sound and no picture, played over its cover art or
-    /// black frames; None when it has no sound either (the caller's error
-    /// stands).
-    fn audio_only(&self, path: &std::path::Path) -> Option<Result<Opened>> {
-        let still = match StillPicture::for_audio_only(path) {
-            Ok(Some(still)) => still,
-            Ok(None) => return None,
-            Err(e) => return Some(Err(e)),
-        };
-        let picture = if still.is_cover() {
-            "cover art"
-        } else {
-            "black"
-        };
-        info!(file = %path.display(), "no video stream: the sound over {picture}");
-        Some(Ok(Opened {
-            decoder: (
-                DecoderKind::Software,
-                format!("none (no video stream: {picture})"),
-            ),
-            codec: "no video (sound only)".into(),
-            video_codec: None,
-            file_format: None,
-            start_time: still.start_time(),
-            duration: Some(still.duration()),
-            frame_rate: Some(still.frame_rate()),
-            has_audio: true,
-            frames: Frames::Still(still),
-        }))
+    /// What opening an entry takes from the options.
+    fn entry_opener(&self) -> EntryOpener {
+        EntryOpener {
+            pipeline: PipelineOptions {
+                for_display: !self.options.headless,
+                threads: self.options.threads,
+                decoder: self.options.decoder.clone(),
+            },
+            with_sound: self.options.audio.track.is_some(),
+            damage: self.damage.clone(),
+        }
     }
 
-    /// Opens playlist entry `index` and starts decoding it; a file that
-    /// cannot be opened is reported and skipped.
+    /// Opens playlist entry `index` and starts decoding it (from `start`;
+    /// None: the beginning, where an entry opened ahead takes over); a
+    /// file that cannot be opened is reported and skipped.
     /// The file playing before ends with `reason` (IPC `end-file`).
     pub(super) fn open_file(&mut self, index: usize, start: Option<Duration>, reason: EndReason) {
         self.close_file(reason);
@@ -162,70 +119,24 @@ impl Player {
             let path = self.playlist.files[index].clone();
             let entry = self.playlist.entry_ids[index];
             self.emit(PlayerEvent::StartFile { entry });
-            let options = PipelineOptions {
-                for_display: !self.options.headless,
-                threads: self.options.threads,
-                decoder: self.options.decoder.clone(),
-            };
-            let opened = Pipeline::open(&path, &options).map(|mut pipeline| {
-                pipeline.count_damage_in(self.damage.clone());
-                let stream = pipeline.stream();
-                Opened {
-                    decoder: (pipeline.decoder_kind(), pipeline.describe_decoder()),
-                    codec: stream.codec_summary(),
-                    video_codec: Some(stream.codec_description()),
-                    file_format: stream.container_format.as_deref().map(mpv_format_name),
-                    start_time: stream.start_time,
-                    duration: stream.duration,
-                    frame_rate: stream
-                        .frame_rate
-                        .filter(|&(_, den)| den != 0)
-                        .map(|(num, den)| f64::from(num) / f64::from(den)),
-                    has_audio: pipeline.has_audio(),
-                    frames: Frames::Decoded(Box::new(pipeline)),
+            let ahead = self
+                .next_entry
+                .take()
+                .filter(|next| start.is_none() && next.entry == entry)
+                .and_then(|next| next.into_started(&self.wake));
+            let started = match ahead {
+                Some(started) => {
+                    debug!(entry, "the entry opened ahead plays");
+                    Ok(started)
                 }
-            });
-            let opened = match opened {
-                Err(e) if self.options.audio.track.is_some() && has_no_video(&e) => {
-                    self.audio_only(&path).unwrap_or(Err(e))
-                }
-                opened => opened,
+                None => self.entry_opener().open(&path).map(|opened| {
+                    let epoch = self.transport.fresh_epoch();
+                    Started::spawn(opened, start, epoch, self.wake.clone())
+                }),
             };
-            match opened {
-                Ok(opened) => {
-                    self.playlist.failed_in_a_row = 0;
-                    self.playlist.index = index;
-                    self.decoder_opened = Some(opened.decoder);
-                    self.codec_summary = opened.codec;
-                    self.file_video_codec = opened.video_codec;
-                    self.file_format = opened.file_format;
-                    self.start_time = opened.start_time;
-                    self.file_duration = opened.duration;
-                    self.file_frame_rate = opened.frame_rate;
-                    self.transport.restart(start);
-                    self.cancel_timer();
-                    self.display.set_title(&window_title(&path));
-                    self.source = Some(Source::spawn(
-                        opened.frames,
-                        start,
-                        self.transport.epoch,
-                        self.wake.clone(),
-                    ));
-                    self.audio = opened
-                        .has_audio
-                        .then(|| {
-                            Audio::start(
-                                &path,
-                                &self.options.audio,
-                                start.map(|start| self.start_time + start),
-                                self.volume.gain(),
-                            )
-                        })
-                        .flatten();
-                    self.playlist.loaded = Some(entry);
-                    self.osd.event(Instant::now(), true);
-                    self.transport.announce_restart = true;
-                    self.emit(PlayerEvent::FileLoaded);
+            match started {
+                Ok(started) => {
+                    self.load(started, index, &path, start);
                     return;
                 }
                 Err(e) => {
@@ -251,29 +162,114 @@ impl Player {
         }
     }
 
+    /// Makes `started`, playlist entry `index`, the file playing.
+    fn load(&mut self, started: Started, index: usize, path: &Path, start: Option<Duration>) {
+        let info = started.info;
+        self.playlist.failed_in_a_row = 0;
+        self.playlist.index = index;
+        self.decoder_opened = Some(info.decoder);
+        self.codec_summary = info.codec;
+        self.file_video_codec = info.video_codec;
+        self.file_format = info.file_format;
+        self.start_time = info.start_time;
+        self.file_duration = info.duration;
+        self.file_frame_rate = info.frame_rate;
+        self.transport.restart(start);
+        self.transport.epoch = started.epoch;
+        self.cancel_timer();
+        self.display.set_title(&window_title(path));
+        self.source = Some(started.source);
+        // An entry decoded ahead already spent its first wake-up.
+        self.wake.ping();
+        self.audio = info
+            .has_audio
+            .then(|| {
+                Audio::start(
+                    path,
+                    &self.options.audio,
+                    start.map(|start| self.start_time + start),
+                    self.volume.gain(),
+                )
+            })
+            .flatten();
+        self.playlist.loaded = Some(self.playlist.entry_ids[index]);
+        self.osd.event(Instant::now(), true);
+        self.transport.announce_restart = true;
+        self.emit(PlayerEvent::FileLoaded);
+    }
+
+    /// The entry due after the current one: the next, or the first when
+    /// looping (the same file again for a playlist of one).
+    fn upcoming(&self) -> Option<usize> {
+        let next = self.playlist.index + 1;
+        if next < self.playlist.len() {
+            Some(next)
+        } else if self.options.looping && !self.playlist.is_empty() {
+            Some(0)
+        } else {
+            None
+        }
+    }
+
+    /// Gapless playback: once the current file is within
+    /// [`PREPARE_AHEAD`] of its end (or has been decoded to it), the entry
+    /// due next is opened and starts decoding. An entry made ready for a
+    /// playlist that has changed since is dropped for the one now due.
+    pub(super) fn prepare_next_when_due(&mut self) {
+        if !self.options.gapless || self.playlist.loaded.is_none() {
+            return;
+        }
+        let Some(index) = self.upcoming() else {
+            self.next_entry = None;
+            return;
+        };
+        let entry = self.playlist.entry_ids[index];
+        if let Some(next) = &mut self.next_entry {
+            if next.entry == entry {
+                next.poll(&self.wake);
+                return;
+            }
+            self.next_entry = None;
+        }
+        let near_end = self.file_duration.is_some_and(|duration| {
+            duration.saturating_sub(self.transport.position()) <= PREPARE_AHEAD
+        });
+        if !(near_end || self.transport.ended) {
+            return;
+        }
+        let epoch = self.transport.fresh_epoch();
+        self.next_entry = Some(NextEntry::prepare(
+            entry,
+            self.playlist.files[index].clone(),
+            epoch,
+            self.entry_opener(),
+        ));
+    }
+
     /// At the end of the current file, once the last frame has had its time
     /// on screen: the next file, a loop, or the end.
     pub(super) fn finish_file_when_due(&mut self) {
         let now = Instant::now();
         if let Some(shown) = self.transport.shown {
+            // The next file's first frame goes to the vblank nearest the
+            // end of this one's last.
             let end = self.start_time + shown.position + shown.duration;
             if let Some(deadline) = self.clock.deadline(end, now) {
-                if deadline > now + EARLY_SLACK {
-                    self.arm_timer(deadline);
+                if let Some(wake) = too_early(deadline, now, self.display.next_vblank(now)) {
+                    self.arm_timer(wake);
                     return;
                 }
             }
         }
         let count = self.playlist.len();
-        let next = self.playlist.index + 1;
-        if next < count {
-            self.open_file(next, None, EndReason::Eof);
-        } else if self.options.looping {
-            if count == 1 {
+        if let Some(next) = self.upcoming() {
+            if next == 0 {
                 info!("looping");
+            }
+            if count == 1 && !self.options.gapless {
                 self.seek_to(Duration::ZERO);
             } else {
-                self.open_file(0, None, EndReason::Eof);
+                self.open_file(next, None, EndReason::Eof);
             }
         } else {
             self.close_file(EndReason::Eof);
@@ -293,15 +289,26 @@ impl Player {
 
     pub(super) fn go_idle(&mut self) {
         info!("idle: waiting for a file to play");
+        self.next_entry = None;
         self.close_file(EndReason::Stop);
         self.emit(PlayerEvent::Idle);
     }
 
     /// Stops the file loaded, if any, announcing why.
     pub(super) fn close_file(&mut self, reason: EndReason) {
-        self.source = None;
-        self.audio = None;
-        self.transport.epoch += 1;
+        let source = self.source.take();
+        let audio = self.audio.take();
+        // At a file's end the next one's first frame is due on the next
+        // refresh: the old decoder and sound are let go once it is shown
+        // (a decoder's teardown takes a while), any other time at once.
+        self.retired = None;
+        if reason == EndReason::Eof && self.options.gapless {
+            self.retired = Some(Retired {
+                _source: source,
+                _audio: audio,
+            });
+        }
+        self.transport.epoch = self.transport.fresh_epoch();
         self.transport.next = None;
         self.transport.shown = None;
         self.on_screen = None;

@@ -27,6 +27,9 @@ pub(super) struct Shown {
 pub(super) struct Transport {
     /// Bumped at each seek or file change; older frames are dropped.
     pub(super) epoch: u64,
+    /// The last epoch handed out (to the transport or to the next file,
+    /// decoded ahead under an epoch of its own).
+    issued: u64,
     pub(super) paused: bool,
     /// The next frame is shown as soon as the display can take it (start,
     /// seek, step), and sets the clock.
@@ -46,6 +49,7 @@ impl Transport {
     pub(super) fn new(paused: bool) -> Self {
         Self {
             epoch: 0,
+            issued: 0,
             paused,
             preroll: true,
             seek_target: None,
@@ -60,11 +64,17 @@ impl Transport {
     /// A new epoch prerolling from `seek_target` (None: the start): what
     /// was decoded for the old one is dropped.
     pub(super) fn restart(&mut self, seek_target: Option<Duration>) {
-        self.epoch += 1;
+        self.epoch = self.fresh_epoch();
         self.next = None;
         self.ended = false;
         self.preroll = true;
         self.seek_target = seek_target;
+    }
+
+    /// An epoch no frame carries yet.
+    pub(super) fn fresh_epoch(&mut self) -> u64 {
+        self.issued += 1;
+        self.issued
     }
 
     /// The position of the frame on screen.

@@ -109,6 +109,11 @@ pub struct PlayArgs {
     #[arg(long)]
     pub fullscreen: bool,
 
+    /// Show only this rectangle of the picture, in the video's pixels
+    /// (mpv's spelling): a video wall's tile, e.g. 960x540+960+0.
+    #[arg(long, value_name = "WxH+X+Y")]
+    pub video_crop: Option<crate::display::crop::Rect>,
+
     /// Play the playlist again from the start at its end, forever.
     #[arg(long = "loop")]
     pub looping: bool,
@@ -118,6 +123,13 @@ pub struct PlayArgs {
     /// (no gap, no black frame): yes or no (each file opened at its turn).
     #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
     pub gapless: bool,
+
+    /// Play the playlist as if it had started at TIME and looped ever since
+    /// (Unix seconds, or RFC 3339 such as 2026-11-29T08:00:00Z): players
+    /// given one TIME, on machines whose clocks agree (chrony, linuxptp),
+    /// show the same frame at the same moment. Seeks and steps are ignored.
+    #[arg(long, value_name = "TIME", value_parser = crate::player::schedule::parse_epoch)]
+    pub sync_epoch: Option<Duration>,
 
     /// Start at this position: seconds (`12.5`) or `[[HH:]MM:]SS[.frac]`.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]

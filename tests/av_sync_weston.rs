@@ -8,12 +8,15 @@
 //!
 //! The binary holds reel's tests that measure timing against weston's
 //! presentation feedback, run alone (tests/suite-times.tsv): besides A/V
-//! sync, gapless playlist transitions (`playlist_gapless`).
+//! sync, gapless playlist transitions (`playlist_gapless`) and players on
+//! one schedule (`video_wall`).
 
 mod support;
 
 #[path = "timing/playlist_gapless.rs"]
 mod playlist_gapless;
+#[path = "timing/video_wall.rs"]
+mod video_wall;
 
 use std::path::PathBuf;
 use std::thread::sleep;

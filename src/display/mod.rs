@@ -17,6 +17,7 @@ mod aspect;
 mod compositor_formats;
 mod copy;
 mod copy_path;
+pub mod crop;
 mod cursor;
 mod decorations;
 pub mod dmabuf_formats;
@@ -65,6 +66,8 @@ pub struct WindowOptions {
     pub force_shm: bool,
     /// Never present a decoder's dmabuf as it is: copy every frame.
     pub force_copy: bool,
+    /// Show only this rectangle of each picture (`--video-crop`).
+    pub crop: Option<crop::Rect>,
 }
 
 /// Something the user or the compositor did, for the player to act on.
@@ -127,6 +130,8 @@ pub struct PresentStats {
 pub struct Presented {
     /// The frame's pts.
     pub pts: std::time::Duration,
+    /// The frame's epoch (which file or seek it belongs to).
+    pub epoch: u64,
     /// When it was shown, on the compositor's presentation clock
     /// ([`Display::presentation_clock`], usually CLOCK_MONOTONIC).
     pub shown_at: std::time::Duration,

@@ -129,6 +129,7 @@ impl Dispatch2<WpPresentationFeedback, State> for PresentationData {
                 state.stats.frames_shown += 1;
                 let presented = super::Presented {
                     pts: self.pts,
+                    epoch: self.epoch,
                     shown_at,
                     shown,
                     committed: self.committed,

@@ -1,6 +1,7 @@
 //! The client's state: every Wayland object we hold and what the event
 //! handlers (protocol.rs) record for `Display` (wayland.rs) to act on.
 
+use super::crop::Rect;
 use smithay_client_toolkit::compositor::CompositorState;
 use smithay_client_toolkit::output::OutputState;
 use smithay_client_toolkit::registry::RegistryState;
@@ -174,7 +175,12 @@ pub(super) struct State {
     /// wl_buffers imported from decoder dmabufs (zero-copy path).
     pub(super) imported: ImportedBuffers<WlBuffer>,
     /// The viewport source rectangle last set (`None`: the whole buffer).
-    pub(super) source_rect: Option<(u32, u32)>,
+    pub(super) source_rect: Option<Rect>,
+    /// The rectangle of each picture shown (`--video-crop`).
+    pub(super) crop: Option<Rect>,
+    /// The crop lies outside the picture, which is then shown whole (said
+    /// once per picture size).
+    pub(super) crop_outside: Option<(u32, u32)>,
     /// The OSD's subsurface (None: the compositor has no wl_subcompositor).
     pub(super) overlay: Option<Overlay>,
     /// The window surface's integer scale (the OSD is drawn at it).
@@ -292,6 +298,8 @@ impl State {
             copy_reason: None,
             imported: ImportedBuffers::new(),
             source_rect: None,
+            crop: opts.crop,
+            crop_outside: None,
             overlay,
             scale: 1,
             last_path: None,

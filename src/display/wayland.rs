@@ -23,6 +23,7 @@ use super::aspect::{clamp_i32, display_size};
 use super::compositor_formats::CompositorFormats;
 use super::copy::copy_frame;
 use super::copy_path::Route;
+use super::crop::Rect;
 use super::dmabuf_formats::{AdvertisedFormats, DmabufChoice, Feedback, FeedbackError};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
@@ -323,11 +324,8 @@ impl Display {
                 }
             }
         }
-        if self.state.source_rect.take().is_some() {
-            if let Some(viewport) = &self.state.viewport {
-                viewport.set_source(-1.0, -1.0, -1.0, -1.0);
-            }
-        }
+        // A copy is the visible picture alone.
+        self.set_source_rect(frame, (frame.width, frame.height));
         let path = self.choose_path(frame);
         self.present_via(frame, path)
     }
@@ -425,7 +423,7 @@ impl Display {
                 }
             },
         };
-        self.set_source_rect(frame, dmabuf);
+        self.set_source_rect(frame, (dmabuf.coded_width, dmabuf.coded_height));
         self.commit_buffer(frame, &wl_buffer);
         self.state
             .imported
@@ -441,21 +439,40 @@ impl Display {
         Ok(true)
     }
 
-    /// Crops the decoder's buffer (coded size) to the visible rectangle.
-    fn set_source_rect(&mut self, frame: &Frame, dmabuf: &DmabufFrame) {
-        let visible = (frame.width, frame.height);
-        let whole = visible == (dmabuf.coded_width, dmabuf.coded_height);
-        let wanted = (!whole).then_some(visible);
+    /// Shows the part of a `buffer` size buffer that is to be seen: the
+    /// `--video-crop` rectangle of the picture, else the visible picture
+    /// (a decoder's buffer is its coded size).
+    fn set_source_rect(&mut self, frame: &Frame, buffer: (u32, u32)) {
+        let visible = Rect {
+            x: 0,
+            y: 0,
+            width: frame.width,
+            height: frame.height,
+        };
+        let cropped = self.state.crop.and_then(|crop| {
+            let inside = crop.within(frame.width, frame.height);
+            let size = (frame.width, frame.height);
+            if inside.is_none() && self.state.crop_outside != Some(size) {
+                warn!(%crop, width = frame.width, height = frame.height,
+                      "the video crop lies outside the picture: shown whole");
+                self.state.crop_outside = Some(size);
+            }
+            inside
+        });
+        let wanted = cropped.or(((frame.width, frame.height) != buffer).then_some(visible));
         if self.state.source_rect == wanted {
             return;
         }
         match (&self.state.viewport, wanted) {
-            (Some(viewport), Some((w, h))) => {
-                viewport.set_source(0.0, 0.0, f64::from(w), f64::from(h))
-            }
+            (Some(viewport), Some(rect)) => viewport.set_source(
+                f64::from(rect.x),
+                f64::from(rect.y),
+                f64::from(rect.width),
+                f64::from(rect.height),
+            ),
             (Some(viewport), None) => viewport.set_source(-1.0, -1.0, -1.0, -1.0),
             (None, Some(_)) => {
-                warn!("no wp_viewporter: the decoder's padding rows and columns are shown")
+                warn!("no wp_viewporter: the whole buffer is shown (padding or crop ignored)")
             }
             (None, None) => {}
         }
@@ -609,7 +626,12 @@ impl Display {
     /// Attach, damage, set the viewport, ask for a frame callback, commit.
     fn commit_buffer(&mut self, frame: &Frame, buffer: &WlBuffer) {
         let surface = self.state.window.wl_surface().clone();
-        self.state.content = Some(display_size(frame.width, frame.height, frame.sample_aspect));
+        // The window takes the shape of what is shown of the picture.
+        let (width, height) = match (&self.state.viewport, self.state.source_rect) {
+            (Some(_), Some(rect)) => (rect.width, rect.height),
+            _ => (frame.width, frame.height),
+        };
+        self.state.content = Some(display_size(width, height, frame.sample_aspect));
         self.state.apply_geometry();
         surface.attach(Some(buffer), 0, 0);
         surface.damage_buffer(0, 0, clamp_i32(frame.width), clamp_i32(frame.height));
@@ -627,6 +649,7 @@ impl Display {
             // No feedback: the commit is the best guess of when it shows.
             None => self.state.presented.push(Presented {
                 pts: frame.pts,
+                epoch: frame.epoch,
                 shown_at: Duration::ZERO,
                 shown: None,
                 committed,

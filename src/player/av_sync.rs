@@ -24,6 +24,13 @@ impl Player {
     /// its pts against what was heard when it reached the screen.
     pub(super) fn measure_sync(&mut self, now: Instant) {
         let presented = self.display.take_presented();
+        if self.on_schedule() {
+            for frame in &presented {
+                if let (Some(shown), true) = (frame.shown, frame.epoch == self.transport.epoch) {
+                    self.note_schedule_error(frame.pts, shown);
+                }
+            }
+        }
         if self.transport.paused || self.transport.preroll {
             return;
         }
@@ -46,7 +53,11 @@ impl Player {
 
     /// While sound plays, the clock reads what is being heard.
     pub(super) fn follow_audio(&mut self, now: Instant) {
-        if self.transport.paused || self.transport.preroll || !self.clock.is_running() {
+        if self.transport.paused
+            || self.transport.preroll
+            || !self.clock.is_running()
+            || self.on_schedule()
+        {
             return;
         }
         if let Some(heard) = self.audio.as_ref().and_then(|audio| audio.position(now)) {

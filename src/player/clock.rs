@@ -56,6 +56,17 @@ impl MediaClock {
         }
     }
 
+    /// The instant media time `pts` is (or was) reached, if the clock runs.
+    pub fn instant_of(&self, pts: Duration) -> Option<Instant> {
+        if !self.running {
+            return None;
+        }
+        match pts.checked_sub(self.media_at_anchor) {
+            Some(ahead) => self.anchor.checked_add(ahead),
+            None => self.anchor.checked_sub(self.media_at_anchor - pts),
+        }
+    }
+
     /// The wall-clock instant at which media time `pts` is reached (now if
     /// it has been), if the clock runs.
     pub fn deadline(&self, pts: Duration, now: Instant) -> Option<Instant> {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use super::control;
 use super::ipc::events::{EndReason, PlayerEvent};
@@ -181,6 +181,19 @@ impl Player {
         );
         if shows_on_osd && self.playlist.loaded.is_some() {
             self.osd.event(Instant::now(), false);
+        }
+        if self.on_schedule()
+            && matches!(
+                command,
+                Command::Seek(_)
+                    | Command::StepForward
+                    | Command::StepBackward
+                    | Command::NextFile
+                    | Command::PreviousFile
+            )
+        {
+            info!("{command:?} ignored: playback follows --sync-epoch");
+            return;
         }
         match command {
             Command::TogglePause => self.set_paused(!self.transport.paused),

@@ -31,11 +31,13 @@ mod pacing;
 pub mod pipeline;
 mod playlist;
 mod report;
+pub mod schedule;
 pub mod screen;
 pub mod screenshot;
 pub mod socket_file;
 pub mod source;
 pub mod still;
+mod synced;
 mod transport;
 
 use std::path::PathBuf;
@@ -77,11 +79,16 @@ pub struct PlayerOptions {
     pub looping: bool,
     /// Open the next entry ahead of its turn (`--gapless`).
     pub gapless: bool,
+    /// Play the playlist on the schedule that started then (`--sync-epoch`,
+    /// time since 1970), looping.
+    pub sync_epoch: Option<Duration>,
     pub start: Option<Duration>,
     pub paused: bool,
     pub force_shm: bool,
     /// Copy decoded frames even when their dmabuf could be presented as is.
     pub force_copy: bool,
+    /// Show only this rectangle of the picture (`--video-crop`).
+    pub video_crop: Option<crate::display::crop::Rect>,
     pub control: Option<PathBuf>,
     /// mpv's JSON IPC socket.
     pub ipc: Option<PathBuf>,
@@ -127,6 +134,9 @@ struct Player {
     next_entry: Option<next_entry::NextEntry>,
     /// The last file's decoder and sound, let go once the file after it shows.
     retired: Option<playlist::Retired>,
+    /// `--sync-epoch`: the playlist's schedule, and the loaded entry's turn.
+    schedule: Option<schedule::Schedule>,
+    slot: Option<schedule::Slot>,
     /// The loaded file's sound (None: `--no-audio`); its position is the
     /// media clock while it plays.
     audio: Option<Audio>,
@@ -188,11 +198,20 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
                 fullscreen: options.fullscreen,
                 force_shm: options.force_shm,
                 force_copy: options.force_copy,
+                crop: options.video_crop,
             })
             .map_err(|e| Fatal::new(Exit::NoCompositor, e.to_string()))?,
         )
     };
     let mut options = options;
+    // A schedule loops the playlist forever.
+    let schedule = match options.sync_epoch {
+        Some(epoch) => {
+            options.looping = true;
+            Some(synced::schedule_of(&options.files, epoch)?)
+        }
+        None => None,
+    };
     let negotiator = match &display {
         Some(display) if !options.force_copy && !options.force_shm => negotiator(display),
         _ => None,
@@ -277,6 +296,8 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         source: None,
         next_entry: None,
         retired: None,
+        schedule,
+        slot: None,
         audio: None,
         volume,
         av_offset: AvOffset::default(),
@@ -302,6 +323,8 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
     let start = player.options.start;
     if player.playlist.is_empty() {
         player.go_idle();
+    } else if player.schedule.is_some() {
+        player.join_schedule();
     } else {
         player.open_file(0, start, EndReason::Stop);
     }

@@ -59,7 +59,8 @@ impl Player {
             let Some(frame) = self.transport.next.as_ref() else {
                 break;
             };
-            if !self.transport.preroll {
+            // On a schedule even the first frame waits for its time.
+            if !self.transport.preroll || self.on_schedule() {
                 if self.transport.paused {
                     break;
                 }
@@ -199,8 +200,16 @@ impl Player {
             self.transport.preroll = false;
             self.transport.seek_target = None;
             self.osd.landed(now);
-            self.clock.set(frame.pts, now);
-            if !self.transport.paused {
+            if self.on_schedule() {
+                // The clock is the schedule's; the sound starts where it is.
+                if let Some(audio) = &self.audio {
+                    audio.play_from(self.clock.now(shows_at), shows_at);
+                    self.sync_since = now;
+                }
+            } else {
+                self.clock.set(frame.pts, now);
+            }
+            if !self.transport.paused && !self.on_schedule() {
                 // The clock stands at the frame until it is on screen and
                 // its sound can be heard.
                 let start = self.playback_start(shows_at, now);

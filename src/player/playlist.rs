@@ -176,6 +176,7 @@ impl Player {
         self.file_frame_rate = info.frame_rate;
         self.transport.restart(start);
         self.transport.epoch = started.epoch;
+        self.follow_schedule();
         self.cancel_timer();
         self.display.set_title(&window_title(path));
         self.source = Some(started.source);
@@ -199,7 +200,7 @@ impl Player {
     }
 
     /// The entry due after the current one: the next, or the first when
-    /// looping (the same file again for a playlist of one).
+    /// looping.
     fn upcoming(&self) -> Option<usize> {
         let next = self.playlist.index + 1;
         if next < self.playlist.len() {
@@ -219,7 +220,9 @@ impl Player {
         if !self.options.gapless || self.playlist.loaded.is_none() {
             return;
         }
-        let Some(index) = self.upcoming() else {
+        // A file looped alone seeks back to its start: a second decoder
+        // of the same stream would double its buffers (a board's CMA pool).
+        let Some(index) = self.upcoming().filter(|_| self.playlist.len() > 1) else {
             self.next_entry = None;
             return;
         };
@@ -266,8 +269,10 @@ impl Player {
             if next == 0 {
                 info!("looping");
             }
-            if count == 1 && !self.options.gapless {
+            self.next_turn();
+            if count == 1 {
                 self.seek_to(Duration::ZERO);
+                self.follow_schedule();
             } else {
                 self.open_file(next, None, EndReason::Eof);
             }

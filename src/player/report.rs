@@ -28,6 +28,10 @@ pub(super) struct Counters {
     pub(super) woken_by_timer: u64,
     pub(super) woken_by_compositor: u64,
     pub(super) woken_by_decoder: u64,
+    /// On a schedule (`--sync-epoch`): the largest and the last distance,
+    /// in µs, of a frame's presentation from its time on the schedule.
+    pub(super) schedule_error_max_us: u64,
+    pub(super) schedule_error_last_us: u64,
 }
 
 /// Every counter the player reports, read at one moment.
@@ -43,7 +47,14 @@ pub(super) struct Tally {
 
 /// The counters of the control socket's `status` reply, in its order: the
 /// playback's, then (after the frame and OSD words) the presentation's.
-const STATUS_PLAYBACK: &[&str] = &["presented", "dropped", "decode_errors", "frames_skipped"];
+const STATUS_PLAYBACK: &[&str] = &[
+    "presented",
+    "dropped",
+    "decode_errors",
+    "frames_skipped",
+    "schedule_error_max_us",
+    "schedule_error_last_us",
+];
 const STATUS_PRESENTATION: &[&str] = &[
     "zero_copy_frames",
     "copy_frames",
@@ -74,6 +85,7 @@ const STATS_LINE: &[&str] = &[
     "dropped_no_buffer",
     "decode_errors",
     "frames_skipped",
+    "schedule_error_max_us",
     "decoder",
 ];
 
@@ -100,6 +112,8 @@ impl Tally {
             "woken_by_timer" => c.woken_by_timer,
             "woken_by_compositor" => c.woken_by_compositor,
             "woken_by_decoder" => c.woken_by_decoder,
+            "schedule_error_max_us" => c.schedule_error_max_us,
+            "schedule_error_last_us" => c.schedule_error_last_us,
             "zero_copy_frames" => d.frames_zero_copy,
             "copy_frames" => self.copied_frames(),
             "dmabuf_frames" => d.frames_dmabuf,

@@ -163,6 +163,7 @@ impl Screen for NullScreen {
         let now = Instant::now();
         self.presented.push(Presented {
             pts: frame.pts,
+            epoch: frame.epoch,
             shown_at: Duration::ZERO,
             shown: Some(now),
             committed: now,

@@ -169,6 +169,10 @@ impl Player {
         if paused {
             self.clock.pause(now);
             self.cancel_timer();
+        } else if self.on_schedule() {
+            // Back where the schedule stands now.
+            self.join_schedule();
+            return;
         } else {
             let media = self.clock.now(now);
             self.clock.resume(now);

@@ -151,6 +151,7 @@ fn options(title: &str) -> WindowOptions {
         fullscreen: false,
         force_shm: false,
         force_copy: false,
+        crop: None,
     }
 }
 
@@ -302,6 +303,7 @@ fn forced_shm_shows_the_right_colours() {
         WindowOptions {
             force_shm: true,
             force_copy: false,
+            crop: None,
             ..options("shm")
         },
     );
@@ -434,6 +436,7 @@ fn many_frames_respect_release(force_shm: bool) {
         WindowOptions {
             force_shm,
             force_copy: false,
+            crop: None,
             ..options("release")
         },
     );
@@ -948,6 +951,7 @@ fn short_frame_is_an_error(force_shm: bool) {
         WindowOptions {
             force_shm,
             force_copy: false,
+            crop: None,
             ..options("short")
         },
     );

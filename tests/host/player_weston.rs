@@ -204,6 +204,36 @@ fn start_position_is_shown_exactly_and_held_while_paused() {
 }
 
 #[test]
+fn a_video_crop_shows_that_rectangle_of_the_picture_on_either_path() {
+    let clip = media::clip("h264_baseline.mp4");
+    for path in [&[][..], &["--shm"][..]] {
+        let weston = Weston::start(640, 480);
+        let mut args = vec!["--paused", "--video-crop", "160x90+120+100"];
+        args.extend_from_slice(path);
+        let mut reel = Reel::spawn(&weston.client_env(), weston.runtime_dir(), &args, &[&clip]);
+        assert_eq!(reel.settled()["state"], "paused");
+        let shot = weston.screenshot();
+        // The window takes the crop's shape (16:9 of a 4:3 picture).
+        let rect = fitted_rect(&shot, 160, 90);
+        let score = |filter: &str| {
+            psnr(
+                &shot,
+                rect,
+                &media::ffmpeg_frame_rgb_through(&clip, 0, filter, rect.2, rect.3),
+            )
+        };
+        let cropped = score("crop=160:90:120:100");
+        let elsewhere = score("crop=160:90:0:0");
+        eprintln!("{path:?}: the crop {cropped:.1} dB, the top left {elsewhere:.1} dB");
+        assert!(
+            cropped > 25.0 && cropped > elsewhere + 3.0,
+            "{path:?}: the screen shows the crop at {cropped:.1} dB, another rectangle at {elsewhere:.1} dB"
+        );
+        assert!(reel.quit().success(), "{}", reel.log());
+    }
+}
+
+#[test]
 fn seeks_land_on_the_requested_frame() {
     let weston = Weston::start(640, 480);
     let clip = media::clip("h264_main_bframes.mkv");

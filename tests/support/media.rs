@@ -146,6 +146,18 @@ fn ffprobe_with<T: std::str::FromStr>(clip: &Path, options: &[&str], entries: &s
 /// Frame `index` (presentation order) of `clip`, decoded by ffmpeg and
 /// scaled to `width` x `height`, as packed RGB.
 pub fn ffmpeg_frame_rgb(clip: &Path, index: u32, width: u32, height: u32) -> Vec<u8> {
+    ffmpeg_frame_rgb_through(clip, index, "null", width, height)
+}
+
+/// [`ffmpeg_frame_rgb`], the frame first through the filter `filter` (e.g.
+/// `crop=160:120:80:60`).
+pub fn ffmpeg_frame_rgb_through(
+    clip: &Path,
+    index: u32,
+    filter: &str,
+    width: u32,
+    height: u32,
+) -> Vec<u8> {
     let output = Command::new("ffmpeg")
         // No filter re-initialisation at a resolution change, so `n` counts
         // every frame of the stream (scale adapts to the new input size).
@@ -153,7 +165,7 @@ pub fn ffmpeg_frame_rgb(clip: &Path, index: u32, width: u32, height: u32) -> Vec
         .arg(clip)
         .args([
             "-vf",
-            &format!("select=eq(n\\,{index}),scale={width}:{height}:flags=bilinear"),
+            &format!("select=eq(n\\,{index}),{filter},scale={width}:{height}:flags=bilinear"),
             "-frames:v",
             "1",
             "-f",

@@ -16,6 +16,7 @@ use super::source::Source;
 use super::{about_file, window_title, Player};
 use crate::audio::Audio;
 use crate::exit::Exit;
+use crate::frame::DecoderKind;
 use crate::message::causes;
 
 /// A file's decode thread and sound, kept from its end until the next
@@ -212,6 +213,20 @@ impl Player {
         }
     }
 
+    /// The next turn opens its file afresh (ahead of time, with gapless
+    /// playback): always in a playlist; a file looped alone only when
+    /// decoded in software, else it seeks back to its start, since a
+    /// second V4L2 decoder of the same stream would double its CAPTURE
+    /// buffers (a board's CMA pool).
+    fn loops_by_reopening(&self) -> bool {
+        self.playlist.len() > 1
+            || (self.options.gapless
+                && self
+                    .decoder_opened
+                    .as_ref()
+                    .is_some_and(|(kind, _)| *kind == DecoderKind::Software))
+    }
+
     /// Gapless playback: once the current file is within
     /// [`PREPARE_AHEAD`] of its end (or has been decoded to it), the entry
     /// due next is opened and starts decoding. An entry made ready for a
@@ -220,9 +235,7 @@ impl Player {
         if !self.options.gapless || self.playlist.loaded.is_none() {
             return;
         }
-        // A file looped alone seeks back to its start: a second decoder
-        // of the same stream would double its buffers (a board's CMA pool).
-        let Some(index) = self.upcoming().filter(|_| self.playlist.len() > 1) else {
+        let Some(index) = self.upcoming().filter(|_| self.loops_by_reopening()) else {
             self.next_entry = None;
             return;
         };
@@ -270,7 +283,7 @@ impl Player {
                 info!("looping");
             }
             self.next_turn();
-            if count == 1 {
+            if count == 1 && !self.loops_by_reopening() {
                 self.seek_to(Duration::ZERO);
                 self.follow_schedule();
             } else {

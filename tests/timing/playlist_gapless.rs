@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::support::compositor::Weston;
 use crate::support::media;
 use crate::support::reel_process::Reel;
+use crate::support::sound_server::one_at_a_time;
 
 /// A 120 Hz output: frames of 25, 29.97 and 50 fps each land within a
 /// refresh of their time, so that the gap measured is the player's.
@@ -136,6 +137,25 @@ fn runs(shown: &[Shown]) -> Vec<&[Shown]> {
     shown.chunk_by(|a, b| a.epoch == b.epoch).collect()
 }
 
+/// The gaps of every whole transition, reported, and those too long.
+fn late_transitions(clips: &[Clip], runs: &[&[Shown]]) -> (String, Vec<usize>) {
+    let mut report = String::new();
+    let mut too_long = Vec::new();
+    for transition in transitions(clips, runs) {
+        report += &format!(
+            "transition {} into {}: {:.1?} (at most {:.1?})\n",
+            transition.index,
+            transition.incoming.path.display(),
+            transition.gap,
+            transition.allowed(),
+        );
+        if transition.gap > transition.allowed() {
+            too_long.push(transition.index);
+        }
+    }
+    (report, too_long)
+}
+
 /// Plays `clips` looped until `transitions` file changes were presented;
 /// the presentations.
 fn play_looped(clips: &[Clip], transitions: usize) -> (Vec<Shown>, String) {
@@ -195,23 +215,12 @@ fn transitions<'a>(clips: &'a [Clip], runs: &[&[Shown]]) -> Vec<Transition<'a>> 
 
 #[test]
 fn a_looped_playlist_of_six_files_has_no_gap_at_its_transitions() {
+    // Timing: not beside another test's players.
+    let _serial = one_at_a_time();
     let clips = playlist();
     let (shown, log) = play_looped(&clips, TRANSITIONS);
     let runs = runs(&shown);
-    let mut report = String::new();
-    let mut too_long = Vec::new();
-    for transition in transitions(&clips, &runs) {
-        report += &format!(
-            "transition {} into {}: {:.1?} (at most {:.1?})\n",
-            transition.index,
-            transition.incoming.path.display(),
-            transition.gap,
-            transition.allowed(),
-        );
-        if transition.gap > transition.allowed() {
-            too_long.push(transition.index);
-        }
-    }
+    let (report, too_long) = late_transitions(&clips, &runs);
     eprint!("{report}");
     assert!(
         too_long.is_empty(),
@@ -241,4 +250,23 @@ fn a_looped_playlist_of_six_files_has_no_gap_at_its_transitions() {
             clip.frames
         );
     }
+}
+
+#[test]
+fn a_file_looped_alone_is_gapless_too() {
+    // Timing: not beside another test's players.
+    let _serial = one_at_a_time();
+    let clips: Vec<Clip> = playlist().into_iter().take(1).collect();
+    let (shown, log) = play_looped(&clips, 4);
+    let runs = runs(&shown);
+    let (report, too_long) = late_transitions(&clips, &runs);
+    eprint!("{report}");
+    assert!(
+        too_long.is_empty(),
+        "loops {too_long:?} showed the first frame late:\n{report}\n{log}"
+    );
+    assert!(
+        log.matches("the entry opened ahead plays").count() >= 4,
+        "the loops did not play the file opened ahead\n{report}"
+    );
 }

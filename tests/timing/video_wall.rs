@@ -18,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::support::compositor::Weston;
 use crate::support::media;
 use crate::support::reel_process::Reel;
+use crate::support::sound_server::one_at_a_time;
 
 const REFRESH: Duration = Duration::from_nanos(16_666_667);
 const CLIP_SECONDS: f64 = 4.0;
@@ -93,6 +94,8 @@ fn spawn(weston: &Weston, tile: &str, epoch: &str, clip: &Path) -> (Reel, Durati
 
 #[test]
 fn three_players_on_one_schedule_show_each_frame_together() {
+    // Timing: not beside another test's players.
+    let _serial = one_at_a_time();
     let clip = wall_clip();
     let weston = Weston::start_at(1280, 720, "desktop", "gl", 60_000);
     let epoch = realtime() + Duration::from_secs(1);

@@ -86,8 +86,7 @@ impl NextEntry {
 
     /// The entry decoding from its start; None while it is still being
     /// opened (the caller opens it itself rather than wait) or failed.
-    pub(super) fn into_started(mut self, wake: &Ping) -> Option<Started> {
-        self.poll(wake);
+    pub(super) fn into_started(self) -> Option<Started> {
         match self.state {
             State::Decoding(started) => Some(*started),
             State::Opening { .. } | State::Failed => None,

@@ -16,6 +16,9 @@ use crate::display::DisplayError;
 use crate::exit::Exit;
 use crate::frame::Frame;
 
+/// A file that ended this long before its successor's first frame could
+/// be shown is not continued from: that frame starts the clock anew.
+const CONTINUE_LATE: Duration = Duration::from_millis(100);
 /// A frame this close to its deadline is shown now rather than after
 /// another timer round trip.
 pub(super) const EARLY_SLACK: Duration = Duration::from_millis(2);
@@ -48,6 +51,13 @@ impl Player {
             }
         }
         self.retire_imports();
+        if self
+            .retired
+            .as_ref()
+            .is_some_and(|r| r.done(Instant::now()))
+        {
+            self.retired = None;
+        }
         self.update_screen();
         self.measure_sync(Instant::now());
         loop {
@@ -196,7 +206,15 @@ impl Player {
             "frame shown"
         );
         if self.transport.preroll {
-            self.retired = None;
+            if let Some(retired) = &mut self.retired {
+                retired.let_decoder_go();
+            }
+            // After a file that ended: its end is this frame's time.
+            let continued = self
+                .transport
+                .continue_from
+                .take()
+                .filter(|&at| at + CONTINUE_LATE >= now);
             self.transport.preroll = false;
             self.transport.seek_target = None;
             self.osd.landed(now);
@@ -211,8 +229,8 @@ impl Player {
             }
             if !self.transport.paused && !self.on_schedule() {
                 // The clock stands at the frame until it is on screen and
-                // its sound can be heard.
-                let start = self.playback_start(shows_at, now);
+                // its sound can be heard (or the file before ends).
+                let start = continued.unwrap_or_else(|| self.playback_start(shows_at, now));
                 self.clock.resume(now);
                 self.clock.set(frame.pts, start);
                 if let Some(audio) = &self.audio {

@@ -19,11 +19,30 @@ use crate::exit::Exit;
 use crate::frame::DecoderKind;
 use crate::message::causes;
 
-/// A file's decode thread and sound, kept from its end until the next
-/// file's first frame is shown: held only to be dropped then.
+/// A file's decode thread and sound, kept past its end: the decoder until
+/// the next file's first frame is shown, the sound until the output has
+/// played what it holds.
 pub(super) struct Retired {
-    _source: Option<Source>,
-    _audio: Option<Audio>,
+    source: Option<Source>,
+    audio: Option<Audio>,
+    /// When the file ended.
+    since: Instant,
+}
+
+/// How long an ended file's sound is kept: longer than any output's
+/// latency.
+const SOUND_TAIL: Duration = Duration::from_secs(1);
+
+impl Retired {
+    /// The next file shows: the old decoder may go.
+    pub(super) fn let_decoder_go(&mut self) {
+        self.source = None;
+    }
+
+    /// Nothing of it is needed any more.
+    pub(super) fn done(&self, now: Instant) -> bool {
+        self.source.is_none() && (self.audio.is_none() || now >= self.since + SOUND_TAIL)
+    }
 }
 
 /// The files to play, where playback is in them, and their IPC ids.
@@ -124,7 +143,10 @@ impl Player {
                 .next_entry
                 .take()
                 .filter(|next| start.is_none() && next.entry == entry)
-                .and_then(|next| next.into_started(&self.wake));
+                .and_then(|mut next| {
+                    next.poll(&self.wake);
+                    next.into_started()
+                });
             let started = match ahead {
                 Some(started) => {
                     debug!(entry, "the entry opened ahead plays");
@@ -271,6 +293,8 @@ impl Player {
             // end of this one's last.
             let end = self.start_time + shown.position + shown.duration;
             if let Some(deadline) = self.clock.deadline(end, now) {
+                // The next file's clock goes on from there.
+                self.transport.continue_from = Some(deadline);
                 if let Some(wake) = too_early(deadline, now, self.display.next_vblank(now)) {
                     self.arm_timer(wake);
                     return;
@@ -320,10 +344,14 @@ impl Player {
         // refresh: the old decoder and sound are let go once it is shown
         // (a decoder's teardown takes a while), any other time at once.
         self.retired = None;
+        if reason != EndReason::Eof {
+            self.transport.continue_from = None;
+        }
         if reason == EndReason::Eof && self.options.gapless {
             self.retired = Some(Retired {
-                _source: source,
-                _audio: audio,
+                source,
+                audio,
+                since: Instant::now(),
             });
         }
         self.transport.epoch = self.transport.fresh_epoch();

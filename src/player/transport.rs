@@ -43,6 +43,9 @@ pub(super) struct Transport {
     pub(super) ended: bool,
     /// A `playback-restart` is due when the next preroll ends.
     pub(super) announce_restart: bool,
+    /// Where the file before ended (gapless playback): the first frame's
+    /// time, rather than when it is shown.
+    pub(super) continue_from: Option<Instant>,
 }
 
 impl Transport {
@@ -58,6 +61,7 @@ impl Transport {
             shown: None,
             ended: false,
             announce_restart: false,
+            continue_from: None,
         }
     }
 

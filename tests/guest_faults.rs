@@ -7,7 +7,8 @@
 //!   between seeks come in order, and reel holds the same fds, dmabufs and
 //!   V4L2 mappings afterwards as before, and no more wl_buffers than
 //!   decoder buffers;
-//! - a soak: `--loop` over H.264 640x360, HEVC 320x240 and VP9 480x270 for
+//! - a soak: `--loop` (gapless: each next file opened on a V4L2 context of
+//!   its own before its turn) over H.264 640x360, HEVC 320x240 and VP9 480x270 for
 //!   two and a half minutes, sampled once per loop (paused a second into
 //!   its first file, so every loop is seen in one state). After a warm-up (the first half
 //!   of the loops), of the loops left: fds, dmabufs and V4L2 mappings
@@ -533,6 +534,14 @@ fn a_looping_playlist_keeps_memory_fds_and_buffers_flat() {
         samples.len()
     );
     assert!(samples.iter().all(|s| s.decode_errors == 0), "soak: errors");
+    // Gapless: each next file was opened and decoding on its own V4L2
+    // context before its turn (the one due when reel quit aside).
+    let ahead = log.matches("the entry opened ahead plays").count();
+    assert!(
+        ahead + 1 >= sessions - 1,
+        "soak: {ahead} of {} transitions played a file opened ahead",
+        sessions - 1
+    );
     // The first half of the loops (about a minute) warms up: RSS rose in
     // one or two steps of 2 to 8 MB within the first minute in most runs
     // (loops 2 to 7), then stayed within 0.2 % (for 20 minutes in the

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tracing::{debug, error, info};
+use tracing::{error, info};
 
 use super::entry::{EntryOpener, Started};
 use super::ipc::events::{EndReason, PlayerEvent};
@@ -149,7 +149,7 @@ impl Player {
                 });
             let started = match ahead {
                 Some(started) => {
-                    debug!(entry, "the entry opened ahead plays");
+                    info!(entry, "the entry opened ahead plays");
                     Ok(started)
                 }
                 None => self.entry_opener().open(&path).map(|opened| {

@@ -69,26 +69,19 @@ fn flash_and_beep() -> PathBuf {
 /// When each frame reached the screen, on CLOCK_MONOTONIC: (pts, shown)
 /// from reel's log of weston's presentation feedback.
 fn presentations(log: &str) -> Vec<(Duration, Duration)> {
-    let mut shown = Vec::new();
-    for line in log.lines().filter(|l| l.contains("frame on screen")) {
-        let field = |name: &str| -> i64 {
-            line.split_whitespace()
-                .find_map(|word| word.strip_prefix(&format!("{name}=")))
-                .and_then(|value| value.parse().ok())
-                .unwrap_or_else(|| panic!("no {name} in {line:?}"))
-        };
-        let clock = field("clock");
-        assert!(clock >= 0, "weston gave no presentation clock: {line}");
-        // The presentation clock read against CLOCK_MONOTONIC now (the
-        // same clock, or one that drifts from it by parts per million).
-        let reading = nix::time::clock_gettime(nix::time::ClockId::from_raw(clock as i32))
-            .expect("the presentation clock");
-        let reading = Duration::new(reading.tv_sec() as u64, reading.tv_nsec() as u32);
-        let at = Duration::from_nanos(field("shown_ns") as u64);
-        let monotonic = monotonic_now() + at - reading;
-        shown.push((Duration::from_micros(field("pts_us") as u64), monotonic));
-    }
-    shown
+    support::reel_output::frames_on_screen(log)
+        .iter()
+        .map(|frame| {
+            assert!(frame.clock >= 0, "weston gave no presentation clock");
+            // The presentation clock read against CLOCK_MONOTONIC now (the
+            // same clock, or one that drifts from it by parts per million).
+            let reading =
+                nix::time::clock_gettime(nix::time::ClockId::from_raw(frame.clock as i32))
+                    .expect("the presentation clock");
+            let reading = Duration::new(reading.tv_sec() as u64, reading.tv_nsec() as u32);
+            (frame.pts, monotonic_now() + frame.shown - reading)
+        })
+        .collect()
 }
 
 /// When each beep began: the first sample above half its level after at

@@ -14,7 +14,8 @@
 //! - `sway`: sway headless, for the protocols weston lacks (idle inhibit,
 //!   decorations, a virtual pointer);
 //! - `picture`: PSNR of RGB pictures, and text read off a screenshot (OCR);
-//! - `reel_output`: reel's `--stats` line and control `status` reply;
+//! - `reel_output`: reel's `--stats` line, control `status` reply and
+//!   presentation log;
 //! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
 //! - `http_server`: a local HTTP(S) file server with byte ranges.

@@ -39,3 +39,37 @@ pub fn number<V: ToString + std::fmt::Debug>(fields: &HashMap<String, V>, key: &
         .and_then(|v| v.to_string().parse().ok())
         .unwrap_or_else(|| panic!("no numeric {key} in {fields:?}"))
 }
+
+/// A frame weston presented, as reel logs its presentation feedback at
+/// debug level ("frame on screen").
+#[derive(Debug, Clone, Copy)]
+pub struct OnScreen {
+    /// Which file (or seek) the frame belongs to.
+    pub epoch: u64,
+    pub pts: std::time::Duration,
+    /// When it was shown, on the presentation clock `clock` (a `clockid_t`).
+    pub shown: std::time::Duration,
+    pub clock: i64,
+}
+
+/// Every "frame on screen" line of reel's `log`, in order.
+pub fn frames_on_screen(log: &str) -> Vec<OnScreen> {
+    log.lines()
+        .filter(|line| line.contains("frame on screen"))
+        .map(|line| {
+            let field = |name: &str| -> i64 {
+                line.split_whitespace()
+                    .find_map(|word| word.strip_prefix(&format!("{name}=")))
+                    .and_then(|value| value.parse().ok())
+                    .unwrap_or_else(|| panic!("no {name} in {line:?}"))
+            };
+            let unsigned = |name: &str| u64::try_from(field(name)).unwrap_or(0);
+            OnScreen {
+                epoch: unsigned("epoch"),
+                pts: std::time::Duration::from_micros(unsigned("pts_us")),
+                shown: std::time::Duration::from_nanos(unsigned("shown_ns")),
+                clock: field("clock"),
+            }
+        })
+        .collect()
+}

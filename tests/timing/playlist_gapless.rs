@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::compositor::Weston;
 use crate::support::media;
+use crate::support::reel_output::{frames_on_screen, OnScreen};
 use crate::support::reel_process::Reel;
 use crate::support::sound_server::one_at_a_time;
 
@@ -106,39 +107,13 @@ fn playlist() -> Vec<Clip> {
     ]
 }
 
-/// One presented frame: its epoch (file), pts and when weston showed it.
-struct Shown {
-    epoch: u64,
-    pts_us: u64,
-    at: Duration,
-}
-
-fn presentations(log: &str) -> Vec<Shown> {
-    log.lines()
-        .filter(|line| line.contains("frame on screen"))
-        .map(|line| {
-            let field = |name: &str| -> u64 {
-                line.split_whitespace()
-                    .find_map(|word| word.strip_prefix(&format!("{name}=")))
-                    .and_then(|value| value.parse().ok())
-                    .unwrap_or_else(|| panic!("no {name} in {line:?}"))
-            };
-            Shown {
-                epoch: field("epoch"),
-                pts_us: field("pts_us"),
-                at: Duration::from_nanos(field("shown_ns")),
-            }
-        })
-        .collect()
-}
-
 /// The presentations in runs of one epoch each, in order.
-fn runs(shown: &[Shown]) -> Vec<&[Shown]> {
+fn runs(shown: &[OnScreen]) -> Vec<&[OnScreen]> {
     shown.chunk_by(|a, b| a.epoch == b.epoch).collect()
 }
 
 /// The gaps of every whole transition, reported, and those too long.
-fn late_transitions(clips: &[Clip], runs: &[&[Shown]]) -> (String, Vec<usize>) {
+fn late_transitions(clips: &[Clip], runs: &[&[OnScreen]]) -> (String, Vec<usize>) {
     let mut report = String::new();
     let mut too_long = Vec::new();
     for transition in transitions(clips, runs) {
@@ -158,7 +133,7 @@ fn late_transitions(clips: &[Clip], runs: &[&[Shown]]) -> (String, Vec<usize>) {
 
 /// Plays `clips` looped until `transitions` file changes were presented;
 /// the presentations.
-fn play_looped(clips: &[Clip], transitions: usize) -> (Vec<Shown>, String) {
+fn play_looped(clips: &[Clip], transitions: usize) -> (Vec<OnScreen>, String) {
     let weston = Weston::start_at(640, 480, "kiosk", "gl", REFRESH_MILLIHERTZ);
     let files: Vec<&std::path::Path> = clips.iter().map(|c| c.path.as_path()).collect();
     let args = ["--loop", "--fullscreen"];
@@ -167,7 +142,7 @@ fn play_looped(clips: &[Clip], transitions: usize) -> (Vec<Shown>, String) {
     let limit = Duration::from_secs(60);
     loop {
         let log = reel.log();
-        if runs(&presentations(&log)).len() > transitions + 1 {
+        if runs(&frames_on_screen(&log)).len() > transitions + 1 {
             break;
         }
         assert!(
@@ -179,7 +154,7 @@ fn play_looped(clips: &[Clip], transitions: usize) -> (Vec<Shown>, String) {
     assert!(reel.quit().success(), "{}", reel.log());
     assert!(weston.protocol_errors().is_empty(), "{}", weston.log());
     let log = reel.log();
-    (presentations(&log), log)
+    (frames_on_screen(&log), log)
 }
 
 struct Transition<'a> {
@@ -199,13 +174,13 @@ impl Transition<'_> {
 }
 
 /// Each transition into a whole run (the last is cut short by the quit).
-fn transitions<'a>(clips: &'a [Clip], runs: &[&[Shown]]) -> Vec<Transition<'a>> {
+fn transitions<'a>(clips: &'a [Clip], runs: &[&[OnScreen]]) -> Vec<Transition<'a>> {
     (1..runs.len() - 1)
         .map(|index| {
-            let last = runs[index - 1].last().expect("a run has frames").at;
+            let last = runs[index - 1].last().expect("a run has frames").shown;
             Transition {
                 index,
-                gap: runs[index][0].at.saturating_sub(last),
+                gap: runs[index][0].shown.saturating_sub(last),
                 outgoing: &clips[(index - 1) % clips.len()],
                 incoming: &clips[index % clips.len()],
             }
@@ -234,7 +209,7 @@ fn a_looped_playlist_of_six_files_has_no_gap_at_its_transitions() {
     // Every frame of every whole run presented, once.
     for (i, run) in runs.iter().enumerate().take(runs.len() - 1) {
         let clip = &clips[i % clips.len()];
-        let distinct: BTreeSet<u64> = run.iter().map(|s| s.pts_us).collect();
+        let distinct: BTreeSet<Duration> = run.iter().map(|s| s.pts).collect();
         assert_eq!(
             distinct.len(),
             run.len(),

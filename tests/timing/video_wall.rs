@@ -17,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::support::compositor::Weston;
 use crate::support::media;
+use crate::support::reel_output::frames_on_screen;
 use crate::support::reel_process::Reel;
 use crate::support::sound_server::one_at_a_time;
 
@@ -43,7 +44,7 @@ fn realtime() -> Duration {
 
 /// The wall clock's lead on the presentation clock `clock` (a
 /// `clockid_t`: weston 14 headless uses CLOCK_MONOTONIC_RAW), read now.
-fn to_realtime(clock: u64) -> Duration {
+fn to_realtime(clock: i64) -> Duration {
     let id = nix::time::ClockId::from_raw(clock as i32);
     let reading = nix::time::clock_gettime(id).expect("the presentation clock");
     realtime() - Duration::new(reading.tv_sec() as u64, reading.tv_nsec() as u32)
@@ -51,20 +52,9 @@ fn to_realtime(clock: u64) -> Duration {
 
 /// One player's presentations: pts and when shown, on the wall clock.
 fn presentations(log: &str) -> Vec<(Duration, Duration)> {
-    log.lines()
-        .filter(|line| line.contains("frame on screen"))
-        .map(|line| {
-            let field = |name: &str| -> u64 {
-                line.split_whitespace()
-                    .find_map(|word| word.strip_prefix(&format!("{name}=")))
-                    .and_then(|value| value.parse().ok())
-                    .unwrap_or_else(|| panic!("no {name} in {line:?}"))
-            };
-            (
-                Duration::from_micros(field("pts_us")),
-                Duration::from_nanos(field("shown_ns")) + to_realtime(field("clock")),
-            )
-        })
+    frames_on_screen(log)
+        .iter()
+        .map(|frame| (frame.pts, frame.shown + to_realtime(frame.clock)))
         .collect()
 }
 

@@ -14,6 +14,7 @@ mod reader;
 mod source_input;
 mod stream_probe;
 mod timeline;
+pub mod tracks;
 
 use std::fmt;
 use std::path::PathBuf;

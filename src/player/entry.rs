@@ -9,13 +9,14 @@ use std::time::Duration;
 
 use anyhow::Result;
 use calloop::ping::Ping;
-use tracing::info;
+use tracing::{info, warn};
 
 use super::frame_decoder::DamageCounters;
 use super::pipeline::{Pipeline, PipelineOptions};
 use super::source::{Frames, Source};
 use super::still::StillPicture;
 use crate::frame::DecoderKind;
+use crate::media::tracks::{list_tracks, TrackInfo};
 use crate::media::MediaError;
 
 /// What the player reports of an opened file.
@@ -31,6 +32,8 @@ pub(super) struct EntryInfo {
     pub(super) duration: Option<Duration>,
     pub(super) frame_rate: Option<f64>,
     pub(super) has_audio: bool,
+    /// Its video and audio tracks (IPC `track-list`).
+    pub(super) tracks: Vec<TrackInfo>,
 }
 
 /// A file opened for playing: where its frames come from and what it is.
@@ -50,6 +53,15 @@ pub(super) struct EntryOpener {
 
 impl EntryOpener {
     pub(super) fn open(&self, path: &Path) -> Result<Opened> {
+        let mut opened = self.open_media(path)?;
+        opened.info.tracks = list_tracks(path).unwrap_or_else(|e| {
+            warn!("cannot list the tracks: {e}");
+            Vec::new()
+        });
+        Ok(opened)
+    }
+
+    fn open_media(&self, path: &Path) -> Result<Opened> {
         match Pipeline::open(path, &self.pipeline) {
             Ok(mut pipeline) => {
                 pipeline.count_damage_in(self.damage.clone());
@@ -66,6 +78,7 @@ impl EntryOpener {
                         .filter(|&(_, den)| den != 0)
                         .map(|(num, den)| f64::from(num) / f64::from(den)),
                     has_audio: pipeline.has_audio(),
+                    tracks: Vec::new(),
                 };
                 Ok(Opened {
                     info,
@@ -141,6 +154,7 @@ fn audio_only(path: &Path) -> Option<Result<Opened>> {
             duration: Some(still.duration()),
             frame_rate: Some(still.frame_rate()),
             has_audio: true,
+            tracks: Vec::new(),
         },
         frames: Frames::Still(still),
     }))

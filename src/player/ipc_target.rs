@@ -15,6 +15,7 @@ use super::ipc::properties::{Loaded, Picture, Property, Snapshot};
 use super::ipc::{IpcTarget, Server};
 use super::Player;
 use crate::frame::{DecoderKind, PixelFormat};
+use crate::media::tracks::TrackKind;
 
 /// libavcodec's name of a layout and its bits per pixel, as mpv reports
 /// them in `video-params`.
@@ -104,6 +105,9 @@ impl Player {
                 .map_or(0.0, |s| s.duration.as_secs_f64()),
             video_codec: self.file_video_codec.clone(),
             file_format: self.file_format.clone(),
+            track_list: self.tracks.to_json(),
+            vid: self.tracks.selected(TrackKind::Video),
+            aid: self.tracks.selected(TrackKind::Audio),
         }
     }
 
@@ -344,6 +348,7 @@ impl IpcTarget for Player {
                     return Err(IpcError::PropertyError);
                 }
             }
+            Property::Aid => self.set_audio_track(value)?,
             Property::LoopPlaylist => {
                 self.options.looping = match value {
                     Value::String(s) if s == "inf" || s == "yes" => true,

@@ -38,6 +38,7 @@ pub mod socket_file;
 pub mod source;
 pub mod still;
 mod synced;
+mod tracks;
 mod transport;
 
 use std::path::PathBuf;
@@ -123,6 +124,8 @@ struct Player {
     /// The loaded file's video codec and container, in mpv's words.
     file_video_codec: Option<String>,
     file_format: Option<String>,
+    /// The loaded file's tracks and the audio one playing.
+    tracks: tracks::Tracks,
     /// The compositor side of the V4L2 CAPTURE format negotiation (None
     /// when frames are always copied: `--copy`, `--shm`).
     negotiator: Option<Negotiator>,
@@ -291,6 +294,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         file_frame_rate: None,
         file_video_codec: None,
         file_format: None,
+        tracks: tracks::Tracks::default(),
         negotiator,
         import_retirement,
         source: None,

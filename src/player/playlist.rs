@@ -13,6 +13,7 @@ use super::next_entry::{NextEntry, PREPARE_AHEAD};
 use super::pacing::too_early;
 use super::pipeline::PipelineOptions;
 use super::source::Source;
+use super::tracks::Tracks;
 use super::{about_file, window_title, Player};
 use crate::audio::Audio;
 use crate::exit::Exit;
@@ -194,6 +195,14 @@ impl Player {
         self.codec_summary = info.codec;
         self.file_video_codec = info.video_codec;
         self.file_format = info.file_format;
+        let audio_track = info
+            .has_audio
+            .then(|| Tracks::audio_for(&info.tracks, self.options.audio.track))
+            .flatten();
+        self.tracks = Tracks {
+            list: info.tracks,
+            audio: audio_track,
+        };
         self.start_time = info.start_time;
         self.file_duration = info.duration;
         self.file_frame_rate = info.frame_rate;

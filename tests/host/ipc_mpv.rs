@@ -55,6 +55,21 @@ const MPV_ONLY_VIDEO_PARAMS: [&str; 9] = [
     "rotate",
 ];
 
+/// `track-list` fields mpv knows from its decoders and its track
+/// selection options, which reel does not have: compared are the fields
+/// reel sends (id, type, src-id, default, forced, external, selected,
+/// ff-index, codec, lang, title, demux-w/h/fps, channels and rate).
+const MPV_ONLY_TRACK_FIELDS: [&str; 8] = [
+    "image",
+    "albumart",
+    "dependent",
+    "visual-impaired",
+    "hearing-impaired",
+    "main-selection",
+    "decoder-desc",
+    "demux-par",
+];
+
 /// A directory for one player's socket and log: short, as socket paths
 /// must be (108 bytes), and apart from other runs.
 fn scratch(name: &str) -> PathBuf {
@@ -92,6 +107,10 @@ fn session(player: &mut Player, first: &Path, second: &Path, exit_code: i32) -> 
         "time-remaining",
         "loop-file",
         "loop-playlist",
+        "track-list",
+        "aid",
+        "sid",
+        "vid",
     ] {
         ask(
             &mut client,
@@ -179,6 +198,10 @@ fn session(player: &mut Player, first: &Path, second: &Path, exit_code: i32) -> 
         "file-format",
         "mpv-version",
         "time-remaining",
+        "track-list",
+        "aid",
+        "sid",
+        "vid",
     ] {
         ask(
             &mut client,
@@ -473,8 +496,11 @@ fn same(mpv: &Value, reel: &Value, at: &str) -> Result<(), String> {
             .try_for_each(|(i, (a, b))| same(a, b, &format!("{at}[{i}]"))),
         (Value::Object(a), Value::Object(b)) => {
             let video_params = a.contains_key("colormatrix");
+            let track = a.contains_key("ff-index");
             for key in a.keys().chain(b.keys()) {
-                if video_params && MPV_ONLY_VIDEO_PARAMS.contains(&key.as_str()) {
+                if (video_params && MPV_ONLY_VIDEO_PARAMS.contains(&key.as_str()))
+                    || (track && MPV_ONLY_TRACK_FIELDS.contains(&key.as_str()))
+                {
                     assert!(!b.contains_key(key), "{at}: reel sends {key}: compare it");
                     continue;
                 }

@@ -43,10 +43,14 @@ pub enum Property {
     FileFormat,
     MpvVersion,
     TimeRemaining,
+    TrackList,
+    Vid,
+    Aid,
+    Sid,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 31] = [
+const NAMES: [(&str, Property); 35] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -78,6 +82,10 @@ const NAMES: [(&str, Property); 31] = [
     ("file-format", Property::FileFormat),
     ("mpv-version", Property::MpvVersion),
     ("time-remaining", Property::TimeRemaining),
+    ("track-list", Property::TrackList),
+    ("vid", Property::Vid),
+    ("aid", Property::Aid),
+    ("sid", Property::Sid),
 ];
 
 impl Property {
@@ -116,6 +124,10 @@ pub struct Loaded {
     pub video_codec: Option<String>,
     /// The container's format in mpv's words (`mov,mp4,m4a,3gp,3g2,mj2`).
     pub file_format: Option<String>,
+    /// mpv's `track-list`, `vid` and `aid`.
+    pub track_list: Value,
+    pub vid: Value,
+    pub aid: Value,
 }
 
 /// What the properties are read from.
@@ -215,6 +227,12 @@ impl Snapshot {
                 json!(self.paused || loaded.is_none_or(|l| l.eof_reached || l.position.is_none()))
             }
             Property::Speed => json!(1.0),
+            // Before a file is loaded mpv's track choices read "auto".
+            Property::TrackList => loaded.map_or(json!([]), |l| l.track_list.clone()),
+            Property::Vid => loaded.map_or(json!("auto"), |l| l.vid.clone()),
+            Property::Aid => loaded.map_or(json!("auto"), |l| l.aid.clone()),
+            // reel shows no subtitles (yet): no track is ever selected.
+            Property::Sid => loaded.map_or(json!("auto"), |_| json!(false)),
             Property::VideoCodec => json!(loaded
                 .and_then(|l| l.video_codec.as_deref())
                 .ok_or(unavailable)?),
@@ -309,6 +327,9 @@ mod tests {
                 frame_duration: 1.0 / 30.0,
                 video_codec: Some("h264 (H.264)".into()),
                 file_format: Some("mov,mp4,m4a,3gp,3g2,mj2".into()),
+                track_list: json!([]),
+                vid: json!(1),
+                aid: json!(false),
             }),
         }
     }

@@ -11,6 +11,8 @@
 //! - a resolution change with frames on screen frees the old buffers
 //!   before allocating the new ones (strace), under a bound on visl's
 //!   CAPTURE memory that both sets at once would exceed;
+//! - `--video-crop` on a schedule joined mid-clip (`--sync-epoch`): the
+//!   rectangle of visl's own buffer, still zero-copy, fills the output;
 //! - with `--copy` the same picture arrives through the copy path, in
 //!   udmabufs (the fds' exporter while reel plays), never memfds;
 //! - with visl offering CAPTURE only in cedrus's tiled layout
@@ -246,6 +248,7 @@ fn weston_sent_no_protocol_error() {
         "zerocopy",
         "copy",
         "odd",
+        "crop",
         "reschange",
         "tiled",
         "hevc-zerocopy",
@@ -393,6 +396,36 @@ fn edges(picture: &Rgb, row: u32, from: u32, to: u32) -> Vec<u32> {
             (0..3).any(|c| (a[c] - b[c]).abs() > 48)
         })
         .collect()
+}
+
+#[test]
+fn a_video_crop_on_a_schedule_shows_that_rectangle_of_visls_buffer() {
+    // --video-crop 160x120+120+100 of the 320x240 picture, fitted to the
+    // 320x240 output: twice its size. --sync-epoch 10 s back: the player
+    // joined the schedule inside the (looped) clip.
+    let (x0, y0, scale) = (120, 100, 2);
+    let oracle = oracle("oracle");
+    let s = stats("crop");
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
+    assert!(reel_output::number(&s, "zero_copy_frames") > 0, "{s:?}");
+    let log = read("crop.log");
+    assert!(log.contains("joining the schedule"), "{log}");
+    assert!(s.contains_key("schedule_error_max_us"), "{s:?}");
+    let shot = screenshot("crop");
+    // Bar edges on a row below visl's text, inside the crop.
+    let row = 210;
+    let want: Vec<u32> = edges(&oracle, row, x0 + 4, x0 + 160 - 4)
+        .into_iter()
+        .map(|x| (x - x0) * scale)
+        .collect();
+    let got = edges(&shot, (row - y0) * scale, 4, WIDTH - 4);
+    assert!(want.len() >= 3, "the oracle has no bars there: {want:?}");
+    for edge in &want {
+        assert!(
+            got.iter().any(|g| g.abs_diff(*edge) <= 3),
+            "bar edge at {edge} missing from the cropped screen: {got:?} (want {want:?})"
+        );
+    }
 }
 
 #[test]

@@ -4,8 +4,10 @@
 # tests/guest_zerocopy.rs. In $REEL_RESULTS:
 # - the oracles: GStreamer's first picture of CLIP and of ODD_CLIP through
 #   visl (v4l2slh264dec) as oracle.png and oracle-odd.png (.log, .rc);
-# - five playbacks, NAME: zerocopy (CLIP), copy (CLIP with --copy), odd
-#   (ODD_CLIP), reschange (RESCHANGE_CLIP), tiled (CLIP with visl
+# - six playbacks, NAME: zerocopy (CLIP), copy (CLIP with --copy), odd
+#   (ODD_CLIP), crop (CLIP with --video-crop 160x120+120+100 on a
+#   schedule begun 10 s before: --sync-epoch), reschange (RESCHANGE_CLIP),
+#   tiled (CLIP with visl
 #   offering only NV12_32L32: capture_tiled=1). Each has its own weston
 #   (weston-NAME.log, scopes log and proto) and runs
 #   `reel --stats --loop --hwdec v4l2 -vv` until a frame is presented, 2 s
@@ -43,6 +45,8 @@ chmod 700 "$XDG_RUNTIME_DIR"
 play zerocopy "$reel" "$width" "$height" "$clip"
 play copy "$reel" "$width" "$height" --copy "$clip"
 play odd "$reel" "$width" "$height" "$odd"
+play crop "$reel" "$width" "$height" --video-crop 160x120+120+100 \
+    --sync-epoch "$(($(date +%s) - 10))" "$clip"
 # Under a CAPTURE memory bound (a board's CMA pool) that the old and the
 # new set of buffers would exceed together, not the new set and the
 # buffers frames still hold.

@@ -410,7 +410,7 @@ fn a_video_crop_on_a_schedule_shows_that_rectangle_of_visls_buffer() {
     assert!(reel_output::number(&s, "zero_copy_frames") > 0, "{s:?}");
     let log = read("crop.log");
     assert!(log.contains("joining the schedule"), "{log}");
-    assert!(s.contains_key("schedule_error_max_us"), "{s:?}");
+    assert!(s.contains_key("presentation_error_max_us"), "{s:?}");
     let shot = screenshot("crop");
     // Bar edges on a row below visl's text, inside the crop.
     let row = 210;

@@ -2,9 +2,9 @@
 //! begin at once, the clock following what is heard while the sound plays,
 //! the A/V offset measured at each frame's presentation, and the volume.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tracing::info;
+use tracing::{info, trace};
 
 use super::commands::VolumeChange;
 use super::Player;
@@ -20,15 +20,15 @@ impl Player {
         }
     }
 
-    /// How far each frame shown since the last call was from the sound:
-    /// its pts against what was heard when it reached the screen.
+    /// How far each frame shown since the last call was from its time on
+    /// the clock (on a schedule, its time on the schedule), and from the
+    /// sound: its pts against what was heard when it reached the screen.
     pub(super) fn measure_sync(&mut self, now: Instant) {
         let presented = self.display.take_presented();
-        if self.on_schedule() {
-            for frame in &presented {
-                if let (Some(shown), true) = (frame.shown, frame.epoch == self.transport.epoch) {
-                    self.note_schedule_error(frame.pts, shown);
-                }
+        for frame in &presented {
+            let current = frame.epoch == self.transport.epoch && frame.committed >= self.sync_since;
+            if let (Some(shown), true) = (frame.shown, current) {
+                self.note_presentation_error(frame.pts, shown);
             }
         }
         if self.transport.paused || self.transport.preroll {
@@ -63,6 +63,24 @@ impl Player {
         if let Some(heard) = self.audio.as_ref().and_then(|audio| audio.position(now)) {
             self.clock.set(heard, now);
         }
+    }
+
+    /// A frame of `pts` reached the screen at `shown`: how far from when
+    /// the clock had it due.
+    fn note_presentation_error(&mut self, pts: Duration, shown: Instant) {
+        let Some(due) = self.clock.instant_of(pts) else {
+            return;
+        };
+        let error = if shown >= due {
+            shown - due
+        } else {
+            due - shown
+        };
+        let error_us = u64::try_from(error.as_micros()).unwrap_or(u64::MAX);
+        trace!(pts = ?pts, error_us, late = shown >= due, "presentation error");
+        let counters = &mut self.counters;
+        counters.presentation_error_max_us = counters.presentation_error_max_us.max(error_us);
+        counters.presentation_error_last_us = error_us;
     }
 
     pub(super) fn change_volume(

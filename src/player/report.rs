@@ -28,10 +28,11 @@ pub(super) struct Counters {
     pub(super) woken_by_timer: u64,
     pub(super) woken_by_compositor: u64,
     pub(super) woken_by_decoder: u64,
-    /// On a schedule (`--sync-epoch`): the largest and the last distance,
-    /// in µs, of a frame's presentation from its time on the schedule.
-    pub(super) schedule_error_max_us: u64,
-    pub(super) schedule_error_last_us: u64,
+    /// The largest and the last distance, in µs, of a frame's presentation
+    /// (the compositor's feedback) from its time on the clock (on a
+    /// schedule, `--sync-epoch`, its time on the schedule).
+    pub(super) presentation_error_max_us: u64,
+    pub(super) presentation_error_last_us: u64,
 }
 
 /// Every counter the player reports, read at one moment.
@@ -52,8 +53,8 @@ const STATUS_PLAYBACK: &[&str] = &[
     "dropped",
     "decode_errors",
     "frames_skipped",
-    "schedule_error_max_us",
-    "schedule_error_last_us",
+    "presentation_error_max_us",
+    "presentation_error_last_us",
 ];
 const STATUS_PRESENTATION: &[&str] = &[
     "zero_copy_frames",
@@ -85,7 +86,7 @@ const STATS_LINE: &[&str] = &[
     "dropped_no_buffer",
     "decode_errors",
     "frames_skipped",
-    "schedule_error_max_us",
+    "presentation_error_max_us",
     "decoder",
 ];
 
@@ -112,8 +113,8 @@ impl Tally {
             "woken_by_timer" => c.woken_by_timer,
             "woken_by_compositor" => c.woken_by_compositor,
             "woken_by_decoder" => c.woken_by_decoder,
-            "schedule_error_max_us" => c.schedule_error_max_us,
-            "schedule_error_last_us" => c.schedule_error_last_us,
+            "presentation_error_max_us" => c.presentation_error_max_us,
+            "presentation_error_last_us" => c.presentation_error_last_us,
             "zero_copy_frames" => d.frames_zero_copy,
             "copy_frames" => self.copied_frames(),
             "dmabuf_frames" => d.frames_dmabuf,

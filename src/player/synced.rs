@@ -88,19 +88,4 @@ impl Player {
     pub(super) fn on_schedule(&self) -> bool {
         self.slot.is_some()
     }
-
-    /// How far from its time on the schedule a frame reached the screen.
-    pub(super) fn note_schedule_error(&mut self, pts: Duration, shown: Instant) {
-        let Some(due) = self.clock.instant_of(pts) else {
-            return;
-        };
-        let error = if shown >= due {
-            shown - due
-        } else {
-            due - shown
-        };
-        let error_us = u64::try_from(error.as_micros()).unwrap_or(u64::MAX);
-        self.counters.schedule_error_max_us = self.counters.schedule_error_max_us.max(error_us);
-        self.counters.schedule_error_last_us = error_us;
-    }
 }

@@ -261,7 +261,8 @@ impl Player {
     /// Gapless playback: once the current file is within
     /// [`PREPARE_AHEAD`] of its end (or has been decoded to it), the entry
     /// due next is opened and starts decoding. An entry made ready for a
-    /// playlist that has changed since is dropped for the one now due.
+    /// playlist that has changed since is dropped for the one now due, and
+    /// one made ready before a seek back from the end is dropped.
     pub(super) fn prepare_next_when_due(&mut self) {
         if !self.options.gapless || self.playlist.loaded.is_none() {
             return;
@@ -271,17 +272,25 @@ impl Player {
             return;
         };
         let entry = self.playlist.entry_ids[index];
+        let position = self
+            .transport
+            .seek_target
+            .unwrap_or_else(|| self.transport.position());
+        let near_end = self
+            .file_duration
+            .is_some_and(|duration| duration.saturating_sub(position) <= PREPARE_AHEAD);
+        let due = near_end || self.transport.ended;
         if let Some(next) = &mut self.next_entry {
-            if next.entry == entry {
+            // A seek away from the end lets it go (a second decoder's
+            // buffers are not held for a whole file).
+            if next.entry == entry && due {
                 next.poll(&self.wake);
                 return;
             }
+            info!(entry = next.entry, "the entry opened ahead is let go");
             self.next_entry = None;
         }
-        let near_end = self.file_duration.is_some_and(|duration| {
-            duration.saturating_sub(self.transport.position()) <= PREPARE_AHEAD
-        });
-        if !(near_end || self.transport.ended) {
+        if !due {
             return;
         }
         let epoch = self.transport.fresh_epoch();

@@ -405,6 +405,50 @@ fn loops_and_plays_playlists() {
 }
 
 #[test]
+fn the_next_file_is_opened_ahead_near_the_end_and_let_go_after_a_seek_back() {
+    let weston = Weston::start(640, 480);
+    let a = media::clip("h264_25fps.mp4"); // 4 s
+    let b = media::clip("vp9.webm");
+    let mut reel = Reel::spawn(
+        &weston.client_env(),
+        weston.runtime_dir(),
+        &["--pause", "--start", "3"],
+        &[&a, &b],
+    );
+    reel.settled();
+    let opened_ahead = |reel: &Reel| reel.log().matches("opening the next entry ahead").count();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while opened_ahead(&reel) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "not opened ahead 1 s before the end\n{}",
+            reel.log()
+        );
+        sleep(Duration::from_millis(50));
+    }
+    // Back to the start: the second decoder is not kept for the whole file.
+    assert_eq!(reel.command("seek 0"), "ok");
+    reel.settled();
+    assert!(
+        reel.log().contains("the entry opened ahead is let go"),
+        "{}",
+        reel.log()
+    );
+    // Near the end again, opened again, and it plays.
+    assert_eq!(reel.command("seek 3.5"), "ok");
+    reel.settled();
+    reel.command("resume");
+    reel.wait_for("the second file", |s| s["index"] == "2/2");
+    assert_eq!(opened_ahead(&reel), 2, "{}", reel.log());
+    assert!(
+        reel.log().contains("the entry opened ahead plays"),
+        "{}",
+        reel.log()
+    );
+    assert!(reel.quit().success(), "{}", reel.log());
+}
+
+#[test]
 fn keeps_the_aspect_ratio_when_fitted() {
     let weston = Weston::start(640, 480);
     let clip = media::clip("h264_odd_size.mp4");

@@ -9,6 +9,7 @@
 //! or not the job that put it out carries a slice to decode.
 
 use super::codec::{CodecError, OutputPicture, Request, StatelessCodec, Timestamps};
+use super::decoder::REQUEST_LOG;
 use super::output_queue::OutputQueue;
 use crate::codec::bitstream::NalIndex;
 use crate::codec::{h264, hevc};
@@ -310,10 +311,14 @@ impl<G: SliceGlue> StatelessCodec for SliceCodec<G> {
             references.extend(job.references());
             let first = requests.len();
             requests.extend(self.glue.requests(job)?);
+            // The references are listed only for the request log.
+            let logged = tracing::enabled!(target: REQUEST_LOG, tracing::Level::DEBUG);
             for request in &mut requests[first..] {
                 request.summary.kind = job.kind();
                 request.summary.order = Some(job.order());
-                request.summary.references = job.references().collect();
+                if logged {
+                    request.summary.references = job.references().collect();
+                }
             }
         }
         // The DPB after this unit, plus what its pictures referred to.

@@ -215,3 +215,100 @@ mod tests {
         assert!(!Tally::default().all_equal());
     }
 }
+
+/// Which pictures of the two sides make a frame of the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The two next pictures, compared.
+    Pair,
+    /// Only the V4L2 side's next picture: the software side has none at
+    /// its time (or has ended).
+    V4l2Only,
+    SoftwareOnly,
+}
+
+/// Pairs the pictures of the two sides in output order. A side that drops
+/// a picture (a driver reporting a decode error) would shift every later
+/// pair: while the two sides' timestamps agree, a picture whose timestamp
+/// the other side's next picture has passed is reported alone, and the
+/// rest stay paired. Sides whose timestamps disagree from the start (an
+/// elementary stream with no timing, each decoder making up its own) are
+/// paired by order alone.
+#[derive(Debug, Default)]
+pub struct Aligner {
+    /// Whether the timestamps told the pairs apart so far: decided at the
+    /// first pair.
+    by_pts: Option<bool>,
+}
+
+impl Aligner {
+    /// What to take next, given the pts of each side's next picture (none
+    /// when the side has ended).
+    pub fn step(&mut self, v4l2: Option<i64>, software: Option<i64>) -> Step {
+        match (v4l2, software) {
+            (Some(a), Some(b)) => {
+                let by_pts = *self.by_pts.get_or_insert(a == b);
+                if !by_pts || a == b {
+                    Step::Pair
+                } else if a < b {
+                    Step::V4l2Only
+                } else {
+                    Step::SoftwareOnly
+                }
+            }
+            (Some(_), None) => Step::V4l2Only,
+            _ => Step::SoftwareOnly,
+        }
+    }
+}
+
+#[cfg(test)]
+mod aligner_tests {
+    use super::*;
+
+    /// The steps for two sides' pts sequences.
+    fn steps(v4l2: &[i64], software: &[i64]) -> Vec<Step> {
+        let (mut a, mut b) = (v4l2.iter().peekable(), software.iter().peekable());
+        let mut aligner = Aligner::default();
+        let mut out = Vec::new();
+        while a.peek().is_some() || b.peek().is_some() {
+            let step = aligner.step(a.peek().copied().copied(), b.peek().copied().copied());
+            match step {
+                Step::Pair => {
+                    a.next();
+                    b.next();
+                }
+                Step::V4l2Only => {
+                    a.next();
+                }
+                Step::SoftwareOnly => {
+                    b.next();
+                }
+            }
+            out.push(step);
+        }
+        out
+    }
+
+    #[test]
+    fn a_picture_one_side_dropped_is_reported_alone() {
+        use Step::*;
+        assert_eq!(
+            steps(&[0, 1, 3], &[0, 1, 2, 3]),
+            [Pair, Pair, SoftwareOnly, Pair]
+        );
+        assert_eq!(
+            steps(&[0, 1, 2, 3], &[0, 2, 3]),
+            [Pair, V4l2Only, Pair, Pair]
+        );
+        assert_eq!(steps(&[0, 1], &[0, 1, 2]), [Pair, Pair, SoftwareOnly]);
+        assert_eq!(steps(&[0, 1, 2], &[0]), [Pair, V4l2Only, V4l2Only]);
+    }
+
+    #[test]
+    fn sides_whose_timing_disagrees_are_paired_by_order() {
+        use Step::*;
+        assert_eq!(steps(&[0, 1, 2], &[5, 6, 7]), [Pair, Pair, Pair]);
+        assert_eq!(steps(&[0, 1], &[5, 6, 7]), [Pair, Pair, SoftwareOnly]);
+    }
+}

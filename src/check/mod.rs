@@ -1,6 +1,7 @@
 //! `reel check FILE`: the file decoded through the V4L2 stateless decoder
 //! and through the software decoder side by side, each pair of pictures in
-//! output order compared in the stream's planar layout; one line per frame
+//! output order compared in the stream's planar layout (a picture one side
+//! did not put out reported alone: `compare::Aligner`); one line per frame
 //! and a summary on stdout. Exit status 0 when every frame is equal, 1 on
 //! any difference (a missing frame included).
 
@@ -19,7 +20,7 @@ use anyhow::Result;
 
 use crate::exit::{Exit, Outcome};
 use crate::player::pipeline::Pipeline;
-use compare::{compare, FrameLine, Tally};
+use compare::{compare, Aligner, FrameLine, Step, Tally};
 use picture::{Packer, Picture};
 use request_log::{PictureLog, RequestLog};
 
@@ -35,11 +36,14 @@ pub struct CheckOptions {
     pub verbose: bool,
 }
 
-/// One side's decoding: its pipeline, packing, and why it stopped early.
+/// One side's decoding: its pipeline, packing, the next picture (with
+/// its place in the side's output order), and why it stopped early.
 struct Side {
     name: &'static str,
     pipeline: Pipeline,
     packer: Packer,
+    next: Option<(u64, Picture)>,
+    pictures: u64,
     ended: bool,
     failure: Option<String>,
 }
@@ -50,30 +54,42 @@ impl Side {
             name,
             pipeline,
             packer: Packer::default(),
+            next: None,
+            pictures: 0,
             ended: false,
             failure: None,
         }
     }
 
-    /// The next picture, or none at the end (or after a failure, kept).
-    fn next(&mut self) -> Option<Picture> {
-        if self.ended {
-            return None;
-        }
-        let packed = match self.pipeline.next_frame() {
-            Ok(Some(frame)) => self.packer.pack(&frame).map_err(anyhow::Error::from),
-            Ok(None) => {
-                self.ended = true;
-                return None;
+    /// The pts of the next picture, decoding it if need be; none at the
+    /// end (or after a failure, kept).
+    fn peek(&mut self) -> Option<i64> {
+        if self.next.is_none() && !self.ended {
+            match self.decode() {
+                Ok(Some(picture)) => {
+                    self.next = Some((self.pictures, picture));
+                    self.pictures += 1;
+                }
+                Ok(None) => self.ended = true,
+                Err(e) => {
+                    self.ended = true;
+                    self.failure = Some(crate::message::causes(&e));
+                }
             }
-            Err(e) => Err(e),
-        };
-        packed
-            .map_err(|e| {
-                self.ended = true;
-                self.failure = Some(crate::message::causes(&e));
-            })
-            .ok()
+        }
+        self.next.as_ref().map(|(_, p)| p.pts_raw)
+    }
+
+    fn decode(&mut self) -> Result<Option<Picture>> {
+        match self.pipeline.next_frame()? {
+            Some(frame) => Ok(Some(self.packer.pack(&frame)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The next picture and its place in this side's output order.
+    fn take(&mut self) -> Option<(u64, Picture)> {
+        self.next.take()
     }
 }
 
@@ -92,15 +108,21 @@ pub fn run(options: &CheckOptions, requests: &RequestLog, out: &mut impl Write) 
     let mut tally = Tally::default();
     let mut first: Option<FirstDifference> = None;
     let mut dumped = 0;
+    let mut aligner = Aligner::default();
     for index in 0u64.. {
-        let mut a = v4l2.next();
-        let b = software.next();
-        if a.is_none() && b.is_none() {
-            break;
-        }
-        if let Some(picture) = a.as_mut().filter(|_| poisoned == Some(index)) {
+        let step = match (v4l2.peek(), software.peek()) {
+            (None, None) => break,
+            (a, b) => aligner.step(a, b),
+        };
+        let mut a = (step != Step::SoftwareOnly).then(|| v4l2.take()).flatten();
+        let b = (step != Step::V4l2Only).then(|| software.take()).flatten();
+        // The V4L2 side's own output index: its request log and the
+        // poison hook count by it.
+        let v4l2_index = a.as_ref().map(|(i, _)| *i);
+        if let Some((_, picture)) = a.as_mut().filter(|(i, _)| poisoned == Some(*i)) {
             poison::poison(picture);
         }
+        let (a, b) = (a.map(|(_, p)| p), b.map(|(_, p)| p));
         let verdict = compare(a.as_ref(), b.as_ref());
         let pts = a.as_ref().or(b.as_ref()).map(|p| p.pts_raw);
         writeln!(
@@ -120,7 +142,7 @@ pub fn run(options: &CheckOptions, requests: &RequestLog, out: &mut impl Write) 
             first = Some(FirstDifference {
                 index,
                 pts,
-                log: requests.picture(index),
+                log: v4l2_index.and_then(|i| requests.picture(i)),
             });
         }
         if let Some(dir) = options

@@ -136,6 +136,9 @@ pub fn run(options: &CheckOptions, requests: &RequestLog, out: &mut impl Write) 
         )?;
         tally.add(index, &verdict);
         if verdict.is_equal() {
+            if let Some(i) = v4l2_index.filter(|_| first.is_none()) {
+                requests.forget(i);
+            }
             continue;
         }
         if first.is_none() {
@@ -144,6 +147,7 @@ pub fn run(options: &CheckOptions, requests: &RequestLog, out: &mut impl Write) 
                 pts,
                 log: v4l2_index.and_then(|i| requests.picture(i)),
             });
+            requests.stop();
         }
         if let Some(dir) = options
             .dump_dir

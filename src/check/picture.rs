@@ -28,7 +28,7 @@ pub struct Packer {
 impl Default for Packer {
     fn default() -> Self {
         Self {
-            writer: RawVideoWriter::new(Vec::new(), None),
+            writer: RawVideoWriter::new(Vec::new(), None).without_layout_log(),
         }
     }
 }

@@ -23,10 +23,13 @@ const DECODER_TARGET: &str = "reel::v4l2::decoder";
 
 #[derive(Default)]
 struct Captured {
-    /// Each request's line, by device timestamp, in the order sent.
+    /// Each request's line, by device timestamp, in the order sent; those
+    /// of pictures compared equal are let go.
     requests: HashMap<u64, Vec<String>>,
     /// The device timestamp of each picture put out, in output order.
     frames_out: Vec<u64>,
+    /// Nothing more is needed (the first difference is known).
+    stopped: bool,
 }
 
 /// What was captured, shared between the layer and `reel check`.
@@ -79,8 +82,31 @@ impl RequestLog {
         })
     }
 
+    /// The V4L2 side's `index`-th picture was equal: its requests are no
+    /// longer needed (the log stays small over a long stream).
+    pub fn forget(&self, index: u64) {
+        let mut captured = self.lock();
+        let timestamp = usize::try_from(index)
+            .ok()
+            .and_then(|i| captured.frames_out.get(i).copied());
+        if let Some(timestamp) = timestamp {
+            captured.requests.remove(&timestamp);
+        }
+    }
+
+    /// Captures nothing more, and lets go of what it holds.
+    pub fn stop(&self) {
+        let mut captured = self.lock();
+        captured.stopped = true;
+        captured.requests = HashMap::new();
+        captured.frames_out = Vec::new();
+    }
+
     fn record(&self, message: &str, timestamp_ns: Option<u64>) {
         let mut captured = self.lock();
+        if captured.stopped {
+            return;
+        }
         if message == FRAME_OUT {
             if let Some(ts) = timestamp_ns {
                 captured.frames_out.push(ts);
@@ -170,5 +196,11 @@ mod tests {
         let second = log.picture(1).expect("second picture");
         assert_eq!((second.kind.as_deref(), second.order), (Some("I"), None));
         assert_eq!(log.picture(2), None);
+        log.forget(0);
+        assert!(log.picture(0).expect("still counted").lines.is_empty());
+        assert_eq!(log.picture(1).expect("kept").lines.len(), 1);
+        log.stop();
+        log.record(FRAME_OUT, Some(1000));
+        assert_eq!(log.picture(0), None);
     }
 }

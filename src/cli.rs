@@ -26,6 +26,31 @@ pub struct Cli {
 pub enum Command {
     /// Report the decoders, the compositor's formats and which path reel would take.
     Probe(ProbeArgs),
+    /// Decode FILE through the V4L2 decoder and the software decoder side
+    /// by side and compare every picture (exit 0: all equal, 1: a difference).
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The file (or elementary stream) to check.
+    pub file: PathBuf,
+    /// Use this V4L2 decoder's video node instead of discovering one.
+    #[arg(long, value_name = "PATH")]
+    pub device: Option<PathBuf>,
+    /// Write both pictures of the first differing frames here as PNG.
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
+    /// How many differing frames `--dump-dir` writes.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub dump_count: usize,
+    /// Software decoder threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    #[command(flatten)]
+    pub log: LogArgs,
+    #[command(flatten)]
+    pub network: NetworkArgs,
 }
 
 #[derive(Args, Debug)]
@@ -266,6 +291,13 @@ mod tests {
     fn probe_and_files_do_not_mix() {
         let cli = Cli::try_parse_from(["reel", "probe"]).expect("probe parses");
         assert!(matches!(cli.command, Some(Command::Probe(_))));
+        let cli = Cli::try_parse_from(["reel", "check", "-v", "--dump-dir", "d", "a.264"])
+            .expect("check parses");
+        let Some(Command::Check(check)) = cli.command else {
+            panic!("not check");
+        };
+        assert_eq!((check.dump_count, check.log.verbose), (4, 1));
+        assert!(Cli::try_parse_from(["reel", "check"]).is_err());
         let cli = Cli::try_parse_from(["reel", "--loop", "a.mp4", "b.mkv"]).expect("files parse");
         assert!(cli.command.is_none());
         assert_eq!(cli.play.files.len(), 2);

@@ -2,6 +2,7 @@
 //! dmabuf presentation, and a software decoding fallback.
 
 pub mod audio;
+pub mod check;
 pub mod cli;
 pub mod codec;
 pub mod config;

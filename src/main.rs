@@ -1,10 +1,15 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+use reel::check::request_log::RequestLog;
+use reel::check::CheckOptions;
 
 use reel::audio::{AudioOptions, Track};
-use reel::cli::{Command, Hwdec, LogArgs, Output, PlayArgs};
+use reel::cli::{CheckArgs, Command, Hwdec, LogArgs, Output, PlayArgs};
 use reel::exit::{Exit, Fatal, Outcome};
 use reel::osd::OsdLevel;
 use reel::player::decoder_choice::DecoderChoice;
@@ -18,20 +23,23 @@ fn main() -> ExitCode {
             return Exit::Usage.code();
         }
     };
-    let log = match &cli.command {
-        Some(Command::Probe(args)) => &args.log,
-        None => &cli.play.log,
-    };
-    init_logging(log);
+    let requests = RequestLog::default();
+    match &cli.command {
+        Some(Command::Probe(args)) => init_logging(&args.log, None),
+        Some(Command::Check(args)) => init_logging(&args.log, Some(&requests)),
+        None => init_logging(&cli.play.log, None),
+    }
     let network = match &cli.command {
-        Some(Command::Probe(args)) => &args.network,
-        None => &cli.play.network,
+        Some(Command::Probe(args)) => args.network.options(),
+        Some(Command::Check(args)) => args.network.options(),
+        None => cli.play.network.options(),
     };
-    reel::media::network::configure(network.options());
+    reel::media::network::configure(network);
     let result = match cli.command {
         Some(Command::Probe(args)) => {
             reel::probe::run(args.file.as_deref()).map(Outcome::from_failures)
         }
+        Some(Command::Check(args)) => check(args, &requests),
         None => play(cli.play),
     };
     match result {
@@ -48,7 +56,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(args: &LogArgs) {
+/// The log on stderr as `-v` or RUST_LOG says; for `reel check`, the
+/// V4L2 side's request log captured as well (`requests`), whatever they say.
+fn init_logging(args: &LogArgs, requests: Option<&RequestLog>) {
     let default = match args.verbose {
         0 => "warn",
         1 => "info",
@@ -56,12 +66,31 @@ fn init_logging(args: &LogArgs) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(requests.map(|r| r.layer()))
         .init();
+}
+
+/// `reel check`: one line per frame and the summary on stdout.
+fn check(args: CheckArgs, requests: &RequestLog) -> anyhow::Result<Outcome> {
+    let options = CheckOptions {
+        file: args.file,
+        device: args.device,
+        threads: args.threads,
+        dump_dir: args.dump_dir,
+        dump_count: args.dump_count,
+        verbose: args.log.verbose > 0,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let outcome = reel::check::run(&options, requests, &mut out);
+    out.flush()?;
+    outcome
 }
 
 /// Plays the files; returns the errors of files that could not be played

@@ -15,6 +15,10 @@
 //!   neighbours) and is close to the source pixels;
 //! - reel's software FWHT decoder (`--hwdec=no`, on the host) gives the
 //!   reference decode byte for byte.
+//! - `reel check` finds vicodec and the software decoder equal on every
+//!   frame (exit 0), and reports the first differing frame of a copy with
+//!   one P frame's payload damaged and of a V4L2 picture spoilt by its test
+//!   hook (exit 1; -v lists the frame's request, --dump-dir its pictures).
 //!
 //! One guest boot plays everything (plus one to encode when the media are
 //! stale); if the guest cannot start, every test fails with the reason.
@@ -182,10 +186,77 @@ fn make_media(dir: &Path) {
     }
 }
 
+/// The clip `reel check` runs on damaged or poisoned, and the P frame
+/// (in a GOP of 10) whose payload the corrupted copy flips bytes in, and
+/// the frame the poison hook spoils.
+const CHECKED: usize = 0;
+const CORRUPT_FRAME: usize = 13;
+const POISON_FRAME: usize = 7;
+
+/// A copy of `clip`'s stream with bytes of frame `frame`'s payload flipped
+/// (its header left alone): `NAME.corrupt.fwht`.
+fn corrupted_stream(clip: &Clip, frame: usize) -> PathBuf {
+    let mut stream = read_bytes(&clip.media(".fwht"));
+    let mut offset = 0;
+    for i in 0.. {
+        let (header, payload) = reel::codec::fwht::split_frame(&stream[offset..])
+            .unwrap_or_else(|e| panic!("{}: frame {i}: {e}", clip.name));
+        if i == frame {
+            assert!(!header.is_intra(), "frame {frame} is a P frame");
+            let (start, end) = (offset + payload.start, offset + payload.end);
+            // Every 16th word of the first half of the payload: coefficients
+            // and run lengths of the luma plane's blocks change.
+            let half = start + (end - start) / 2;
+            for byte in stream[start..half].iter_mut().step_by(32) {
+                *byte ^= 0x5a;
+            }
+            break;
+        }
+        offset += payload.end;
+    }
+    let path = clip.media(".corrupt.fwht");
+    std::fs::write(&path, &stream).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+/// `reel check` runs (tests/vm/guest/reel-check.sh): every clip as it is
+/// (`check-NAME`), the corrupted copy (`check-corrupt`), and the clip with
+/// the V4L2 side's picture POISON_FRAME spoilt by the test hook
+/// (`check-poison`, with -v and --dump-dir).
+fn check_calls() -> Vec<ScriptCall> {
+    let reel = env!("CARGO_BIN_EXE_reel");
+    let mut calls: Vec<ScriptCall> = CLIPS
+        .iter()
+        .map(|clip| {
+            ScriptCall::new("reel-check.sh")
+                .arg(reel)
+                .arg(format!("check-{}", clip.name))
+                .arg(clip.media(".fwht"))
+        })
+        .collect();
+    let clip = &CLIPS[CHECKED];
+    calls.push(
+        ScriptCall::new("reel-check.sh")
+            .arg(reel)
+            .arg("check-corrupt")
+            .arg(corrupted_stream(clip, CORRUPT_FRAME)),
+    );
+    calls.push(
+        ScriptCall::new("reel-check.sh")
+            .env("REEL_TEST_POISON_CAPTURE", POISON_FRAME.to_string())
+            .env("CHECK_DUMP", "check-poison-dump")
+            .arg(reel)
+            .arg("check-poison")
+            .arg(clip.media(".fwht"))
+            .args(["-v", "--dump-count", "1"]),
+    );
+    calls
+}
+
 fn runs() -> &'static GuestResult {
     static RUNS: OnceLock<GuestResult> = OnceLock::new();
     RUNS.get_or_init(|| {
-        let calls = CLIPS.iter().map(|clip| {
+        let plays = CLIPS.iter().map(|clip| {
             ScriptCall::new("fwht-play.sh")
                 .arg(env!("CARGO_BIN_EXE_reel"))
                 .arg(clip.name)
@@ -194,6 +265,7 @@ fn runs() -> &'static GuestResult {
                 .arg(clip.start())
                 .arg(if clip.playback { "play" } else { "no-play" })
         });
+        let calls = plays.chain(check_calls());
         let result = Guest::run(
             &GuestCommand::scripts(calls)
                 .modules(["vicodec"])
@@ -573,4 +645,151 @@ fn looping_screenshot_shows_a_reference_frame() {
             "{play}: no reference frame on screen (best PSNR {best:.1} dB)"
         );
     }
+}
+
+/// `reel check`'s run NAME: its exit status, its frame lines and the rest
+/// of its output.
+struct CheckRun {
+    rc: String,
+    frames: Vec<String>,
+    output: String,
+    log: String,
+}
+
+fn check_run(name: &str) -> CheckRun {
+    let output = read(&format!("{name}.check"));
+    CheckRun {
+        rc: read(&format!("{name}.check.rc")).trim().to_owned(),
+        frames: output
+            .lines()
+            .filter(|l| l.starts_with("frame="))
+            .map(str::to_owned)
+            .collect(),
+        log: read(&format!("{name}.check.log")),
+        output,
+    }
+}
+
+impl CheckRun {
+    fn context(&self, name: &str) -> String {
+        format!(
+            "{name}: status {}\n{}\nstderr:\n{}",
+            self.rc, self.output, self.log
+        )
+    }
+
+    /// The first differing frame's line of the summary.
+    fn first_differing(&self) -> Option<&str> {
+        self.output
+            .lines()
+            .find(|l| l.starts_with("first differing frame:"))
+    }
+}
+
+#[test]
+fn reel_check_finds_vicodec_and_the_software_decoder_equal() {
+    for clip in &CLIPS {
+        let name = format!("check-{}", clip.name);
+        let run = check_run(&name);
+        let context = run.context(&name);
+        assert_eq!(run.rc, "0", "{context}");
+        assert_eq!(run.frames.len(), clip.frames as usize, "{context}");
+        for (i, line) in run.frames.iter().enumerate() {
+            assert!(
+                line.starts_with(&format!("frame={i} ")) && line.ends_with(" equal"),
+                "{context}"
+            );
+        }
+        let summary = format!(
+            "summary: compared={0} differing=0 v4l2_frames={0} software_frames={0}",
+            clip.frames
+        );
+        assert!(run.output.contains(&summary), "{context}");
+        assert!(run.output.contains("every frame equal"), "{context}");
+        assert!(!run.log.contains("panicked"), "{context}");
+    }
+}
+
+#[test]
+fn reel_check_reports_a_corrupted_p_frame() {
+    let run = check_run("check-corrupt");
+    let context = run.context("check-corrupt");
+    assert_eq!(run.rc, "1", "{context}");
+    let first = run.first_differing().unwrap_or_else(|| panic!("{context}"));
+    assert!(
+        first.starts_with(&format!("first differing frame: frame={CORRUPT_FRAME} ")),
+        "{context}"
+    );
+    for line in &run.frames[..CORRUPT_FRAME] {
+        assert!(line.ends_with(" equal"), "{context}");
+    }
+    // From the next I frame on, the sides agree again: a picture one side
+    // did not put out (vicodec reports the damaged frame as an error) is
+    // reported alone rather than shifting every later pair.
+    let next_intra = CORRUPT_FRAME.next_multiple_of(CLIPS[CHECKED].gop as usize);
+    assert_eq!(
+        run.frames.len(),
+        CLIPS[CHECKED].frames as usize,
+        "{context}"
+    );
+    for line in &run.frames[next_intra..] {
+        assert!(line.ends_with(" equal"), "{context}");
+    }
+    assert!(!run.log.contains("panicked"), "{context}");
+}
+
+#[test]
+fn reel_check_reports_a_poisoned_capture_buffer() {
+    let clip = &CLIPS[CHECKED];
+    let run = check_run("check-poison");
+    let context = run.context("check-poison");
+    assert_eq!(run.rc, "1", "{context}");
+    assert_eq!(run.frames.len(), clip.frames as usize, "{context}");
+    for (i, line) in run.frames.iter().enumerate() {
+        if i == POISON_FRAME {
+            // Luma spoilt: a finite PSNR there, chroma equal.
+            assert!(line.contains(" differ psnr_y="), "{context}");
+            assert!(!line.contains("psnr_y=inf"), "{context}");
+            assert!(line.ends_with("psnr_u=inf psnr_v=inf"), "{context}");
+        } else {
+            assert!(line.ends_with(" equal"), "{context}");
+        }
+    }
+    assert!(
+        run.output.contains(&format!(
+            "summary: compared={0} differing=1 v4l2_frames={0} software_frames={0}",
+            clip.frames
+        )),
+        "{context}"
+    );
+    // Frame 7 of a GOP of 10: a P frame; -v lists its request.
+    let first = run.first_differing().unwrap_or_else(|| panic!("{context}"));
+    assert!(
+        first.starts_with(&format!("first differing frame: frame={POISON_FRAME} pts=")),
+        "{context}"
+    );
+    assert!(first.contains(" type=P"), "{context}");
+    let requests: Vec<&str> = run
+        .output
+        .lines()
+        .filter(|l| l.trim_start().starts_with("request ts="))
+        .collect();
+    assert_eq!(requests.len(), 1, "{context}");
+    assert!(requests[0].contains("kind=P"), "{context}");
+    // --dump-count 1: both pictures of frame 7, the V4L2 one spoilt.
+    let dir = runs().result_dir.join("check-poison-dump");
+    let png = |side: &str| decode_png(&dir.join(format!("frame-{POISON_FRAME}-{side}.png")));
+    let (v4l2, software) = (png("v4l2"), png("software"));
+    for shot in [&v4l2, &software] {
+        assert_eq!((shot.width, shot.height), (clip.width, clip.height));
+    }
+    assert!(v4l2.rgb != software.rgb, "{context}");
+    let reference = yuv_frame_rgb(clip, &clip.media(".ref.yuv"), POISON_FRAME as u32);
+    let db = psnr(&software.rgb, &reference);
+    assert!(
+        db > 40.0,
+        "the software picture is frame {POISON_FRAME}: {db:.1} dB"
+    );
+    let entries = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(entries, 2, "{context}");
 }

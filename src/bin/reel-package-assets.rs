@@ -4,7 +4,7 @@
 //!
 //!   cargo run --bin reel-package-assets -- DIR
 //!
-//! DIR gets reel.1, reel-probe.1, reel.bash, _reel and reel.fish.
+//! DIR gets reel.1, reel-probe.1, reel-check.1, reel.bash, _reel and reel.fish.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -34,8 +34,8 @@ fn main() -> ExitCode {
 fn write_assets(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut command = Cli::command();
-    // The pages: reel(1) and reel-probe(1), which reel(1) refers to (not
-    // `reel help`, which says what --help says).
+    // The pages: reel(1), and reel-probe(1) and reel-check(1), which
+    // reel(1) refers to (not `reel help`, which says what --help says).
     let mut pages = Cli::command().disable_help_subcommand(true);
     pages.build();
     let mut page = BufWriter::new(File::create(dir.join("reel.1"))?);

@@ -32,6 +32,9 @@ pub struct RawVideoWriter<W: Write> {
     stream_layout: Option<String>,
     layout: Option<(u32, u32, PixelFormat)>,
     frames: u64,
+    /// Log each change of size or layout (a raw stream's reader cuts it
+    /// there).
+    log_layout: bool,
     /// The chroma samples of the picture being written, de-interleaved.
     cb: Vec<u8>,
     cr: Vec<u8>,
@@ -46,15 +49,23 @@ impl<W: Write> RawVideoWriter<W> {
             stream_layout,
             layout: None,
             frames: 0,
+            log_layout: true,
             cb: Vec::new(),
             cr: Vec::new(),
         }
     }
 
+    /// A writer that does not log changes of layout (pictures packed for
+    /// another use than a raw stream: `reel check`).
+    pub fn without_layout_log(mut self) -> Self {
+        self.log_layout = false;
+        self
+    }
+
     pub fn write_frame(&mut self, frame: &Frame) -> io::Result<()> {
         let written = planar_layout(frame.format);
         let layout = (frame.width, frame.height, written);
-        if self.layout != Some(layout) {
+        if self.log_layout && self.layout != Some(layout) {
             tracing::info!(
                 "raw output from frame {}: {}x{} {}",
                 self.frames,

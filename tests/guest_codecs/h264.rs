@@ -1,7 +1,8 @@
 //! H.264's own checks (the generic ones are in oracle_checks.rs and
 //! playback_checks.rs): truncated and corrupted files (bounded time, no
 //! panic, errors logged, decoding resumes at the next IDR), the decoder
-//! chosen as asked and the fallback to software, and on the host the
+//! chosen as asked and the fallback to software, `reel check` on visl
+//! (a difference from frame 0, no crash), and on the host the
 //! requests H264Codec makes in each decode mode and start-code setting.
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use crate::boot::{self, GuestCall, SAVE_DIR};
 use crate::row_runs::{V4L2_FRAMEMD5, V4L2_NULL};
 use crate::support::reel_runs::{self, traced_decode};
 use crate::support::visl_trace::{self, FrameRecord};
+use crate::support::vm::ScriptCall;
 use crate::support::{self, media};
 
 /// Two segments, each starting with an IDR: damage in the first must not
@@ -101,10 +103,24 @@ pub fn guest_calls() -> Vec<GuestCall> {
         ("h264-small-auto", &null, small.clone()),
         ("h264-small-v4l2", &V4L2_NULL, small),
     ];
-    runs.into_iter()
+    let mut calls: Vec<GuestCall> = runs
+        .into_iter()
         .map(|(name, options, file)| GuestCall::new(name, traced_decode(name, options, &file)))
-        .collect()
+        .collect();
+    calls.push(GuestCall::new(
+        CHECK,
+        ScriptCall::new("reel-check.sh")
+            .arg(env!("CARGO_BIN_EXE_reel"))
+            .arg(CHECK)
+            .arg(&baseline)
+            .arg("-v"),
+    ));
+    calls
 }
+
+/// `reel check` on visl (tests/vm/guest/reel-check.sh): visl draws a test
+/// pattern, so every frame differs from the software decode.
+const CHECK: &str = "h264-check";
 
 /// The oracle's slice-based frames as frame-based decoding sends them: one
 /// run per picture, no slice parameters or prediction weights (the driver
@@ -468,4 +484,46 @@ fn an_exact_seek_queues_no_request_for_a_non_reference_before_its_target() {
         seek, expected,
         "pictures decoded for the seek (IDR period, POC, reference)"
     );
+}
+
+/// `reel check` on visl reports the mismatch honestly: a difference from
+/// frame 0 on (visl's pictures are a test pattern), every frame of the
+/// clip compared, exit 1, no crash, in bounded time.
+#[test]
+fn reel_check_on_visl_reports_a_difference_from_frame_0() {
+    let result = boot::result();
+    let read = |suffix: &str| {
+        result
+            .read_result(&format!("{CHECK}.check{suffix}"))
+            .unwrap_or_default()
+    };
+    let (out, log) = (read(""), read(".log"));
+    let context = format!("{CHECK}: status {}\n{out}\nstderr:\n{log}", read(".rc"));
+    assert_eq!(read(".rc").trim(), "1", "{context}");
+    assert!(!log.contains("panicked"), "{context}");
+    let seconds: u64 = read(".seconds").trim().parse().unwrap_or(u64::MAX);
+    assert!(seconds < 60, "{seconds} s: {context}");
+    let frames: Vec<&str> = out.lines().filter(|l| l.starts_with("frame=")).collect();
+    let first = frames
+        .first()
+        .unwrap_or_else(|| panic!("no frame: {context}"));
+    assert!(
+        first.starts_with("frame=0 ") && first.contains(" differ"),
+        "{context}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("first differing frame: frame=0 ") && l.contains("type=")),
+        "{context}"
+    );
+    // -v: the first frame's requests, as sent.
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("request ts=")),
+        "{context}"
+    );
+    let clip = crate::support::oracle::clip("h264_baseline").expect("known clip");
+    let want =
+        crate::support::oracle::ffmpeg_frame_count(clip, media::dir()).expect("ffmpeg counts");
+    assert_eq!(frames.len(), want, "{context}");
 }

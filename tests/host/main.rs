@@ -9,6 +9,7 @@ mod support;
 mod av1_headers;
 mod av1_output_order;
 mod bad_input;
+mod check;
 mod config_file;
 mod demux;
 mod demux_fwht;

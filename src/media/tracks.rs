@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ffmpeg_next as ff;
 
-use super::MediaError;
+use super::{MediaError, SourceInput};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrackKind {
@@ -48,8 +48,10 @@ pub struct TrackInfo {
 
 /// The video and audio tracks of `path`; other streams are left out.
 pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
-    let input = ff::format::input(&path)
-        .map_err(|e| MediaError::Open(format!("{}: {e}", path.display())))?;
+    // Opened as the audio thread opens it: a URL under its network
+    // whitelist, a local file behind `file:` (and no panic on a name that
+    // is not UTF-8).
+    let input = SourceInput::open(path)?;
     let mut counts = (0, 0);
     let mut tracks = Vec::new();
     for stream in input.streams() {

@@ -40,7 +40,7 @@ fi
 
 install() { apt-get install -y -q --no-install-recommends "$@"; }
 
-runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libxkbcommon0
+runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavfilter8 libxkbcommon0
          libasound2 fonts-dejavu-core)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev

@@ -156,6 +156,11 @@ pub struct PlayArgs {
     #[arg(long, value_name = "TIME", value_parser = crate::player::schedule::parse_epoch)]
     pub sync_epoch: Option<Duration>,
 
+    /// Play at this speed, 0.25 to 4 (sound time-stretched, its pitch
+    /// kept); `[`/`]`, `{`/`}` and backspace change it while playing.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = crate::player::speed::parse_speed)]
+    pub speed: f64,
+
     /// Start at this position: seconds (`12.5`) or `[[HH:]MM:]SS[.frac]`.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub start: Option<Duration>,

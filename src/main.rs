@@ -208,6 +208,7 @@ fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> Pla
         force_shm: args.shm,
         force_copy: args.copy,
         video_crop: args.video_crop,
+        speed: args.speed,
         control: args.control,
         ipc: args.input_ipc_server,
         idle: args.idle,

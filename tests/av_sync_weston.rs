@@ -8,13 +8,15 @@
 //!
 //! The binary holds reel's tests that measure timing against weston's
 //! presentation feedback, run alone (tests/suite-times.tsv): besides A/V
-//! sync, gapless playlist transitions (`playlist_gapless`) and players on
-//! one schedule (`video_wall`).
+//! sync, gapless playlist transitions (`playlist_gapless`), players on
+//! one schedule (`video_wall`) and playback speed (`speed`).
 
 mod support;
 
 #[path = "timing/playlist_gapless.rs"]
 mod playlist_gapless;
+#[path = "timing/speed.rs"]
+mod speed;
 #[path = "timing/video_wall.rs"]
 mod video_wall;
 

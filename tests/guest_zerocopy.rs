@@ -11,6 +11,8 @@
 //! - a resolution change with frames on screen frees the old buffers
 //!   before allocating the new ones (strace), under a bound on visl's
 //!   CAPTURE memory that both sets at once would exceed;
+//! - `--speed 0.5` (the odd-sized clip): visl's frames reach the screen
+//!   paced at half speed (within 2 %), still zero-copy;
 //! - `--video-crop` on a schedule joined mid-clip (`--sync-epoch`): the
 //!   rectangle of visl's own buffer, still zero-copy, fills the output;
 //! - with `--copy` the same picture arrives through the copy path, in
@@ -426,6 +428,34 @@ fn a_video_crop_on_a_schedule_shows_that_rectangle_of_visls_buffer() {
             "bar edge at {edge} missing from the cropped screen: {got:?} (want {want:?})"
         );
     }
+}
+
+#[test]
+fn at_half_speed_visls_frames_reach_the_screen_at_half_pace() {
+    let s = stats("odd");
+    assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
+    let log = read("odd.log");
+    let frames = reel_output::frames_on_screen(&log);
+    let first_epoch = frames.first().map(|f| f.epoch);
+    // The first loop of the 1 s clip, leaving its first frame aside (it
+    // waits for the clock to start).
+    let paced: Vec<_> = frames
+        .iter()
+        .filter(|f| Some(f.epoch) == first_epoch && f.pts >= Duration::from_millis(100))
+        .collect();
+    let (Some(first), Some(last)) = (paced.first(), paced.last()) else {
+        panic!("no frame on screen after 0.1 s in the first loop:\n{log}");
+    };
+    let media = (last.pts - first.pts).as_secs_f64();
+    assert!(
+        media >= 0.5,
+        "only {media} s of the clip shown at 0.5x:\n{log}"
+    );
+    let wall = (last.shown - first.shown).as_secs_f64();
+    assert!(
+        (wall / media * 0.5 - 1.0).abs() <= 0.02,
+        "at 0.5x {media:.3} s of media took {wall:.3} s on the screen"
+    );
 }
 
 #[test]

@@ -10,10 +10,11 @@ pub mod convert;
 pub mod output;
 pub mod queue;
 pub mod source;
+pub mod tempo;
 pub mod volume;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -24,6 +25,7 @@ use tracing::{debug, info, warn};
 use queue::Queue;
 use source::AudioSource;
 pub use source::Track;
+use tempo::Tempo;
 
 /// How much decoded audio the thread keeps ahead of the output.
 const AHEAD: Duration = Duration::from_millis(500);
@@ -57,6 +59,8 @@ pub struct Shared {
     playing: AtomicBool,
     /// `Volume::gain` as f32 bits.
     gain: AtomicU32,
+    /// The playback speed as f64 bits.
+    speed: AtomicU64,
     /// The output reported an error (the sound server went away).
     failed: AtomicBool,
     /// Underruns the output reported and recovered from, not yet logged.
@@ -84,8 +88,13 @@ impl Shared {
 }
 
 enum Command {
-    /// Restart at media time `target`, queueing samples as `generation`.
-    Seek { target: Duration, generation: u64 },
+    /// Restart at media time `target`, queueing samples as `generation`
+    /// stretched to `speed`.
+    Seek {
+        target: Duration,
+        generation: u64,
+        speed: f64,
+    },
 }
 
 /// The audio of one file.
@@ -97,27 +106,33 @@ pub struct Audio {
 
 impl Audio {
     /// Starts the audio of `path` at media time `start` (None: from the
-    /// beginning), silent until `play_from`. None with
+    /// beginning) played at `speed`, silent until `play_from`. None with
     /// `--no-audio`.
     pub fn start(
         path: &Path,
         options: &AudioOptions,
         start: Option<Duration>,
         gain: f32,
+        speed: f64,
     ) -> Option<Self> {
         let track = options.track?;
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::new(2, 48_000)),
             playing: AtomicBool::new(false),
             gain: AtomicU32::new(gain.to_bits()),
+            speed: AtomicU64::new(speed.to_bits()),
             failed: AtomicBool::new(false),
             xruns: AtomicU32::new(0),
             stall_warned: AtomicBool::new(false),
         });
         let (commands, command_rx) = mpsc::channel();
-        if let Some(target) = start {
-            let generation = shared.queue().flush();
-            let _ = commands.send(Command::Seek { target, generation });
+        if start.is_some() || speed != 1.0 {
+            let generation = shared.queue().flush(speed);
+            let _ = commands.send(Command::Seek {
+                target: start.unwrap_or(Duration::ZERO),
+                generation,
+                speed,
+            });
         }
         let job = Job {
             path: path.to_owned(),
@@ -160,8 +175,24 @@ impl Audio {
     /// until `play_from`.
     pub fn seek(&self, target: Duration) {
         self.set_playing(false);
-        let generation = self.shared.queue().flush();
-        let _ = self.commands.send(Command::Seek { target, generation });
+        let speed = f64::from_bits(self.shared.speed.load(Ordering::Relaxed));
+        let generation = self.shared.queue().flush(speed);
+        let _ = self.commands.send(Command::Seek {
+            target,
+            generation,
+            speed,
+        });
+    }
+
+    /// Plays at `speed` from media time `media` on, heard from `now` (the
+    /// sound queued at the old speed is dropped and decoded again).
+    pub fn set_speed(&self, speed: f64, media: Duration, now: Instant) {
+        let playing = self.shared.playing.load(Ordering::Relaxed);
+        self.shared.speed.store(speed.to_bits(), Ordering::Relaxed);
+        self.seek(media);
+        if playing {
+            self.play_from(media, now);
+        }
     }
 
     pub fn set_gain(&self, gain: f32) {
@@ -258,6 +289,8 @@ impl Job {
             .configure(usize::from(layout.channels), layout.rate);
         let mut converter = convert::Converter::new(layout.channels, layout.rate);
         let mut generation = self.shared.queue().generation();
+        let mut tempo: Option<Tempo> = None;
+        let mut stretched = Vec::new();
         // Samples before this media time are dropped (a seek's target).
         let mut drop_before: Option<Duration> = None;
         let mut ended = false;
@@ -280,10 +313,23 @@ impl Job {
             if let Some(Command::Seek {
                 target,
                 generation: new,
+                speed,
             }) = command
             {
-                debug!(?target, "audio seek");
+                debug!(?target, speed, "audio seek");
                 generation = new;
+                // A new stretch: the old one holds sound from before.
+                tempo = (speed != 1.0)
+                    .then(|| Tempo::new(speed, layout.channels, layout.rate))
+                    .and_then(|made| {
+                        made.map_err(|e| warn!("{name}: no time-stretch ({e}): sound stops"))
+                            .ok()
+                    });
+                if speed != 1.0 && tempo.is_none() {
+                    self.shared.queue().end(generation);
+                    ended = true;
+                    continue;
+                }
                 drop_before = Some(target);
                 ended = false;
                 if let Err(e) = source.seek(target) {
@@ -299,6 +345,12 @@ impl Job {
                 Ok(Some(decoded)) => decoded,
                 Ok(None) => {
                     debug!("audio: end of stream");
+                    if let Some(tempo) = &mut tempo {
+                        stretched.clear();
+                        if let Ok(Some(out_pts)) = tempo.finish(&mut stretched) {
+                            self.shared.queue().push(generation, out_pts, &stretched);
+                        }
+                    }
                     self.shared.queue().end(generation);
                     ended = true;
                     continue;
@@ -325,6 +377,21 @@ impl Job {
                 samples.drain(..skip);
                 pts = pts.max(target);
                 drop_before = None;
+            }
+            if let Some(tempo) = &mut tempo {
+                stretched.clear();
+                match tempo.process(pts, &samples, &mut stretched) {
+                    Ok(Some(out_pts)) => {
+                        self.shared.queue().push(generation, out_pts, &stretched);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        warn!("{name}: time-stretch failed, sound stops: {e}");
+                        self.shared.queue().end(generation);
+                        ended = true;
+                    }
+                }
+                continue;
             }
             self.shared.queue().push(generation, pts, &samples);
         }

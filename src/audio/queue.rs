@@ -23,6 +23,8 @@ pub struct Timing {
     pub pts: Duration,
     /// How long after `at` that sample is heard (the output's latency).
     pub delay: Duration,
+    /// Media seconds a second of output (the playback speed).
+    pub speed: f64,
 }
 
 impl Timing {
@@ -33,7 +35,10 @@ impl Timing {
             return None;
         }
         // Before `at + delay` the output still plays earlier samples.
-        Some((self.pts + since).saturating_sub(self.delay))
+        Some(
+            (self.pts + at_speed(since, self.speed))
+                .saturating_sub(at_speed(self.delay, self.speed)),
+        )
     }
 }
 
@@ -46,6 +51,9 @@ pub struct Queue {
     samples: VecDeque<f32>,
     /// Media time of `samples[0]`.
     head_pts: Duration,
+    /// Media seconds a second of samples: the playback speed they were
+    /// stretched for.
+    speed: f64,
     /// Bumped by every seek: samples decoded for an older one are refused.
     generation: u64,
     /// The stream's last sample has been queued.
@@ -76,6 +84,7 @@ impl Queue {
             rate: rate.max(1),
             samples: VecDeque::new(),
             head_pts: Duration::ZERO,
+            speed: 1.0,
             generation: 0,
             ended: false,
             timing: None,
@@ -95,9 +104,11 @@ impl Queue {
         self.samples.clear();
     }
 
-    /// Drops everything for a seek; returns the new generation.
-    pub fn flush(&mut self) -> u64 {
+    /// Drops everything for a seek, the samples to come stretched for
+    /// `speed`; returns the new generation.
+    pub fn flush(&mut self, speed: f64) -> u64 {
         self.generation += 1;
+        self.speed = speed;
         self.samples.clear();
         self.ended = false;
         self.timing = None;
@@ -174,18 +185,22 @@ impl Queue {
             // still on its way to the screen).
             let heard_wall = at + delay;
             let early = match heard_wall.checked_duration_since(since) {
-                Some(after) => self.head_pts.saturating_sub(media + after),
-                None => (self.head_pts + (since - heard_wall)).saturating_sub(media),
+                Some(after) => self
+                    .head_pts
+                    .saturating_sub(media + at_speed(after, self.speed)),
+                None => {
+                    (self.head_pts + at_speed(since - heard_wall, self.speed)).saturating_sub(media)
+                }
             };
+            // Wall time, as the silence is played.
+            let early = at_speed(early, 1.0 / self.speed);
             if early > LEAD_IN_MIN {
                 self.lead_in = (early.as_secs_f64() * f64::from(self.rate)) as usize;
             }
         }
         let frames = out.len() / self.channels;
         let silent = self.lead_in.min(frames);
-        let first_pts = self
-            .head_pts
-            .saturating_sub(self.frames_to_duration(self.lead_in));
+        let first_pts = self.head_pts.saturating_sub(self.media_of(self.lead_in));
         self.lead_in -= silent;
         let take = ((frames - silent) * self.channels).min(self.samples.len());
         let from = silent * self.channels;
@@ -205,11 +220,12 @@ impl Queue {
         } else {
             self.dry = false;
         }
-        self.head_pts += self.frames_to_duration(take / self.channels);
+        self.head_pts += self.media_of(take / self.channels);
         self.timing = Some(Timing {
             at,
             pts: first_pts,
             delay,
+            speed: self.speed,
         });
     }
 
@@ -224,7 +240,7 @@ impl Queue {
         for (i, (slot, sample)) in out.iter_mut().zip(self.samples.drain(..take)).enumerate() {
             *slot = sample * gain * (1.0 - ramp(i / self.channels + 1, fade));
         }
-        self.head_pts += self.frames_to_duration(frames);
+        self.head_pts += self.media_of(frames);
     }
 
     fn fade_frames(&self) -> usize {
@@ -265,8 +281,22 @@ impl Queue {
         self.ended && self.samples.is_empty()
     }
 
+    /// The media time `frames` frames of output stand for.
+    fn media_of(&self, frames: usize) -> Duration {
+        at_speed(self.frames_to_duration(frames), self.speed)
+    }
+
     fn frames_to_duration(&self, frames: usize) -> Duration {
         Duration::from_nanos((frames as u128 * 1_000_000_000 / u128::from(self.rate)) as u64)
+    }
+}
+
+/// `wall` time of sound at `speed`, in media time (exact at 1x).
+fn at_speed(wall: Duration, speed: f64) -> Duration {
+    if speed == 1.0 {
+        wall
+    } else {
+        wall.mul_f64(speed)
     }
 }
 
@@ -293,6 +323,7 @@ mod tests {
             at: t0,
             pts: Duration::from_secs(10),
             delay: Duration::from_millis(40),
+            speed: 1.0,
         };
         assert_eq!(timing.heard(t0), Some(Duration::from_millis(9_960)));
         assert_eq!(
@@ -303,10 +334,29 @@ mod tests {
     }
 
     #[test]
+    fn sound_stretched_for_twice_the_speed_counts_twice_the_media_time() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut queue = Queue::new(1, 1000);
+        let generation = queue.flush(2.0);
+        assert!(queue.push(generation, ms(4000), &[0.5; 1000]));
+        let mut out = [0.0; 100];
+        queue.fill(&mut out, 1.0, true, t0, ms(40));
+        // 100 ms of output stood for 200 ms of media; the 40 ms of latency
+        // for 80.
+        assert_eq!(queue.heard(t0 + ms(40)), Some(ms(4000)));
+        assert_eq!(queue.heard(t0 + ms(140)), Some(ms(4200)));
+        queue.fill(&mut out, 1.0, true, t0 + ms(100), ms(40));
+        assert_eq!(queue.heard(t0 + ms(140)), Some(ms(4200)));
+        // What is queued is counted as it plays out: 800 frames, 800 ms.
+        assert_eq!(queue.queued(), ms(800));
+    }
+
+    #[test]
     fn fill_counts_media_time_and_applies_gain() {
         let t0 = Instant::now();
         let mut queue = Queue::new(2, 1000);
-        let generation = queue.flush();
+        let generation = queue.flush(1.0);
         assert!(queue.push(generation, Duration::from_secs(2), &[1.0; 200]));
         assert_eq!(queue.queued(), Duration::from_millis(100));
         let mut out = [9.0; 40];
@@ -365,7 +415,7 @@ mod tests {
         assert_eq!(queue.heard(t0), Some(Duration::from_millis(5_060)));
 
         // Sound due now (or 20 ms on): no gap.
-        let generation = queue.flush();
+        let generation = queue.flush(1.0);
         queue.push(generation, Duration::from_millis(5_010), &[1.0; 200]);
         queue.play_from(Duration::from_secs(5), t0);
         queue.fill(&mut out, 1.0, true, t0, Duration::ZERO);
@@ -416,7 +466,7 @@ mod tests {
     fn a_seek_refuses_samples_decoded_before_it() {
         let mut queue = Queue::new(1, 1000);
         let old = queue.generation();
-        let new = queue.flush();
+        let new = queue.flush(1.0);
         assert!(!queue.push(old, Duration::ZERO, &[1.0]));
         assert!(queue.push(new, Duration::from_secs(5), &[1.0]));
         queue.end(old);

@@ -13,6 +13,7 @@ pub enum Key {
     Escape,
     PageUp,
     PageDown,
+    Backspace,
     /// Any key that produces a character ('q', 'f', '.', ',' ...).
     Char(char),
 }
@@ -28,6 +29,7 @@ pub fn map_keysym(keysym: Keysym, text: Option<&str>) -> Option<Key> {
         Keysym::Escape => Some(Key::Escape),
         Keysym::Page_Up | Keysym::KP_Page_Up => Some(Key::PageUp),
         Keysym::Page_Down | Keysym::KP_Page_Down => Some(Key::PageDown),
+        Keysym::BackSpace => Some(Key::Backspace),
         _ => None,
     };
     if named.is_some() {

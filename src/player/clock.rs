@@ -1,5 +1,5 @@
-//! The media clock: maps stream time to wall time, and stands still while
-//! the player is paused.
+//! The media clock: maps stream time to wall time at the playback speed,
+//! and stands still while the player is paused.
 
 use std::time::{Duration, Instant};
 
@@ -9,6 +9,26 @@ pub struct MediaClock {
     media_at_anchor: Duration,
     anchor: Instant,
     running: bool,
+    /// Media seconds a wall second (the playback speed).
+    rate: f64,
+}
+
+/// `wall` at `rate` media seconds a wall second.
+fn media_of(wall: Duration, rate: f64) -> Duration {
+    if rate == 1.0 {
+        wall
+    } else {
+        wall.mul_f64(rate)
+    }
+}
+
+/// The wall time `media` takes at `rate`.
+fn wall_of(media: Duration, rate: f64) -> Duration {
+    if rate == 1.0 {
+        media
+    } else {
+        media.div_f64(rate)
+    }
 }
 
 impl MediaClock {
@@ -18,6 +38,24 @@ impl MediaClock {
             media_at_anchor: media,
             anchor: now,
             running: false,
+            rate: 1.0,
+        }
+    }
+
+    /// The playback speed: media seconds a wall second.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// Runs at `rate` (finite, positive) from `now` on, from where it
+    /// stands now.
+    pub fn set_rate(&mut self, rate: f64, now: Instant) {
+        if rate.is_finite() && rate > 0.0 && rate != self.rate {
+            if self.running && now > self.anchor {
+                self.media_at_anchor = self.now(now);
+                self.anchor = now;
+            }
+            self.rate = rate;
         }
     }
 
@@ -29,7 +67,7 @@ impl MediaClock {
     /// start until then).
     pub fn now(&self, now: Instant) -> Duration {
         if self.running {
-            self.media_at_anchor + now.saturating_duration_since(self.anchor)
+            self.media_at_anchor + media_of(now.saturating_duration_since(self.anchor), self.rate)
         } else {
             self.media_at_anchor
         }
@@ -62,8 +100,10 @@ impl MediaClock {
             return None;
         }
         match pts.checked_sub(self.media_at_anchor) {
-            Some(ahead) => self.anchor.checked_add(ahead),
-            None => self.anchor.checked_sub(self.media_at_anchor - pts),
+            Some(ahead) => self.anchor.checked_add(wall_of(ahead, self.rate)),
+            None => self
+                .anchor
+                .checked_sub(wall_of(self.media_at_anchor - pts, self.rate)),
         }
     }
 
@@ -74,7 +114,7 @@ impl MediaClock {
             return None;
         }
         Some(match pts.checked_sub(self.media_at_anchor) {
-            Some(ahead) => (self.anchor + ahead).max(now),
+            Some(ahead) => (self.anchor + wall_of(ahead, self.rate)).max(now),
             None => now,
         })
     }
@@ -205,6 +245,27 @@ mod tests {
         );
         assert_eq!(clock.deadline(Duration::from_secs(9), t0), Some(start));
         assert_eq!(clock.deadline(Duration::from_secs(8), t0), Some(t0));
+    }
+
+    #[test]
+    fn at_twice_the_speed_media_time_runs_twice_as_fast() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut clock = MediaClock::new(ms(1000), t0);
+        clock.resume(t0);
+        clock.set_rate(2.0, t0 + ms(100));
+        // 100 ms at 1x, then 2x.
+        assert_eq!(clock.now(t0 + ms(300)), ms(1500));
+        assert_eq!(clock.deadline(ms(1700), t0 + ms(300)), Some(t0 + ms(400)));
+        assert_eq!(clock.instant_of(ms(1300)), Some(t0 + ms(200)));
+        clock.pause(t0 + ms(400));
+        clock.set_rate(0.5, t0 + ms(500));
+        clock.resume(t0 + ms(600));
+        assert_eq!(clock.now(t0 + ms(800)), ms(1800));
+        // Nonsense rates are ignored.
+        clock.set_rate(0.0, t0 + ms(800));
+        clock.set_rate(f64::NAN, t0 + ms(800));
+        assert_eq!(clock.rate(), 0.5);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use tracing::{debug, info, warn};
 
 use super::control;
 use super::ipc::events::{EndReason, PlayerEvent};
+use super::speed::SpeedChange;
 use super::Player;
 use crate::audio::volume;
 use crate::display::Key;
@@ -65,6 +66,8 @@ pub enum Command {
     Volume(VolumeChange),
     /// Mute (true), unmute (false) or toggle (None).
     Mute(Option<bool>),
+    /// Play faster or slower.
+    Speed(SpeedChange),
     /// Answer with the player's state (control socket only).
     Status,
     Quit,
@@ -127,6 +130,20 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
                 VolumeChange::By(-number(rest)?)
             } else {
                 VolumeChange::To(number(arg)?)
+            }))
+        }
+        "speed" => {
+            let arg = arg.ok_or_else(|| "speed needs a factor: 1.5, or *2 or /2".to_string())?;
+            let number = |text: &str| match text.parse::<f64>() {
+                Ok(value) if value.is_finite() && value > 0.0 => Ok(value),
+                _ => Err(format!("invalid speed '{arg}': expected 1.5, *2 or /2")),
+            };
+            Ok(Command::Speed(if let Some(rest) = arg.strip_prefix('*') {
+                SpeedChange::Times(number(rest)?)
+            } else if let Some(rest) = arg.strip_prefix('/') {
+                SpeedChange::Times(1.0 / number(rest)?)
+            } else {
+                SpeedChange::To(number(arg)?)
             }))
         }
         "seek" => {
@@ -256,6 +273,7 @@ impl Player {
             }
             Command::Volume(change) => self.change_volume(Some(change), None),
             Command::Mute(mute) => self.change_volume(None, Some(mute)),
+            Command::Speed(change) => self.change_speed(change),
             Command::Status => {}
             Command::Quit => self.quit(),
         }
@@ -316,6 +334,12 @@ pub(super) fn key_command(key: Key) -> Option<Command> {
         Key::Char('9') => Command::Volume(VolumeChange::By(-volume::KEY_STEP)),
         Key::Char('0') => Command::Volume(VolumeChange::By(volume::KEY_STEP)),
         Key::Char('m') => Command::Mute(None),
+        // mpv's: 10 % slower or faster, half or twice, back to 1x.
+        Key::Char('[') => Command::Speed(SpeedChange::Times(1.0 / 1.1)),
+        Key::Char(']') => Command::Speed(SpeedChange::Times(1.1)),
+        Key::Char('{') => Command::Speed(SpeedChange::Times(0.5)),
+        Key::Char('}') => Command::Speed(SpeedChange::Times(2.0)),
+        Key::Backspace => Command::Speed(SpeedChange::To(1.0)),
         Key::Char(_) => return None,
     })
 }
@@ -394,6 +418,33 @@ mod tests {
             SeekTarget::Forward(Duration::from_secs(5)).resolve(at),
             Duration::from_secs(8)
         );
+    }
+
+    #[test]
+    fn speed_keys_and_lines_as_mpv() {
+        assert_eq!(
+            key_command(Key::Char('}')),
+            Some(Command::Speed(SpeedChange::Times(2.0)))
+        );
+        assert_eq!(
+            key_command(Key::Char('[')),
+            Some(Command::Speed(SpeedChange::Times(1.0 / 1.1)))
+        );
+        assert_eq!(
+            key_command(Key::Backspace),
+            Some(Command::Speed(SpeedChange::To(1.0)))
+        );
+        assert_eq!(
+            parse_command("speed 0.5"),
+            Ok(Command::Speed(SpeedChange::To(0.5)))
+        );
+        assert_eq!(
+            parse_command("speed /2"),
+            Ok(Command::Speed(SpeedChange::Times(0.5)))
+        );
+        for bad in ["speed", "speed 0", "speed -1", "speed *inf", "speed fast"] {
+            assert!(parse_command(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::ipc::commands::{number, IpcCommand, LoadMode, SeekTo};
 use super::ipc::events::{EndReason, PlayerEvent};
 use super::ipc::properties::{Loaded, Picture, Property, Snapshot};
 use super::ipc::{IpcTarget, Server};
+use super::speed::SpeedChange;
 use super::Player;
 use crate::frame::{DecoderKind, PixelFormat};
 use crate::media::tracks::TrackKind;
@@ -251,6 +252,7 @@ impl IpcTarget for Player {
             loaded: self.playlist.loaded.map(|_| self.snapshot_loaded()),
             osd_level: self.osd.level().number(),
             loop_playlist: self.options.looping,
+            speed: self.speed(),
         }
     }
 
@@ -289,6 +291,7 @@ impl IpcTarget for Player {
             IpcCommand::GetProperty(_)
             | IpcCommand::GetPropertyString(_)
             | IpcCommand::Add(..)
+            | IpcCommand::Multiply(..)
             | IpcCommand::GetVersion
             | IpcCommand::ClientName
             | IpcCommand::GetTimeUs
@@ -341,12 +344,12 @@ impl IpcTarget for Player {
                 self.seek_ipc(to)
                     .map_err(|_| IpcError::PropertyUnavailable)?;
             }
-            // Playback-speed control is not there yet: only 1 is taken.
             Property::Speed => {
                 let speed = number(value).ok_or(IpcError::UnsupportedFormat)?;
-                if speed != 1.0 {
+                if !(speed.is_finite() && speed > 0.0) {
                     return Err(IpcError::PropertyError);
                 }
+                self.execute(Command::Speed(SpeedChange::To(speed)));
             }
             Property::Aid => self.set_audio_track(value)?,
             Property::LoopPlaylist => {

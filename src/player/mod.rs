@@ -36,6 +36,7 @@ pub mod screen;
 pub mod screenshot;
 pub mod socket_file;
 pub mod source;
+pub mod speed;
 pub mod still;
 mod synced;
 mod tracks;
@@ -90,6 +91,8 @@ pub struct PlayerOptions {
     pub force_copy: bool,
     /// Show only this rectangle of the picture (`--video-crop`).
     pub video_crop: Option<crate::display::crop::Rect>,
+    /// The playback speed to start at (`--speed`).
+    pub speed: f64,
     pub control: Option<PathBuf>,
     /// mpv's JSON IPC socket.
     pub ipc: Option<PathBuf>,
@@ -324,6 +327,13 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         frame_time: None,
     };
 
+    if player.options.speed != 1.0 {
+        if player.schedule.is_some() {
+            warn!("--speed is ignored on a schedule (--sync-epoch): the wall plays at 1x");
+        } else {
+            player.clock.set_rate(player.options.speed, now);
+        }
+    }
     let start = player.options.start;
     if player.playlist.is_empty() {
         player.go_idle();

@@ -84,7 +84,9 @@ impl Player {
                 }
                 let media_now = self.clock.now(now);
                 let late = media_now.saturating_sub(frame.pts);
-                if late > LATE_DROP && self.superseded(frame.pts, media_now) {
+                // Late on the wall clock, whatever the speed.
+                let late_drop = LATE_DROP.mul_f64(self.clock.rate());
+                if late > late_drop && self.superseded(frame.pts, media_now) {
                     self.counters.dropped_late += 1;
                     debug!(pts = ?frame.pts, ?late, "dropped late frame");
                     self.transport.next = None;

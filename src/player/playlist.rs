@@ -222,6 +222,7 @@ impl Player {
                     &self.options.audio,
                     start.map(|start| self.start_time + start),
                     self.volume.gain(),
+                    self.speed(),
                 )
             })
             .flatten();

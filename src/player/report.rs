@@ -202,13 +202,14 @@ impl Player {
             ));
         }
         reply.push_str(&format!(
-            " osd_level={} osd_redraws={} {} fullscreen={} volume={} mute={} {}",
+            " osd_level={} osd_redraws={} {} fullscreen={} volume={} mute={} speed={} {}",
             self.osd.level().number(),
             self.osd.redraws(),
             tally.words(STATUS_PRESENTATION),
             self.display.is_fullscreen(),
             self.volume.percent,
             if self.volume.muted { "yes" } else { "no" },
+            self.speed(),
             tally.av_offset,
         ));
         reply

@@ -159,6 +159,7 @@ impl Player {
                 &options,
                 Some(self.start_time + position),
                 self.volume.gain(),
+                self.speed(),
             );
         }
         // Picture and the new sound start again together from here.

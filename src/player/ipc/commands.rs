@@ -46,6 +46,8 @@ pub enum IpcCommand {
     /// `add NAME [VALUE]`: a number property changed by VALUE (1 unless
     /// given); a flag set on by a positive VALUE, off by a negative one.
     Add(String, f64),
+    /// `multiply NAME FACTOR`.
+    Multiply(String, f64),
     /// `show-text TEXT [DURATION_MS [LEVEL]]`: TEXT on the OSD.
     ShowText {
         text: String,
@@ -146,6 +148,11 @@ pub fn parse(command: &[Value]) -> Result<IpcCommand, IpcError> {
             arity(1, 2)?;
             let by = args.get(1).map(|v| number(v).ok_or(bad)).transpose()?;
             IpcCommand::Add(text(0)?.to_string(), by.unwrap_or(1.0))
+        }
+        "multiply" => {
+            arity(2, 2)?;
+            let factor = number(&args[1]).ok_or(bad)?;
+            IpcCommand::Multiply(text(0)?.to_string(), factor)
         }
         "show-text" | "show_text" => {
             arity(1, 3)?;

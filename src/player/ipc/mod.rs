@@ -202,6 +202,9 @@ fn execute<T: IpcTarget>(client: u64, command: &[Value], target: &mut T) -> Outc
                 }),
         )),
         IpcCommand::Add(name, by) => add(target, &name, by).map(|()| Some(Value::Null)),
+        IpcCommand::Multiply(name, factor) => {
+            multiply(target, &name, factor).map(|()| Some(Value::Null))
+        }
         IpcCommand::GetVersion => Ok(Some(Value::from(CLIENT_API_VERSION))),
         IpcCommand::ClientName => Ok(Some(Value::String(format!("ipc_{client}")))),
         IpcCommand::GetTimeUs => {
@@ -237,6 +240,20 @@ fn add<T: IpcTarget>(target: &mut T, name: &str, by: f64) -> Result<(), IpcError
         Value::Bool(_) => Value::Bool(by > 0.0),
         Value::Number(n) if n.is_i64() => Value::from(n.as_i64().unwrap_or(0) + by.round() as i64),
         Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0) + by),
+        _ => return Err(failed),
+    };
+    target.set_property(property, &value).map_err(|_| failed)
+}
+
+/// `multiply NAME FACTOR`: numbers only, as in mpv.
+fn multiply<T: IpcTarget>(target: &mut T, name: &str, factor: f64) -> Result<(), IpcError> {
+    let failed = IpcError::CommandFailed;
+    let property = Property::from_name(name).ok_or(failed)?;
+    let value = match target.snapshot().get(property).map_err(|_| failed)? {
+        Value::Number(n) if n.is_i64() => {
+            Value::from((n.as_i64().unwrap_or(0) as f64 * factor).round() as i64)
+        }
+        Value::Number(n) => Value::from(n.as_f64().unwrap_or(0.0) * factor),
         _ => return Err(failed),
     };
     target.set_property(property, &value).map_err(|_| failed)

@@ -68,6 +68,7 @@ mod tests {
             current: None,
             loaded: None,
             osd_level: 1,
+            speed: 1.0,
             loop_playlist: false,
         }
     }

@@ -146,6 +146,7 @@ pub struct Snapshot {
     pub osd_level: i64,
     /// `--loop`: the playlist starts again at its end.
     pub loop_playlist: bool,
+    pub speed: f64,
 }
 
 impl Snapshot {
@@ -226,7 +227,7 @@ impl Snapshot {
             Property::CoreIdle => {
                 json!(self.paused || loaded.is_none_or(|l| l.eof_reached || l.position.is_none()))
             }
-            Property::Speed => json!(1.0),
+            Property::Speed => json!(self.speed),
             // Before a file is loaded mpv's track choices read "auto".
             Property::TrackList => loaded.map_or(json!([]), |l| l.track_list.clone()),
             Property::Vid => loaded.map_or(json!("auto"), |l| l.vid.clone()),
@@ -310,6 +311,7 @@ mod tests {
             playlist_ids: vec![1, 2],
             current: Some(0),
             osd_level: 1,
+            speed: 1.0,
             loop_playlist: false,
             loaded: Some(Loaded {
                 position: Some(0.5),

@@ -3,7 +3,8 @@
 //! - a seek storm through the control socket (50 seeks/s for 10 s, to key
 //!   frames and between them, absolute and relative, forward and back) on
 //!   an H.264 and an HEVC clip: playback ends on the last target's frame,
-//!   each seek's first frame is the frame showing at its target, frames
+//!   each seek's first frame is the one an exact seek to its target lands
+//!   on (the first starting at or after it, as mpv's), frames
 //!   between seeks come in order, and reel holds the same fds, dmabufs and
 //!   V4L2 mappings afterwards as before, and no more wl_buffers than
 //!   decoder buffers;
@@ -215,13 +216,12 @@ fn events(log: &str) -> Vec<Event> {
         .collect()
 }
 
-/// The position of the frame showing at `target_ms`: FFmpeg's frame list.
+/// The position of the frame an exact seek to `target_ms` lands on, of
+/// FFmpeg's frame list (ms, presentation order): the first starting at or
+/// after the target, give or take mpv's 5 ms; the last when none does.
 fn frame_at(frames_ms: &[i64], target_ms: i64) -> i64 {
-    *frames_ms
-        .iter()
-        .filter(|&&pts| pts <= target_ms)
-        .max()
-        .unwrap_or_else(|| panic!("no frame at {target_ms} ms"))
+    let tolerance = (media::SEEK_TOLERANCE * 1e3).round() as i64;
+    frames_ms[media::seek_landing(frames_ms, target_ms, tolerance)]
 }
 
 /// `key=value` lines of a snapshot.
@@ -343,7 +343,7 @@ fn check_storm(codec: &str) {
     assert_eq!(
         first_after_last_seek,
         Some(&Event::Shown(frame_at(&frames_ms, last_target))),
-        "{name}: the frame showing at the last target ({last_target} ms)"
+        "{name}: the frame the last target ({last_target} ms) lands on"
     );
 
     // Nothing leaked: the same fds (links), dmabufs and V4L2 mappings.

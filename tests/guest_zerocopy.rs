@@ -72,8 +72,9 @@ const HEVC_MAIN10_CLIP: &str = "hevc_main10.mp4";
 /// Open GOP: an IDR, then a CRA at picture 16 whose three leading pictures
 /// (13-15 in display order) are RASL.
 const HEVC_OPEN_GOP_CLIP: &str = "hevc_open_gop.ts";
-/// A RASL picture's time (decoding starts at the IDR: it is decodable).
-const RASL_TARGET: &str = "0.45";
+/// Just before the first RASL picture (picture 13, at 0.433 s), so that an
+/// exact seek lands on it (decoding starts at the IDR: it is decodable).
+const RASL_TARGET: &str = "0.43";
 /// After the CRA: the demuxer starts at the CRA, its RASL pictures are skipped.
 const CRA_TARGET: &str = "0.6";
 const HEVC_RESCHANGE_CLIP: &str = "hevc_resolution_change.ts";

@@ -10,12 +10,17 @@ use anyhow::Result;
 use tracing::{debug, info, warn};
 
 use crate::frame::{DecoderKind, Frame};
-use crate::media::{duration_to_ts, Demuxer, Packet, VideoStreamInfo};
+use crate::media::{Demuxer, Packet, VideoStreamInfo};
 use crate::message::{causes, Causes};
 use crate::sw::SwOptions;
 
 use super::decoder_choice::{self, DecoderChoice, Hwdec};
 use super::frame_decoder::{DamageCounters, DamageCounts, DecodeFault, FrameDecoder};
+
+/// How far before a seek's target a frame may start and still be the one
+/// it lands on, as in mpv: a target a rounding error past a frame's start
+/// lands on that frame, not the next.
+const SEEK_TOLERANCE: Duration = Duration::from_millis(5);
 
 /// Stands in for a decoder between closing one and opening the next.
 struct Closed;
@@ -59,22 +64,28 @@ pub struct Pipeline {
     /// How the decoder was chosen, to open it again (`reopen_decoder`).
     decoder_options: (DecoderChoice, SwOptions),
     epoch: u64,
-    /// Frames ending before this media time are dropped (frame-exact seek).
+    /// The target of a frame-exact seek while it is looked for: frames
+    /// starting before it (by more than [`SEEK_TOLERANCE`]) are dropped.
     drop_before: Option<Duration>,
-    /// The last frame dropped while seeking: shown if the target lies past
-    /// the last frame, so a seek beyond the end shows the final picture.
+    /// The last frame dropped while seeking: shown if no frame starts at
+    /// or after the target, so a seek beyond the last frame's start shows
+    /// the final picture.
     last_dropped: Option<Frame>,
-    /// The seek target in the stream's time base, while it is looked for.
-    seek_target_ts: Option<i64>,
+    /// Whether packets before the target may be sent for their references
+    /// only (false when the seek is looked for again because the last
+    /// picture may have been one of those left undecoded).
+    skip_non_references: bool,
+    /// The latest pts of a packet sent for its references only.
+    latest_skippable: Option<Duration>,
     /// Pictures decoded and dropped on the way to the seek target.
     dropped_before_target: u64,
     /// Packets sent on the way to it whose pictures were wanted only as
     /// references.
     sent_references_only: u64,
     eof_sent: bool,
-    /// (pts, duration) of the last frame handed out: where another decoder
-    /// takes over.
-    last_delivered: Option<(Duration, Duration)>,
+    /// The pts of the last frame handed out: another decoder takes over
+    /// after it.
+    last_delivered: Option<Duration>,
     damage: Arc<DamageCounters>,
     /// The decoder's counts already taken into `unsettled`.
     damage_published: DamageCounts,
@@ -119,7 +130,8 @@ impl Pipeline {
             epoch: 0,
             drop_before: None,
             last_dropped: None,
-            seek_target_ts: None,
+            skip_non_references: true,
+            latest_skippable: None,
             dropped_before_target: 0,
             sent_references_only: 0,
             eof_sent: false,
@@ -173,7 +185,8 @@ impl Pipeline {
     }
 
     /// Seeks to `position`; frames pulled afterwards carry `epoch`, and the
-    /// first one is the frame showing at `position`.
+    /// first one is the first frame starting at or after `position` (the
+    /// last frame when none does).
     pub fn seek(&mut self, position: Duration, epoch: u64) -> Result<()> {
         let target = self.media_time(position);
         debug!(?position, ?target, epoch, "seek");
@@ -182,10 +195,11 @@ impl Pipeline {
         self.demuxer.seek(target)?;
         self.epoch = epoch;
         self.drop_before = Some(target);
-        self.seek_target_ts = Some(duration_to_ts(target, self.stream().time_base));
         self.dropped_before_target = 0;
         self.sent_references_only = 0;
         self.last_dropped = None;
+        self.skip_non_references = true;
+        self.latest_skippable = None;
         self.eof_sent = false;
         Ok(())
     }
@@ -229,7 +243,6 @@ impl Pipeline {
                         continue;
                     }
                     if self.drop_before.take().is_some() {
-                        self.seek_target_ts = None;
                         debug!(
                             pts = ?frame.pts,
                             decoded_before = self.dropped_before_target,
@@ -239,7 +252,7 @@ impl Pipeline {
                         );
                     }
                     self.last_dropped = None;
-                    self.last_delivered = Some((frame.pts, frame.duration));
+                    self.last_delivered = Some(frame.pts);
                     return Ok(Some(frame));
                 }
                 Ok(None) => {}
@@ -249,8 +262,11 @@ impl Pipeline {
                 }
             }
             if self.eof_sent {
+                if self.last_picture_left_undecoded() {
+                    self.seek_again_decoding_everything()?;
+                    continue;
+                }
                 self.drop_before = None;
-                self.seek_target_ts = None;
                 return Ok(self.last_dropped.take());
             }
             match self.demuxer.next_packet() {
@@ -261,8 +277,13 @@ impl Pipeline {
                     if packet.corrupt {
                         warn!(pts = ?packet.pts, "packet marked corrupt by the demuxer");
                     }
-                    let references_only = self.shown_before_target(&packet);
-                    self.sent_references_only += u64::from(references_only);
+                    let references_only =
+                        self.skip_non_references && self.shown_before_target(&packet);
+                    if references_only {
+                        self.sent_references_only += 1;
+                        let pts = packet.pts.map(|pts| self.stream().ts_to_duration(pts));
+                        self.latest_skippable = self.latest_skippable.max(pts);
+                    }
                     self.decoder.set_references_only(references_only);
                     if let Err(fault) = self.decoder.send(&packet) {
                         self.fault(fault)?;
@@ -276,6 +297,34 @@ impl Pipeline {
                 }
             }
         }
+    }
+
+    /// At the end of the stream with no frame at or after the seek's
+    /// target: whether a packet later than the last picture decoded was
+    /// sent for its references only, so that the stream's last picture may
+    /// not have been decoded.
+    fn last_picture_left_undecoded(&self) -> bool {
+        let (Some(_), Some(latest)) = (self.drop_before, self.latest_skippable) else {
+            return false;
+        };
+        self.last_dropped
+            .as_ref()
+            .is_none_or(|frame| frame.pts < latest)
+    }
+
+    /// Looks for the seek's target again, every picture decoded, so that
+    /// the last one is there to show.
+    fn seek_again_decoding_everything(&mut self) -> Result<()> {
+        let target = self.drop_before.unwrap_or_default();
+        debug!(
+            ?target,
+            "no frame at or after the seek target, and the last picture was \
+             not decoded: seeking again, decoding every picture"
+        );
+        let start = self.stream().start_time;
+        self.seek(target.saturating_sub(start), self.epoch)?;
+        self.skip_non_references = false;
+        Ok(())
     }
 
     /// Adds the damaged-picture counts of this pipeline to `counters` (the
@@ -361,8 +410,9 @@ impl Pipeline {
         let start = self.stream().start_time;
         let resume = match (self.drop_before, self.last_delivered) {
             (Some(target), _) => target,
-            // Past the frame shown: `seek` drops every frame ending by then.
-            (None, Some((pts, duration))) => pts + duration.max(Duration::from_nanos(1)),
+            // Past the frame shown: `seek` then drops every frame starting
+            // at or before it, and lands on the next.
+            (None, Some(pts)) => pts + SEEK_TOLERANCE + Duration::from_nanos(1),
             (None, None) => start,
         };
         self.seek(resume.saturating_sub(start), self.epoch)
@@ -385,25 +435,56 @@ impl Pipeline {
         })
     }
 
-    /// Whether every picture of `packet` is shown before the seek target
-    /// (its pts and duration known, its end at or before the target).
+    /// Whether the picture of `packet` is shown before the one the seek
+    /// lands on (its pts known and before the target by the same rule as
+    /// [`Self::before_seek_target`]): it is decoded only if later pictures
+    /// refer to it.
     fn shown_before_target(&self, packet: &Packet) -> bool {
-        match (self.seek_target_ts, packet.pts) {
-            (Some(target), Some(pts)) if packet.duration > 0 => {
-                pts.saturating_add(packet.duration) <= target
+        match (self.drop_before, packet.pts) {
+            (Some(target), Some(pts)) => {
+                before_target(self.demuxer.stream().ts_to_duration(pts), target)
             }
             _ => false,
         }
     }
 
+    /// Whether `frame` comes before the one a seek lands on: the first
+    /// frame starting at or after the target, give or take
+    /// [`SEEK_TOLERANCE`] (mpv's rule for exact seeks).
     fn before_seek_target(&self, frame: &Frame) -> bool {
         let Some(target) = self.drop_before else {
             return false;
         };
-        if frame.duration.is_zero() {
-            frame.pts < target
-        } else {
-            frame.pts + frame.duration <= target
-        }
+        before_target(frame.pts, target)
+    }
+}
+
+/// A picture starting at `pts` comes before the one an exact seek to
+/// `target` lands on.
+fn before_target(pts: Duration, target: Duration) -> bool {
+    pts + SEEK_TOLERANCE < target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seek_lands_on_the_first_frame_starting_at_or_after_its_target() {
+        let ms = Duration::from_millis;
+        // 30 fps: frames at 833.3 ms and 866.7 ms.
+        let (f25, f26) = (
+            Duration::from_nanos(833_333_333),
+            Duration::from_nanos(866_666_667),
+        );
+        // Between them: the later one, not the one on screen.
+        assert!(before_target(f25, ms(850)));
+        assert!(!before_target(f26, ms(850)));
+        // On a frame's start, or up to 5 ms past it: that frame.
+        assert!(!before_target(f25, f25));
+        assert!(!before_target(f25, f25 + ms(5)));
+        assert!(before_target(f25, f25 + ms(5) + Duration::from_nanos(1)));
+        // A frame after the target is never before it.
+        assert!(!before_target(f26, ms(0)));
     }
 }

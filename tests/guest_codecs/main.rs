@@ -15,7 +15,8 @@
 //!   request per picture carrying every slice;
 //! - `--output framemd5` twice: FFmpeg's frame count, increasing pts, the
 //!   same output twice;
-//! - an exact seek lands on the frame shown at the target;
+//! - an exact seek lands on the first frame at or after the target (mpv's
+//!   rule);
 //! - in weston 14 headless every presented frame is visl's own CAPTURE
 //!   buffer (zero-copy), looping and paused after a seek;
 //! - 24 damaged copies per codec (support::damage; all 200 go through the

@@ -170,8 +170,8 @@ pub enum SeekExpects {
     FfmpegPts,
 }
 
-/// `--start SECONDS` with `--output framemd5`: the frames from the one
-/// shown at the target on.
+/// `--start SECONDS` with `--output framemd5`: the frames from the first
+/// at or after the target on.
 #[derive(Debug, Clone, Copy)]
 pub struct Seek {
     pub seconds: f64,

@@ -42,26 +42,33 @@ impl Oracle {
         (pts - first) as f64 * self.time_base.0 as f64 / self.time_base.1 as f64
     }
 
-    /// The pts of the frame on screen at `target` seconds from the start.
-    fn shown_at(&self, target: f64) -> i64 {
-        self.pts
-            .iter()
-            .copied()
-            .filter(|&p| self.seconds(p) <= target + 1e-9)
-            .max()
-            .expect("a frame at or before the target")
-    }
-
-    /// The position (seconds from the start) of the frame on screen at `target`.
-    fn position_at(&self, target: f64) -> f64 {
-        self.seconds(self.shown_at(target))
-    }
-
-    /// The position of the `offset`-th frame after (or before) the one at `target`.
-    fn position_near(&self, target: f64, offset: isize) -> f64 {
+    /// The pts in presentation order.
+    fn sorted(&self) -> Vec<i64> {
         let mut sorted = self.pts.clone();
         sorted.sort_unstable();
-        let at = self.shown_at(target);
+        sorted
+    }
+
+    /// The pts of the frame an exact seek to `target` seconds from the
+    /// start lands on: the first starting at or after it, give or take
+    /// mpv's 5 ms (the last when none does).
+    fn landing(&self, target: f64) -> i64 {
+        let sorted = self.sorted();
+        let times: Vec<f64> = sorted.iter().map(|&p| self.seconds(p)).collect();
+        sorted[media::seek_landing(&times, target, media::SEEK_TOLERANCE)]
+    }
+
+    /// The position (seconds from the start) of the frame an exact seek to
+    /// `target` lands on.
+    fn position_at(&self, target: f64) -> f64 {
+        self.seconds(self.landing(target))
+    }
+
+    /// The position of the `offset`-th frame after (or before) the one an
+    /// exact seek to `target` lands on.
+    fn position_near(&self, target: f64, offset: isize) -> f64 {
+        let sorted = self.sorted();
+        let at = self.landing(target);
         let index = sorted.iter().position(|&p| p == at).expect("in the list");
         let neighbour = sorted[index.checked_add_signed(offset).expect("a frame before")];
         self.seconds(neighbour)
@@ -302,7 +309,7 @@ fn hevc_start_lands_on_the_frame_at_the_target() {
             .iter()
             .map(|l| l.0)
             .collect();
-        let first = oracle.shown_at(target(at));
+        let first = oracle.landing(target(at));
         let want: Vec<i64> = oracle.pts.iter().copied().filter(|&p| p >= first).collect();
         assert_eq!(got, want, "{name}: --start {at}\n{log}");
         assert_eq!(
@@ -311,8 +318,9 @@ fn hevc_start_lands_on_the_frame_at_the_target() {
             "{log}"
         );
     }
-    // From the RASL picture's time the demuxer starts at the IDR: the CRA's
-    // RASL pictures are decodable and decoded.
+    // From the first RASL picture's time the demuxer starts at the IDR: the
+    // CRA's RASL pictures are decodable and decoded (none is before the
+    // target, where a non-reference picture is not decoded).
     let rasl = traced_nal_types("hevc-start-rasl");
     let cra = rasl.iter().position(|&t| t == CRA_NUT).expect("a CRA");
     assert!(
@@ -344,12 +352,14 @@ fn hevc_seeks_steps_and_pauses_in_weston() {
         ("shown", oracle.position_at(target(CRA_TARGET))),
         ("shown", oracle.position_at(rasl)),
         // step, step, back
-        ("until:position>0.45", oracle.position_near(rasl, 1)),
+        ("until:position>0.44", oracle.position_near(rasl, 1)),
         ("until:position>0.47", oracle.position_near(rasl, 2)),
         ("until:position<0.49", oracle.position_near(rasl, 1)),
-        // onto the CRA, then back onto its last RASL picture
-        ("shown", oracle.position_at(0.54)),
-        ("until:position<0.53", oracle.position_near(0.54, -1)),
+        // onto the CRA (a target 1.7 ms after its start, within mpv's
+        // 5 ms: the demuxer seeks to the CRA), then back onto its last
+        // RASL picture
+        ("shown", oracle.position_at(0.535)),
+        ("until:position<0.53", oracle.position_near(0.535, -1)),
         // where playing on has room before the end
         ("shown", oracle.position_at(0.1)),
     ];
@@ -376,7 +386,7 @@ fn hevc_seeks_steps_and_pauses_in_weston() {
         paused.reply["position"], later.reply["position"],
         "the position moved while paused"
     );
-    // The seeks landing on the CRA (CRA_TARGET, 0.54) skipped its three
+    // The seeks landing on the CRA (CRA_TARGET, 0.535) skipped its three
     // RASL pictures; the others started at the IDR.
     let log = read("hevc-seek.log");
     assert_eq!(log.matches("skipping a RASL picture").count(), 6, "{log}");

@@ -19,6 +19,20 @@ fn position(status: &HashMap<String, String>) -> f64 {
     status["position"].parse().expect("position is a number")
 }
 
+/// The frame an exact seek to `target` seconds lands on (mpv's rule: the
+/// first frame starting at or after it, give or take 5 ms), from ffprobe's
+/// frame times: its index and its position.
+fn landing(clip: &Path, target: f64) -> (u32, f64) {
+    let times = media::frame_times(clip);
+    let index = media::seek_landing(&times, target, media::SEEK_TOLERANCE);
+    (index as u32, times[index])
+}
+
+/// The position of frame `index` of `clip`, from ffprobe's frame times.
+fn frame_time(clip: &Path, index: u32) -> f64 {
+    media::frame_times(clip)[index as usize]
+}
+
 /// The rectangle a `w` x `h` picture occupies when fitted, aspect kept and
 /// centred, into the output (kiosk shell makes the window fullscreen).
 fn fitted_rect(shot: &Screenshot, w: u32, h: u32) -> (u32, u32, u32, u32) {
@@ -195,8 +209,9 @@ fn start_position_is_shown_exactly_and_held_while_paused() {
     );
     let status = reel.settled();
     assert_eq!(status["state"], "paused");
-    assert!((position(&status) - 0.5).abs() < 1e-6, "{status:?}");
-    let first = assert_shows_frame(&weston, &clip, 15, 320, 240);
+    let (frame, at) = landing(&clip, 0.5);
+    assert!((position(&status) - at).abs() < 1e-6, "{status:?}");
+    let first = assert_shows_frame(&weston, &clip, frame, 320, 240);
     sleep(Duration::from_millis(400));
     let later = reel.status();
     assert_eq!(
@@ -253,20 +268,28 @@ fn seeks_land_on_the_requested_frame() {
         &[&clip],
     );
     reel.settled();
+    // On a frame's start (0.7 s is frame 21 of the 30 fps clip).
     assert_eq!(reel.command("seek 0.7"), "ok");
     let status = reel.settled();
-    assert!((position(&status) - 0.7).abs() < 1e-3, "{status:?}");
-    assert_shows_frame(&weston, &clip, 21, 320, 240);
-    // Backwards, relative, across a keyframe (keyint 24).
+    let (frame, at) = landing(&clip, 0.7);
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, frame, 320, 240);
+    // Backwards, relative, across a keyframe (keyint 24): from the frame
+    // on screen.
     assert_eq!(reel.command("seek -0.5"), "ok");
     let status = reel.settled();
-    assert!((position(&status) - 0.2).abs() < 1e-3, "{status:?}");
-    assert_shows_frame(&weston, &clip, 6, 320, 240);
-    // A target between two frames shows the one on screen at that time.
+    let (frame, at) = landing(&clip, at - 0.5);
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, frame, 320, 240);
+    // A target between two frames (0.85 s: frame 25 starts at 0.833 s,
+    // frame 26 at 0.867 s) shows the first frame starting after it, as
+    // mpv's exact seeks.
     assert_eq!(reel.command("seek 0.85"), "ok");
     let status = reel.settled();
-    assert!((position(&status) - 25.0 / 30.0).abs() < 1e-3, "{status:?}");
-    assert_shows_frame(&weston, &clip, 25, 320, 240);
+    let (frame, at) = landing(&clip, 0.85);
+    assert_eq!(frame, 26, "the clip's frame times");
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, frame, 320, 240);
     assert!(reel.quit().success(), "{}", reel.log());
 }
 
@@ -280,26 +303,31 @@ fn frame_steps_forward_and_back() {
         &["--paused", "--start", "0.5"],
         &[&clip],
     );
-    reel.settled();
+    let status = reel.settled();
+    let (start, at) = landing(&clip, 0.5);
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
     reel.command("step");
     let status = reel.wait_for("step", |s| {
-        s["position"].parse::<f64>().is_ok_and(|p| p > 0.51)
+        s["position"].parse::<f64>().is_ok_and(|p| p > at + 0.01)
     });
-    assert!((position(&status) - 16.0 / 30.0).abs() < 1e-3, "{status:?}");
-    assert_shows_frame(&weston, &clip, 16, 320, 240);
+    let at = frame_time(&clip, start + 1);
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
+    assert_shows_frame(&weston, &clip, start + 1, 320, 240);
     reel.command("step");
     reel.command("step");
     let status = reel.wait_for("two steps", |s| {
-        s["position"].parse::<f64>().is_ok_and(|p| p > 0.59)
+        s["position"].parse::<f64>().is_ok_and(|p| p > at + 0.05)
     });
-    assert!((position(&status) - 18.0 / 30.0).abs() < 1e-3, "{status:?}");
+    let at = frame_time(&clip, start + 3);
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
     reel.command("back");
     let status = reel.wait_for("step back", |s| {
-        s["position"].parse::<f64>().is_ok_and(|p| p < 0.59)
+        s["position"].parse::<f64>().is_ok_and(|p| p < at - 0.01)
     });
-    assert!((position(&status) - 17.0 / 30.0).abs() < 1e-3, "{status:?}");
+    let at = frame_time(&clip, start + 2);
+    assert!((position(&status) - at).abs() < 1e-3, "{status:?}");
     assert_eq!(status["state"], "paused");
-    assert_shows_frame(&weston, &clip, 17, 320, 240);
+    assert_shows_frame(&weston, &clip, start + 2, 320, 240);
     assert!(reel.quit().success(), "{}", reel.log());
 }
 
@@ -378,7 +406,7 @@ fn resolution_change_mid_stream() {
         ("480", "270"),
         "{status:?}"
     );
-    assert_shows_frame(&weston, &clip, 45, 480, 270);
+    assert_shows_frame(&weston, &clip, landing(&clip, 1.5).0, 480, 270);
     // Back across the change, then play through it to the end.
     reel.command("seek 0.5");
     let status = reel.settled();

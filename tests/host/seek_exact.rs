@@ -1,6 +1,7 @@
 //! Frame-exact seeking, checked headlessly for every codec and container:
 //! `reel --output framemd5 --start T` must give exactly the frames of a
-//! full `ffmpeg -f framemd5` decode from the frame on screen at T onwards.
+//! full `ffmpeg -f framemd5` decode from the first frame at or after T
+//! onwards (mpv's rule for exact seeks, with its 5 ms tolerance).
 
 use crate::support;
 
@@ -36,15 +37,6 @@ fn hashes(framemd5: &str) -> Vec<String> {
         .collect()
 }
 
-/// Presentation times (seconds from the stream's start) of every frame, from ffprobe.
-fn ffprobe_times(clip: &Path) -> Vec<f64> {
-    let start = media::ffprobe::<f64>(clip, "stream=start_time")[0];
-    media::ffprobe::<f64>(clip, "frame=best_effort_timestamp_time")
-        .iter()
-        .map(|t| t - start)
-        .collect()
-}
-
 fn reel_hashes_from(clip: &Path, start: f64) -> Vec<String> {
     let out = Command::new(env!("CARGO_BIN_EXE_reel"))
         .args(["--output", "framemd5", "--start", &format!("{start}")])
@@ -77,7 +69,7 @@ fn start_positions_give_the_exact_frames_for_every_clip() {
     for name in clips {
         let clip = media::clip(name);
         let all = ffmpeg_hashes(&clip);
-        let times = ffprobe_times(&clip);
+        let times = media::frame_times(&clip);
         assert_eq!(
             times.len(),
             all.len(),
@@ -86,17 +78,19 @@ fn start_positions_give_the_exact_frames_for_every_clip() {
         let last = *times.last().expect("frames");
         for fraction in [0.0, 0.37, 0.5, 0.93] {
             let target = last * fraction;
-            // The frame on screen at `target`: the last one starting at or before it.
-            let index = times.iter().rposition(|&t| t <= target + 1e-6).unwrap_or(0);
-            // Ask for a time inside that frame's interval, not on its edge.
-            let start = times[index] + 0.25 / 30.0;
-            let got = reel_hashes_from(&clip, start);
-            assert_eq!(
-                got,
-                all[index..].to_vec(),
-                "{name}: --start {start:.4} should begin at frame {index} of {}",
-                all.len()
-            );
+            let on_screen = times.iter().rposition(|&t| t <= target + 1e-6).unwrap_or(0);
+            // A time on a frame's start, and one inside its interval (not
+            // on its edge): the first lands on it, the second on the next.
+            for start in [times[on_screen], times[on_screen] + 0.25 / 30.0] {
+                let index = media::seek_landing(&times, start, media::SEEK_TOLERANCE);
+                let got = reel_hashes_from(&clip, start);
+                assert_eq!(
+                    got,
+                    all[index..].to_vec(),
+                    "{name}: --start {start:.4} should begin at frame {index} of {}",
+                    all.len()
+                );
+            }
         }
     }
 }
@@ -145,18 +139,17 @@ fn an_exact_seek_decodes_only_the_references_before_its_target() {
     let decoded_before = field(landed, "decoded_before").expect("decoded_before");
     let references_only = field(landed, "references_only").expect("references_only");
 
-    // The oracle: the frames shown wholly before the frame on screen at
-    // the target, by type.
+    // The oracle: the frames before the one the seek lands on (the first
+    // starting at or after the target, give or take mpv's 5 ms), by type.
     let types: Vec<String> = media::ffprobe(&clip, "frame=pict_type");
-    let times = ffprobe_times(&clip);
+    let times = media::frame_times(&clip);
     assert_eq!(types.len(), times.len());
-    let frame_duration = 1.0 / 25.0;
-    let before: Vec<&String> = types
-        .iter()
-        .zip(&times)
-        .filter(|(_, t)| **t + frame_duration <= start + 1e-6)
-        .map(|(p, _)| p)
-        .collect();
+    let landing = media::seek_landing(&times, start, media::SEEK_TOLERANCE);
+    assert!(
+        times[landing] > start,
+        "{start} s is on a frame's start: the check would not tell the rules apart"
+    );
+    let before = &types[..landing];
     let references = before.iter().filter(|p| p.as_str() != "B").count() as u64;
     assert!(
         references < before.len() as u64 / 2,
@@ -174,5 +167,72 @@ fn an_exact_seek_decodes_only_the_references_before_its_target() {
 
     let shown = hashes(&String::from_utf8_lossy(&out.stdout));
     let all = ffmpeg_hashes(&clip);
-    assert_eq!(shown, all[before.len()..], "the frames from the target on");
+    assert_eq!(shown, all[landing..], "the frames from the target on");
+}
+
+/// Near the end, where no frame starts at or after the target (inside the
+/// last frame's interval, or past the end of the file), an exact seek shows
+/// the last frame and ends there. Also on a clip whose last frame no other
+/// refers to (VP8 with two temporal layers: every other frame updates no
+/// reference), so that it is among the pictures an exact seek would leave
+/// undecoded before its target.
+#[test]
+fn a_start_where_no_frame_follows_shows_the_last_frame() {
+    let undecoded_last = media::encoded(
+        "seek-media",
+        "vp8_temporal_layers.webm",
+        "testsrc2=size=320x240:rate=25:duration=2",
+        &[
+            "-c:v",
+            "libvpx",
+            "-b:v",
+            "500k",
+            "-g",
+            "100",
+            "-ts-parameters",
+            "ts_number_layers=2:ts_target_bitrate=250,500:ts_rate_decimator=2,1:\
+             ts_periodicity=2:ts_layer_id=0,1:ts_layering_mode=2",
+        ],
+    );
+    // Decoding only the references leaves out the last frame.
+    let references = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-skip_frame", "noref", "-i"])
+        .arg(&undecoded_last)
+        .args(["-f", "framemd5", "-"])
+        .output()
+        .expect("run ffmpeg");
+    assert!(references.status.success());
+    let all = ffmpeg_hashes(&undecoded_last);
+    assert_ne!(
+        hashes(&String::from_utf8_lossy(&references.stdout)).last(),
+        all.last(),
+        "the last frame of {} is a reference",
+        undecoded_last.display()
+    );
+
+    let clips = [
+        media::clip("h264_main_bframes.mkv"),
+        media::clip("hevc_main.mkv"),
+        media::clip("mpeg2.ts"),
+        undecoded_last,
+    ];
+    for clip in clips {
+        let all = ffmpeg_hashes(&clip);
+        let times = media::frame_times(&clip);
+        assert_eq!(times.len(), all.len(), "{}", clip.display());
+        let last = *times.last().expect("frames");
+        for start in [last + 0.25 / 30.0, last + 10.0] {
+            assert_eq!(
+                media::seek_landing(&times, start, media::SEEK_TOLERANCE),
+                all.len() - 1
+            );
+            let got = reel_hashes_from(&clip, start);
+            assert_eq!(
+                got,
+                all[all.len() - 1..],
+                "{}: --start {start:.4} should give the last frame alone",
+                clip.display()
+            );
+        }
+    }
 }

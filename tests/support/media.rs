@@ -104,6 +104,35 @@ pub fn ffprobe<T: std::str::FromStr>(clip: &Path, entries: &str) -> Vec<T> {
     ffprobe_with(clip, &[], entries)
 }
 
+/// Presentation times (seconds from the stream's start) of every frame of
+/// `clip`, in presentation order, from ffprobe.
+pub fn frame_times(clip: &Path) -> Vec<f64> {
+    let start = ffprobe::<f64>(clip, "stream=start_time")[0];
+    ffprobe::<f64>(clip, "frame=best_effort_timestamp_time")
+        .iter()
+        .map(|t| t - start)
+        .collect()
+}
+
+/// How far before an exact seek's target a frame may start and still be
+/// the one the seek lands on (mpv's 5 ms), in seconds.
+pub const SEEK_TOLERANCE: f64 = 0.005;
+
+/// The index of the frame an exact seek to `target` lands on, of frames
+/// starting at `times` (ascending, any unit; `tolerance` in the same):
+/// the first starting at or after the target, give or take `tolerance`
+/// (mpv's rule for exact seeks); the last when none does.
+pub fn seek_landing<T>(times: &[T], target: T, tolerance: T) -> usize
+where
+    T: Copy + PartialOrd + std::ops::Add<Output = T>,
+{
+    assert!(!times.is_empty(), "no frames to land on");
+    times
+        .iter()
+        .position(|&t| t + tolerance >= target)
+        .unwrap_or(times.len() - 1)
+}
+
 /// The number of video frames in `clip`, as ffprobe decodes them.
 pub fn frame_count(clip: &Path) -> usize {
     // MPEG-TS files also list the stream under their program: one count

@@ -5,7 +5,7 @@
 #   (v4l2-ctl);
 # - headless, traced (traced-run.sh; NAME.out/.log/.rc/.trace):
 #   hevc-md5 (`--output framemd5` of OPEN_GOP from the start),
-#   hevc-start-rasl (from RASL_T, a leading picture's time) and
+#   hevc-start-rasl (from RASL_T, just before the first leading picture) and
 #   hevc-start-cra (from CRA_T, after a CRA the demuxer seeks to);
 # - playbacks in weston (reel-shot.sh `play`: a screenshot, then SIGTERM):
 #   hevc-zerocopy (MAIN), hevc-main10 (MAIN10);
@@ -76,8 +76,8 @@ session() {
 }
 session hevc-seek "--paused --loop $open_gop" shown \
     "seek 0.6" shown "seek $rasl_t" shown \
-    step "until:position>$rasl_t" step "until:position>0.47" back "until:position<0.49" \
-    "seek 0.54" shown back "until:position<0.53" \
+    step "until:position>0.44" step "until:position>0.47" back "until:position<0.49" \
+    "seek 0.535" shown back "until:position<0.53" \
     "seek 0.1" shown resume "until:position>0.3" pause "until:state=paused" sleep:0.5 status quit
 session hevc-start "--paused --start $cra_t $open_gop" shown quit
 session hevc-playlist "--loop $main $reschange" "until:index=2/2" "until:width=480" "until:index=1/2" \

@@ -40,12 +40,12 @@ fi
 
 install() { apt-get install -y -q --no-install-recommends "$@"; }
 
-runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavfilter8 libxkbcommon0
+runtime=(libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavfilter8 libass9 libxkbcommon0
          libasound2 fonts-dejavu-core)
 build=(build-essential pkg-config clang libclang-dev
        libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
        libavfilter-dev libavdevice-dev libswresample-dev libxkbcommon-dev
-       libasound2-dev)
+       libasound2-dev libass-dev)
 tests=(ffmpeg v4l-utils strace valgrind sway adwaita-icon-theme mpv python3-venv
        busybox-static kmod cpio xz-utils zstd bc make gcc patch debootstrap
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good

@@ -161,6 +161,35 @@ pub struct PlayArgs {
     #[arg(long, value_name = "FACTOR", default_value_t = 1.0, value_parser = crate::player::speed::parse_speed)]
     pub speed: f64,
 
+    /// The subtitle track to show: its id (from 1, the file's own tracks
+    /// first, then subtitle files), no, or auto (a subtitle file given or
+    /// found beside the video, else the file's default track).
+    #[arg(long, value_name = "ID|no|auto", default_value = "auto", value_parser = crate::player::subtitles::parse_sid)]
+    pub sid: crate::player::subtitles::SubtitleChoice,
+
+    /// No subtitles at the start (`--sid no`).
+    #[arg(long)]
+    pub no_sub: bool,
+
+    /// A subtitle file (SubRip, ASS, WebVTT) to offer with every file;
+    /// repeatable. `film.srt` (`.ass`, `.ssa`, `.vtt`) beside `film.mkv`
+    /// is offered without it.
+    #[arg(long = "sub-file", value_name = "FILE")]
+    pub sub_files: Vec<PathBuf>,
+
+    /// Show subtitles this many seconds later (negative: earlier).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 0.0,
+        allow_hyphen_values = true
+    )]
+    pub sub_delay: f64,
+
+    /// Show subtitles (yes) or hide them (no; `v` toggles).
+    #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
+    pub sub_visibility: bool,
+
     /// Start at this position: seconds (`12.5`) or `[[HH:]MM:]SS[.frac]`.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub start: Option<Duration>,

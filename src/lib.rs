@@ -18,5 +18,6 @@ pub mod negotiation;
 pub mod osd;
 pub mod player;
 pub mod probe;
+pub mod subtitle;
 pub mod sw;
 pub mod v4l2;

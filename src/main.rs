@@ -209,6 +209,16 @@ fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> Pla
         force_copy: args.copy,
         video_crop: args.video_crop,
         speed: args.speed,
+        subtitles: reel::player::subtitles::SubtitleOptions {
+            choice: if args.no_sub {
+                reel::player::subtitles::SubtitleChoice::None
+            } else {
+                args.sid
+            },
+            files: args.sub_files,
+            delay: args.sub_delay,
+            visible: args.sub_visibility,
+        },
         control: args.control,
         ipc: args.input_ipc_server,
         idle: args.idle,

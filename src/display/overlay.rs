@@ -1,6 +1,6 @@
-//! The OSD's surface: a wl_subsurface above the video surface with its own
-//! small ARGB8888 wl_shm buffers, so the video surface keeps getting the
-//! decoder's buffers untouched. Desynchronised: its commits show at once,
+//! An overlay surface (the OSD's, the subtitles'): a wl_subsurface above
+//! the video surface with its own ARGB8888 wl_shm buffers, so the video
+//! surface keeps getting the decoder's buffers untouched. Desynchronised: its commits show at once,
 //! also while the video is paused and commits nothing. It takes no input
 //! (an empty input region): clicks and the pointer go to the window.
 
@@ -40,22 +40,27 @@ pub(super) struct Overlay {
     subsurface: WlSubsurface,
     buffers: Vec<OverlayBuffer>,
     visible: bool,
+    /// Whose buffers these are (told their release).
+    kind: BufferData,
 }
 
 impl Overlay {
+    /// An overlay at `position` (surface pixels from the window's top
+    /// left), above the subsurfaces made before it.
     pub(super) fn new(
         subcompositor: &SubcompositorState,
         compositor: &CompositorState,
         parent: &WlSurface,
+        (position, kind): ((i32, i32), BufferData),
         qh: &QueueHandle<State>,
     ) -> Self {
         let (subsurface, surface) = subcompositor.create_subsurface(parent.clone(), qh);
-        subsurface.set_position(OVERLAY_MARGIN as i32, OVERLAY_MARGIN as i32);
+        subsurface.set_position(position.0, position.1);
         subsurface.set_desync();
         match Region::new(compositor) {
             // The region is copied by set_input_region; dropping it is fine.
             Ok(empty) => surface.set_input_region(Some(empty.wl_region())),
-            Err(e) => warn!("the OSD surface takes input: no wl_region ({e})"),
+            Err(e) => warn!(?kind, "an overlay surface takes input: no wl_region ({e})"),
         }
         surface.commit();
         Self {
@@ -63,6 +68,7 @@ impl Overlay {
             subsurface,
             buffers: Vec::new(),
             visible: false,
+            kind,
         }
     }
 
@@ -95,7 +101,8 @@ impl Overlay {
             width = image.width,
             height = image.height,
             scale = image.scale,
-            "osd drawn"
+            kind = ?self.kind,
+            "overlay drawn"
         );
         Ok(())
     }
@@ -105,7 +112,7 @@ impl Overlay {
             self.surface.attach(None, 0, 0);
             self.surface.commit();
             self.visible = false;
-            debug!("osd hidden");
+            debug!(kind = ?self.kind, "overlay hidden");
         }
     }
 
@@ -142,10 +149,14 @@ impl Overlay {
         let too_large = || DisplayError::BadFrame {
             width,
             height,
-            reason: "OSD too large for wl_shm".into(),
+            reason: "overlay too large for wl_shm".into(),
         };
         let pool_size = i32::try_from(size).map_err(|_| too_large())?;
-        let memory = SharedMemory::named(size, c"reel-osd")
+        let name = match self.kind {
+            BufferData::Subtitles => c"reel-subtitles",
+            _ => c"reel-osd",
+        };
+        let memory = SharedMemory::named(size, name)
             .map_err(|source| DisplayError::Allocation { size, source })?;
         let pool = shm.create_pool(memory.as_fd(), pool_size, qh, NoEvents);
         let wl_buffer = pool.create_buffer(
@@ -155,7 +166,7 @@ impl Overlay {
             clamp_i32(stride as u32),
             wl_shm::Format::Argb8888,
             qh,
-            BufferData::Overlay,
+            self.kind,
         );
         pool.destroy();
         self.buffers.push(OverlayBuffer {

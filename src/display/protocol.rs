@@ -284,6 +284,11 @@ impl Dispatch2<WlBuffer, State> for BufferData {
                         overlay.released(proxy);
                     }
                 }
+                BufferData::Subtitles => {
+                    if let Some(overlay) = state.subtitles.as_mut() {
+                        overlay.released(proxy);
+                    }
+                }
             }
         }
     }

@@ -33,8 +33,9 @@ use super::idle_inhibit::IdleInhibit;
 use super::imported::{ImportRelease, ImportedBuffers};
 use super::layout::BufferLayout;
 use super::memory::SharedMemory;
-use super::overlay::Overlay;
+use super::overlay::{Overlay, OVERLAY_MARGIN};
 use super::pool::{BufferPool, Released};
+use super::user_data::BufferData;
 use super::user_data::{DmabufGlobal, FeedbackData, NoEvents};
 use super::{DisplayError, DisplayEvent, PresentStats, Presented, WindowOptions, MAX_POOL_BUFFERS};
 use crate::fourcc::{fourcc_text, import_modifier, modifier_name};
@@ -183,6 +184,8 @@ pub(super) struct State {
     pub(super) crop_outside: Option<(u32, u32)>,
     /// The OSD's subsurface (None: the compositor has no wl_subcompositor).
     pub(super) overlay: Option<Overlay>,
+    /// The subtitles' surface, below the OSD's.
+    pub(super) subtitles: Option<Overlay>,
     /// The window surface's integer scale (the OSD is drawn at it).
     pub(super) scale: u32,
     /// How the last frame was presented.
@@ -234,12 +237,22 @@ impl State {
         // Made before the window's first commit, so the subsurface is in
         // place from the first frame on (its placement applies when the
         // parent commits, and a paused video does not).
-        let overlay =
+        // The subtitles' first: the OSD's, made after, stacks above them.
+        let (subtitles, overlay) =
             match SubcompositorState::bind(compositor.wl_compositor().clone(), globals, qh) {
-                Ok(subcompositor) => Some(Overlay::new(&subcompositor, &compositor, &surface, qh)),
+                Ok(subcompositor) => {
+                    let overlay = |at: ((i32, i32), BufferData)| {
+                        Some(Overlay::new(&subcompositor, &compositor, &surface, at, qh))
+                    };
+                    let margin = OVERLAY_MARGIN as i32;
+                    (
+                        overlay(((0, 0), BufferData::Subtitles)),
+                        overlay(((margin, margin), BufferData::Overlay)),
+                    )
+                }
                 Err(_) => {
-                    info!("the compositor has no wl_subcompositor: no OSD");
-                    None
+                    info!("the compositor has no wl_subcompositor: no OSD, no subtitles");
+                    (None, None)
                 }
             };
         let window = xdg.create_window(surface, WindowDecorations::ServerDefault, qh);
@@ -301,6 +314,7 @@ impl State {
             crop: opts.crop,
             crop_outside: None,
             overlay,
+            subtitles,
             scale: 1,
             last_path: None,
         })

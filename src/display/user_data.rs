@@ -20,6 +20,8 @@ pub(super) enum BufferData {
     Video,
     /// The OSD overlay's.
     Overlay,
+    /// The subtitles' overlay's.
+    Subtitles,
 }
 /// User data of a wp_presentation_feedback: the pts of the frame committed,
 /// and when it was committed.

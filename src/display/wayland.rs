@@ -287,6 +287,19 @@ impl Display {
         self.state.scale
     }
 
+    /// Shows `image` on the subtitles' subsurface over the whole window
+    /// (below the OSD's), or hides it. The video surface is not touched.
+    pub fn show_subtitles(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
+        let Some(overlay) = self.state.subtitles.as_mut() else {
+            return Ok(());
+        };
+        match image {
+            Some(image) => overlay.show(image, &self.state.shm, &self.qh)?,
+            None => overlay.hide(),
+        }
+        self.flush()
+    }
+
     /// Shows `image` on the OSD's subsurface above the video, or hides it.
     /// The video surface is not touched.
     pub fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
@@ -741,6 +754,7 @@ impl Display {
 impl Drop for Display {
     fn drop(&mut self) {
         self.state.overlay = None;
+        self.state.subtitles = None;
         for b in self.state.pool.drain_all() {
             b.wl_buffer.destroy();
         }

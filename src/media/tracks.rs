@@ -1,8 +1,8 @@
-//! A file's video and audio tracks as a player lists them (mpv's
-//! `track-list`): numbered per kind from 1 in the container's order, with
-//! what the container says of each.
+//! A file's video, audio and subtitle tracks as a player lists them
+//! (mpv's `track-list`): numbered per kind from 1 in the container's
+//! order, with what the container says of each.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ffmpeg_next as ff;
 
@@ -12,6 +12,7 @@ use super::{MediaError, SourceInput};
 pub enum TrackKind {
     Video,
     Audio,
+    Subtitle,
 }
 
 /// What a track's container says about its pictures or its sound.
@@ -26,6 +27,7 @@ pub enum TrackShape {
         channels: u32,
         sample_rate: u32,
     },
+    Subtitle,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,15 +46,18 @@ pub struct TrackInfo {
     pub default: bool,
     pub forced: bool,
     pub shape: TrackShape,
+    /// A subtitle file of its own (`--sub-file`, or beside the video).
+    pub external: Option<PathBuf>,
 }
 
-/// The video and audio tracks of `path`; other streams are left out.
+/// The video, audio and subtitle tracks of `path`; other streams (data,
+/// attachments) are left out.
 pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
     // Opened as the audio thread opens it: a URL under its network
     // whitelist, a local file behind `file:` (and no panic on a name that
     // is not UTF-8).
     let input = SourceInput::open(path)?;
-    let mut counts = (0, 0);
+    let mut counts = (0, 0, 0);
     let mut tracks = Vec::new();
     for stream in input.streams() {
         let parameters = stream.parameters();
@@ -64,6 +69,10 @@ pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
             ff::media::Type::Audio => {
                 counts.1 += 1;
                 (TrackKind::Audio, counts.1)
+            }
+            ff::media::Type::Subtitle => {
+                counts.2 += 1;
+                (TrackKind::Subtitle, counts.2)
             }
             _ => continue,
         };
@@ -86,6 +95,7 @@ pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
                     sample_rate,
                 }
             }
+            TrackKind::Subtitle => TrackShape::Subtitle,
         };
         let metadata = stream.metadata();
         let tag = |key: &str| metadata.get(key).map(str::to_string);
@@ -101,6 +111,7 @@ pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
             default: disposition.contains(ff::format::stream::Disposition::DEFAULT),
             forced: disposition.contains(ff::format::stream::Disposition::FORCED),
             shape,
+            external: None,
         });
     }
     Ok(tracks)

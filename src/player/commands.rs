@@ -68,6 +68,12 @@ pub enum Command {
     Mute(Option<bool>),
     /// Play faster or slower.
     Speed(SpeedChange),
+    /// `j`: the next subtitle track (none after the last).
+    CycleSubtitles,
+    /// `v`: subtitles shown or hidden.
+    ToggleSubtitles,
+    /// `z` / `x`: subtitles earlier or later by so many seconds.
+    SubtitleDelay(f64),
     /// Answer with the player's state (control socket only).
     Status,
     Quit,
@@ -274,6 +280,15 @@ impl Player {
             Command::Volume(change) => self.change_volume(Some(change), None),
             Command::Mute(mute) => self.change_volume(None, Some(mute)),
             Command::Speed(change) => self.change_speed(change),
+            Command::CycleSubtitles => self.cycle_subtitles(),
+            Command::ToggleSubtitles => {
+                let visible = !self.subtitles.visible;
+                self.set_subtitle_timing(None, Some(visible));
+            }
+            Command::SubtitleDelay(by) => {
+                let delay = self.subtitles.delay + by;
+                self.set_subtitle_timing(Some(delay), None);
+            }
             Command::Status => {}
             Command::Quit => self.quit(),
         }
@@ -340,6 +355,10 @@ pub(super) fn key_command(key: Key) -> Option<Command> {
         Key::Char('{') => Command::Speed(SpeedChange::Times(0.5)),
         Key::Char('}') => Command::Speed(SpeedChange::Times(2.0)),
         Key::Backspace => Command::Speed(SpeedChange::To(1.0)),
+        Key::Char('j') => Command::CycleSubtitles,
+        Key::Char('v') => Command::ToggleSubtitles,
+        Key::Char('z') => Command::SubtitleDelay(-0.1),
+        Key::Char('x') => Command::SubtitleDelay(0.1),
         Key::Char(_) => return None,
     })
 }

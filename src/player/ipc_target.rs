@@ -109,6 +109,8 @@ impl Player {
             track_list: self.tracks.to_json(),
             vid: self.tracks.selected(TrackKind::Video),
             aid: self.tracks.selected(TrackKind::Audio),
+            sid: self.tracks.selected(TrackKind::Subtitle),
+            sub_text: self.tracks.sub.and_then(|_| self.subtitle_text()),
         }
     }
 
@@ -253,6 +255,8 @@ impl IpcTarget for Player {
             osd_level: self.osd.level().number(),
             loop_playlist: self.options.looping,
             speed: self.speed(),
+            sub_delay: self.subtitles.delay,
+            sub_visibility: self.subtitles.visible,
         }
     }
 
@@ -269,6 +273,8 @@ impl IpcTarget for Player {
                     Some(Property::Pause) => Command::TogglePause,
                     Some(Property::Fullscreen) => Command::ToggleFullscreen,
                     Some(Property::Mute) => Command::Mute(None),
+                    Some(Property::Sid) => Command::CycleSubtitles,
+                    Some(Property::SubVisibility) => Command::ToggleSubtitles,
                     Some(_) => return Err(IpcError::CommandFailed),
                     None => return Err(IpcError::PropertyNotFound),
                 };
@@ -352,6 +358,12 @@ impl IpcTarget for Player {
                 self.execute(Command::Speed(SpeedChange::To(speed)));
             }
             Property::Aid => self.set_audio_track(value)?,
+            Property::Sid => self.set_subtitle_track(value)?,
+            Property::SubDelay => {
+                let delay = number(value).ok_or(IpcError::UnsupportedFormat)?;
+                self.set_subtitle_timing(Some(delay), None);
+            }
+            Property::SubVisibility => self.set_subtitle_timing(None, Some(flag(value)?)),
             Property::LoopPlaylist => {
                 self.options.looping = match value {
                     Value::String(s) if s == "inf" || s == "yes" => true,

@@ -38,6 +38,7 @@ pub mod socket_file;
 pub mod source;
 pub mod speed;
 pub mod still;
+pub mod subtitles;
 mod synced;
 mod tracks;
 mod transport;
@@ -93,6 +94,7 @@ pub struct PlayerOptions {
     pub video_crop: Option<crate::display::crop::Rect>,
     /// The playback speed to start at (`--speed`).
     pub speed: f64,
+    pub subtitles: subtitles::SubtitleOptions,
     pub control: Option<PathBuf>,
     /// mpv's JSON IPC socket.
     pub ipc: Option<PathBuf>,
@@ -148,6 +150,7 @@ struct Player {
     audio: Option<Audio>,
     volume: Volume,
     av_offset: AvOffset,
+    subtitles: subtitles::SubtitleState,
     /// Frames committed before this (a seek, pause or resume since) say
     /// nothing of how well picture and sound agree.
     sync_since: Instant,
@@ -210,6 +213,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         )
     };
     let mut options = options;
+    let subtitles = subtitles::SubtitleState::new(&options.subtitles);
     // A schedule loops the playlist forever.
     let schedule = match options.sync_epoch {
         Some(epoch) => {
@@ -308,6 +312,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         audio: None,
         volume,
         av_offset: AvOffset::default(),
+        subtitles,
         sync_since: Instant::now(),
         start_time: Duration::ZERO,
         wake,

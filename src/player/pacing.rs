@@ -113,6 +113,7 @@ impl Player {
         }
         self.prepare_next_when_due();
         self.update_osd();
+        self.update_subtitles();
     }
 
     /// The decode thread's next event wakes the loop, although the player

@@ -202,6 +202,7 @@ impl Player {
         self.tracks = Tracks {
             list: info.tracks,
             audio: audio_track,
+            sub: None,
         };
         self.start_time = info.start_time;
         self.file_duration = info.duration;
@@ -227,6 +228,7 @@ impl Player {
             })
             .flatten();
         self.playlist.loaded = Some(self.playlist.entry_ids[index]);
+        self.start_subtitles(path);
         self.osd.event(Instant::now(), true);
         self.transport.announce_restart = true;
         self.emit(PlayerEvent::FileLoaded);

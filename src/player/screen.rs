@@ -35,6 +35,11 @@ pub trait Screen {
     fn overlay_scale(&self) -> u32;
     /// Shows the OSD's image above the frames (None: hides it).
     fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError>;
+    /// Shows the subtitles' image over the window, below the OSD (None:
+    /// hides it); nowhere to show them, nothing done.
+    fn show_subtitles(&mut self, _image: Option<&OverlayImage>) -> Result<(), DisplayError> {
+        Ok(())
+    }
     /// The window's size in surface pixels, once a frame set it.
     fn surface_size(&self) -> Option<(u32, u32)>;
     /// How the last frame reached the screen, in words.
@@ -104,6 +109,9 @@ impl Screen for Display {
     }
     fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
         Display::show_overlay(self, image)
+    }
+    fn show_subtitles(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
+        Display::show_subtitles(self, image)
     }
     fn surface_size(&self) -> Option<(u32, u32)> {
         Display::surface_size(self)

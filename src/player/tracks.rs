@@ -16,6 +16,8 @@ pub struct Tracks {
     pub list: Vec<TrackInfo>,
     /// The audio track playing, by its id (None: none).
     pub audio: Option<usize>,
+    /// The subtitle track shown, by its id (None: none).
+    pub sub: Option<usize>,
 }
 
 impl Tracks {
@@ -41,6 +43,7 @@ impl Tracks {
                     let selected = match track.kind {
                         TrackKind::Video => track.id == 1,
                         TrackKind::Audio => self.audio == Some(track.id),
+                        TrackKind::Subtitle => self.sub == Some(track.id),
                     };
                     track_json(track, selected)
                 })
@@ -57,6 +60,7 @@ impl Tracks {
                 .any(|t| t.kind == TrackKind::Video)
                 .then_some(1),
             TrackKind::Audio => self.audio,
+            TrackKind::Subtitle => self.sub,
         };
         id.map_or(json!(false), |id| json!(id))
     }
@@ -68,11 +72,12 @@ fn track_json(track: &TrackInfo, selected: bool) -> Value {
         "type": match track.kind {
             TrackKind::Video => "video",
             TrackKind::Audio => "audio",
+            TrackKind::Subtitle => "sub",
         },
         "src-id": track.source_id,
         "default": track.default,
         "forced": track.forced,
-        "external": false,
+        "external": track.external.is_some(),
         "selected": selected,
         "ff-index": track.stream_index,
         "codec": track.codec,
@@ -98,12 +103,16 @@ fn track_json(track: &TrackInfo, selected: bool) -> Value {
             entry["demux-channel-count"] = json!(channels);
             entry["demux-samplerate"] = json!(sample_rate);
         }
+        TrackShape::Subtitle => {}
+    }
+    if let Some(file) = &track.external {
+        entry["external-filename"] = json!(file.to_string_lossy());
     }
     entry
 }
 
-/// What `set_property aid VALUE` asks: a track by id, or none.
-fn audio_choice(value: &Value) -> Result<Option<usize>, IpcError> {
+/// What `set_property aid|sid VALUE` asks: a track by id, or none.
+pub(super) fn track_choice(value: &Value) -> Result<Option<usize>, IpcError> {
     match value {
         Value::Bool(false) => Ok(None),
         Value::String(s) if s == "no" => Ok(None),
@@ -127,7 +136,7 @@ impl Player {
     /// `aid`: plays audio track `value` (by id) from where the picture is,
     /// or no sound for `no`; an id the file lacks is refused.
     pub(super) fn set_audio_track(&mut self, value: &Value) -> Result<(), IpcError> {
-        let choice = audio_choice(value)?;
+        let choice = track_choice(value)?;
         if self.playlist.loaded.is_none() {
             return Err(IpcError::PropertyUnavailable);
         }
@@ -188,6 +197,7 @@ mod tests {
                 channels: 2,
                 sample_rate: 48_000,
             },
+            external: None,
         }
     }
 
@@ -201,6 +211,7 @@ mod tests {
         let tracks = Tracks {
             list,
             audio: Some(1),
+            sub: None,
         };
         let json = tracks.to_json();
         assert_eq!(json[0]["selected"], true);
@@ -209,8 +220,8 @@ mod tests {
         assert_eq!(json[0]["demux-samplerate"], 48_000);
         assert_eq!(tracks.selected(TrackKind::Audio), json!(1));
         assert_eq!(tracks.selected(TrackKind::Video), json!(false));
-        assert_eq!(audio_choice(&json!("no")), Ok(None));
-        assert_eq!(audio_choice(&json!(2)), Ok(Some(2)));
-        assert!(audio_choice(&json!("x")).is_err());
+        assert_eq!(track_choice(&json!("no")), Ok(None));
+        assert_eq!(track_choice(&json!(2)), Ok(Some(2)));
+        assert!(track_choice(&json!("x")).is_err());
     }
 }

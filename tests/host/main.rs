@@ -36,6 +36,7 @@ mod osd_weston;
 mod player_weston;
 mod raw_output;
 mod seek_exact;
+mod subtitles_weston;
 mod visl_trace_normaliser;
 mod vp8_headers;
 mod vp9_headers;

@@ -88,11 +88,12 @@ pub fn client_protocol(log: &str, pid: &str) -> Vec<(String, String)> {
 /// were given to show, from its protocol lines.
 #[derive(Debug, Default)]
 pub struct OsdBuffers {
-    /// Attaches of wl_shm ARGB8888 buffers to the OSD subsurface.
+    /// Attaches of wl_shm ARGB8888 buffers to the overlay subsurfaces (the
+    /// OSD's, the subtitles').
     pub osd_shm: usize,
     /// Attaches of linux-dmabuf buffers to the video surface.
     pub video_dmabuf: usize,
-    /// Any other attach to either surface (a null attach hides the OSD and
+    /// Any other attach to any of them (a null attach hides an overlay and
     /// is not counted).
     pub other: Vec<String>,
 }
@@ -100,9 +101,11 @@ pub struct OsdBuffers {
 impl OsdBuffers {
     /// Panics if the client made no subsurface.
     pub fn of(protocol: &[(String, String)]) -> OsdBuffers {
-        let (osd, video) = protocol
+        // Each get_subsurface(overlay, video): the video surface is the
+        // parent of them all.
+        let pairs: Vec<(String, String)> = protocol
             .iter()
-            .find_map(|(_, m)| {
+            .filter_map(|(_, m)| {
                 let args = m.split_once(".get_subsurface(")?.1;
                 let ids: Vec<&str> = args
                     .trim_end_matches(')')
@@ -111,7 +114,13 @@ impl OsdBuffers {
                     .collect();
                 Some((ids.first()?.to_string(), ids.get(1)?.to_string()))
             })
+            .collect();
+        let video = pairs
+            .first()
+            .map(|(_, video)| video.clone())
             .expect("no wl_subsurface in weston's protocol log");
+        let overlays: std::collections::HashSet<String> =
+            pairs.into_iter().map(|(overlay, _)| overlay).collect();
         // Ids are reused once destroyed: what each id is now.
         let mut shm_argb = std::collections::HashSet::new();
         let mut dmabuf = std::collections::HashSet::new();
@@ -142,11 +151,12 @@ impl OsdBuffers {
                 continue; // nil: the OSD hidden
             };
             let buffer = buffer.split(',').next().unwrap_or_default();
-            if surface == osd && shm_argb.contains(buffer) {
+            let overlay = overlays.contains(surface);
+            if overlay && shm_argb.contains(buffer) {
                 seen.osd_shm += 1;
             } else if surface == video && dmabuf.contains(buffer) {
                 seen.video_dmabuf += 1;
-            } else if surface == osd || surface == video {
+            } else if overlay || surface == video {
                 seen.other.push(m.clone());
             }
         }

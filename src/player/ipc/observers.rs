@@ -69,6 +69,8 @@ mod tests {
             loaded: None,
             osd_level: 1,
             speed: 1.0,
+            sub_delay: 0.0,
+            sub_visibility: true,
             loop_playlist: false,
         }
     }

@@ -37,7 +37,6 @@ pub enum Property {
     LoopPlaylist,
     /// Paused, idle or stopped at the end.
     CoreIdle,
-    /// Always 1: playback-speed control is not there yet (README).
     Speed,
     VideoCodec,
     FileFormat,
@@ -47,10 +46,13 @@ pub enum Property {
     Vid,
     Aid,
     Sid,
+    SubText,
+    SubDelay,
+    SubVisibility,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 35] = [
+const NAMES: [(&str, Property); 38] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -86,6 +88,9 @@ const NAMES: [(&str, Property); 35] = [
     ("vid", Property::Vid),
     ("aid", Property::Aid),
     ("sid", Property::Sid),
+    ("sub-text", Property::SubText),
+    ("sub-delay", Property::SubDelay),
+    ("sub-visibility", Property::SubVisibility),
 ];
 
 impl Property {
@@ -128,6 +133,9 @@ pub struct Loaded {
     pub track_list: Value,
     pub vid: Value,
     pub aid: Value,
+    pub sid: Value,
+    /// The text of the cues on screen (None: no subtitle track shown).
+    pub sub_text: Option<String>,
 }
 
 /// What the properties are read from.
@@ -147,6 +155,9 @@ pub struct Snapshot {
     /// `--loop`: the playlist starts again at its end.
     pub loop_playlist: bool,
     pub speed: f64,
+    /// `sub-delay`, seconds.
+    pub sub_delay: f64,
+    pub sub_visibility: bool,
 }
 
 impl Snapshot {
@@ -232,8 +243,12 @@ impl Snapshot {
             Property::TrackList => loaded.map_or(json!([]), |l| l.track_list.clone()),
             Property::Vid => loaded.map_or(json!("auto"), |l| l.vid.clone()),
             Property::Aid => loaded.map_or(json!("auto"), |l| l.aid.clone()),
-            // reel shows no subtitles (yet): no track is ever selected.
-            Property::Sid => loaded.map_or(json!("auto"), |_| json!(false)),
+            Property::Sid => loaded.map_or(json!("auto"), |l| l.sid.clone()),
+            Property::SubText => json!(loaded
+                .and_then(|l| l.sub_text.as_deref())
+                .ok_or(unavailable)?),
+            Property::SubDelay => json!(self.sub_delay),
+            Property::SubVisibility => json!(self.sub_visibility),
             Property::VideoCodec => json!(loaded
                 .and_then(|l| l.video_codec.as_deref())
                 .ok_or(unavailable)?),
@@ -312,6 +327,8 @@ mod tests {
             current: Some(0),
             osd_level: 1,
             speed: 1.0,
+            sub_delay: 0.0,
+            sub_visibility: true,
             loop_playlist: false,
             loaded: Some(Loaded {
                 position: Some(0.5),
@@ -332,6 +349,8 @@ mod tests {
                 track_list: json!([]),
                 vid: json!(1),
                 aid: json!(false),
+                sid: json!(false),
+                sub_text: None,
             }),
         }
     }

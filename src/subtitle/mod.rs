@@ -1,0 +1,189 @@
+//! Subtitles: a text stream read whole (`events`: embedded tracks and
+//! subtitle files through libavformat and libavcodec, every format as ASS
+//! events), drawn by libass (`libass`) into an overlay picture
+//! (`compose`) that the display shows on a subsurface of its own, above
+//! the video, which keeps its decoder's buffers.
+
+pub mod compose;
+pub mod events;
+pub mod libass;
+
+use std::path::{Path, PathBuf};
+
+use tracing::info;
+
+use crate::osd::OverlayImage;
+pub use events::{Event, SubtitleError, SubtitleStream};
+use libass::{Ass, AssError};
+
+/// Subtitle files looked for beside a video, as mpv's `--sub-auto=exact`.
+pub const SIDECAR_EXTENSIONS: [&str; 4] = ["srt", "ass", "ssa", "vtt"];
+
+/// The subtitle files named as `video` is, beside it (`film.srt` for
+/// `film.mkv`), in `SIDECAR_EXTENSIONS` order.
+pub fn sidecars(video: &Path) -> Vec<PathBuf> {
+    SIDECAR_EXTENSIONS
+        .iter()
+        .map(|ext| video.with_extension(ext))
+        .filter(|candidate| candidate != video && candidate.is_file())
+        .collect()
+}
+
+/// One subtitle stream ready to draw.
+pub struct Subtitles {
+    ass: Ass,
+    events: Vec<Event>,
+    /// The last picture drawn was empty.
+    blank: bool,
+    /// The picture size last drawn for.
+    size: (u32, u32, u32),
+}
+
+impl Subtitles {
+    pub fn new(stream: SubtitleStream) -> Result<Self, AssError> {
+        let mut ass = Ass::new()?;
+        ass.set_header(&stream.header);
+        for event in &stream.events {
+            ass.add_event(&event.line, event.start_ms, event.duration_ms);
+        }
+        info!(
+            codec = %stream.codec,
+            events = stream.events.len(),
+            damaged = stream.damaged,
+            "subtitles ready"
+        );
+        Ok(Self {
+            ass,
+            events: stream.events,
+            blank: true,
+            size: (0, 0, 0),
+        })
+    }
+
+    /// The text shown at `ms`, as mpv's `sub-text`: each event's text with
+    /// its override tags left out, events on lines of their own.
+    pub fn text_at(&self, ms: i64) -> String {
+        let mut texts: Vec<(&str, String)> = self
+            .events
+            .iter()
+            .filter(|e| e.start_ms <= ms && ms < e.start_ms.saturating_add(e.duration_ms))
+            .map(|e| (e.line.as_str(), plain_text(&e.line)))
+            .collect();
+        // Events in their read order, as the file has them.
+        texts.sort_by_key(|(line, _)| read_order(line));
+        texts
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The picture at `ms` for a `width` x `height` surface at `scale`
+    /// (buffer pixels), the video `video` pixels large: None when it is
+    /// the same as the last one drawn, Some(None) when nothing shows.
+    pub fn draw(
+        &mut self,
+        ms: i64,
+        (width, height, scale): (u32, u32, u32),
+        video: (u32, u32),
+    ) -> Option<Option<OverlayImage>> {
+        let resized = self.size != (width, height, scale);
+        self.size = (width, height, scale);
+        self.ass.set_frame(width, height, video);
+        let mut image: Option<OverlayImage> = None;
+        let changed = self.ass.render(ms, |glyphs| {
+            let image = image.get_or_insert_with(|| compose::blank(width, height, scale));
+            compose::blend(image, glyphs);
+        });
+        let blank = image.as_ref().is_none_or(compose::is_blank);
+        if !changed && !resized && blank == self.blank {
+            return None;
+        }
+        self.blank = blank;
+        Some(image.filter(|_| !blank))
+    }
+
+    /// Draw again at the next `draw` (the overlay was hidden meanwhile).
+    pub fn forget_drawn(&mut self) {
+        self.size = (0, 0, 0);
+    }
+}
+
+/// The text of an ASS event line (`ReadOrder,Layer,Style,Name,MarginL,
+/// MarginR,MarginV,Effect,Text`): `{...}` override blocks left out, `\N`
+/// and `\n` as new lines, `\h` as a space.
+pub fn plain_text(line: &str) -> String {
+    let text = line.splitn(9, ',').nth(8).unwrap_or("");
+    let mut out = String::with_capacity(text.len());
+    let mut in_override = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' => in_override = true,
+            '}' if in_override => in_override = false,
+            _ if in_override => {}
+            '\\' => match chars.peek() {
+                Some('N') | Some('n') => {
+                    chars.next();
+                    out.push('\n');
+                }
+                Some('h') => {
+                    chars.next();
+                    out.push(' ');
+                }
+                _ => out.push(c),
+            },
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn read_order(line: &str) -> i64 {
+    line.split(',')
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_leaves_override_tags_out() {
+        assert_eq!(
+            plain_text("0,0,Default,,0,0,0,,{\\i1}Hello{\\i0}\\Nworld, again"),
+            "Hello\nworld, again"
+        );
+        assert_eq!(plain_text("3,0,Default,,0,0,0,,a\\hb"), "a b");
+        assert_eq!(plain_text("not an event"), "");
+    }
+
+    #[test]
+    fn a_cue_shows_from_its_start_until_its_end() {
+        let stream = SubtitleStream {
+            header: Vec::new(),
+            events: vec![
+                Event {
+                    line: "1,0,Default,,0,0,0,,second".into(),
+                    start_ms: 1000,
+                    duration_ms: 500,
+                },
+                Event {
+                    line: "0,0,Default,,0,0,0,,first".into(),
+                    start_ms: 1200,
+                    duration_ms: 1000,
+                },
+            ],
+            codec: "subrip".into(),
+            damaged: 0,
+        };
+        let subtitles = Subtitles::new(stream).expect("libass");
+        assert_eq!(subtitles.text_at(999), "");
+        assert_eq!(subtitles.text_at(1000), "second");
+        assert_eq!(subtitles.text_at(1300), "first\nsecond");
+        assert_eq!(subtitles.text_at(1500), "first");
+        assert_eq!(subtitles.text_at(2200), "");
+    }
+}

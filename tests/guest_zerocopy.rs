@@ -12,7 +12,7 @@
 //!   before allocating the new ones (strace), under a bound on visl's
 //!   CAPTURE memory that both sets at once would exceed;
 //! - `--speed 0.5` (the odd-sized clip): visl's frames reach the screen
-//!   paced at half speed (within 2 %), still zero-copy;
+//!   paced at half speed (the loops' mean within 5 %), still zero-copy;
 //! - `--video-crop` on a schedule joined mid-clip (`--sync-epoch`): the
 //!   rectangle of visl's own buffer, still zero-copy, fills the output;
 //! - with `--copy` the same picture arrives through the copy path, in
@@ -437,26 +437,44 @@ fn at_half_speed_visls_frames_reach_the_screen_at_half_pace() {
     assert_eq!(reel_output::number(&s, "copy_frames"), 0, "{s:?}");
     let log = read("odd.log");
     let frames = reel_output::frames_on_screen(&log);
+    // Each loop of the 1 s clip after the first (whose start waits for
+    // the emulated guest's first presentation and catches up after it):
+    // the least-squares slope of screen time against pts. Single frames
+    // reach the emulated guest's screen up to tens of ms off, more on a
+    // loaded host: the loops' mean slope is within 5 % of 2 (1x would be
+    // 1; the host's timing test holds 2 %).
     let first_epoch = frames.first().map(|f| f.epoch);
-    // The first loop of the 1 s clip, leaving its first frame aside (it
-    // waits for the clock to start).
-    let paced: Vec<_> = frames
+    let mut epochs: BTreeSet<u64> = frames.iter().map(|f| f.epoch).collect();
+    epochs.retain(|&e| Some(e) != first_epoch);
+    let slopes: Vec<f64> = epochs
         .iter()
-        .filter(|f| Some(f.epoch) == first_epoch && f.pts >= Duration::from_millis(100))
+        .filter_map(|&epoch| {
+            let points: Vec<(f64, f64)> = frames
+                .iter()
+                .filter(|f| f.epoch == epoch)
+                .map(|f| (f.pts.as_secs_f64(), f.shown.as_secs_f64()))
+                .collect();
+            (points.len() >= 20).then(|| slope(&points))
+        })
         .collect();
-    let (Some(first), Some(last)) = (paced.first(), paced.last()) else {
-        panic!("no frame on screen after 0.1 s in the first loop:\n{log}");
-    };
-    let media = (last.pts - first.pts).as_secs_f64();
+    assert!(!slopes.is_empty(), "no whole loop shown at 0.5x:\n{log}");
+    let mean = slopes.iter().sum::<f64>() / slopes.len() as f64;
     assert!(
-        media >= 0.5,
-        "only {media} s of the clip shown at 0.5x:\n{log}"
+        (mean / 2.0 - 1.0).abs() <= 0.05,
+        "at 0.5x a media second took {mean:.3} s on the screen (loops: {slopes:?})"
     );
-    let wall = (last.shown - first.shown).as_secs_f64();
-    assert!(
-        (wall / media * 0.5 - 1.0).abs() <= 0.02,
-        "at 0.5x {media:.3} s of media took {wall:.3} s on the screen"
-    );
+}
+
+/// The least-squares slope of `points` (x, y).
+fn slope(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(sxy, sxx), (x, y)| {
+        (sxy + (x - mx) * (y - my), sxx + (x - mx) * (x - mx))
+    });
+    sxy / sxx
 }
 
 #[test]

@@ -50,9 +50,24 @@ pub struct TrackInfo {
     pub external: Option<PathBuf>,
 }
 
-/// The video, audio and subtitle tracks of `path`; other streams (data,
-/// attachments) are left out.
-pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
+/// A chapter as the container marks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chapter {
+    pub title: Option<String>,
+    /// Its start, in the container's time (as pts).
+    pub start: std::time::Duration,
+}
+
+/// What a file holds besides its packets: tracks and chapters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Contents {
+    pub tracks: Vec<TrackInfo>,
+    pub chapters: Vec<Chapter>,
+}
+
+/// The video, audio and subtitle tracks of `path` (other streams, data
+/// and attachments, are left out), and its chapters in time order.
+pub fn list_contents(path: &Path) -> Result<Contents, MediaError> {
     // Opened as the audio thread opens it: a URL under its network
     // whitelist, a local file behind `file:` (and no panic on a name that
     // is not UTF-8).
@@ -114,5 +129,19 @@ pub fn list_tracks(path: &Path) -> Result<Vec<TrackInfo>, MediaError> {
             external: None,
         });
     }
-    Ok(tracks)
+    let mut chapters: Vec<Chapter> = input
+        .chapters()
+        .map(|chapter| {
+            let tb = chapter.time_base();
+            Chapter {
+                title: chapter.metadata().get("title").map(str::to_string),
+                start: crate::media::ts_to_duration(
+                    chapter.start().max(0),
+                    (tb.numerator(), tb.denominator()),
+                ),
+            }
+        })
+        .collect();
+    chapters.sort_by_key(|c| c.start);
+    Ok(Contents { tracks, chapters })
 }

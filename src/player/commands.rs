@@ -74,6 +74,10 @@ pub enum Command {
     ToggleSubtitles,
     /// `z` / `x`: subtitles earlier or later by so many seconds.
     SubtitleDelay(f64),
+    /// `!` / `@`: the previous or next chapter.
+    Chapter {
+        forward: bool,
+    },
     /// Answer with the player's state (control socket only).
     Status,
     Quit,
@@ -285,6 +289,7 @@ impl Player {
                 let visible = !self.subtitles.visible;
                 self.set_subtitle_timing(None, Some(visible));
             }
+            Command::Chapter { forward } => self.step_chapter(forward),
             Command::SubtitleDelay(by) => {
                 let delay = self.subtitles.delay + by;
                 self.set_subtitle_timing(Some(delay), None);
@@ -359,6 +364,8 @@ pub(super) fn key_command(key: Key) -> Option<Command> {
         Key::Char('v') => Command::ToggleSubtitles,
         Key::Char('z') => Command::SubtitleDelay(-0.1),
         Key::Char('x') => Command::SubtitleDelay(0.1),
+        Key::Char('!') => Command::Chapter { forward: false },
+        Key::Char('@') => Command::Chapter { forward: true },
         Key::Char(_) => return None,
     })
 }

@@ -16,7 +16,7 @@ use super::pipeline::{Pipeline, PipelineOptions};
 use super::source::{Frames, Source};
 use super::still::StillPicture;
 use crate::frame::DecoderKind;
-use crate::media::tracks::{list_tracks, TrackInfo};
+use crate::media::tracks::{list_contents, Chapter, TrackInfo};
 use crate::media::MediaError;
 
 /// What the player reports of an opened file.
@@ -34,6 +34,8 @@ pub(super) struct EntryInfo {
     pub(super) has_audio: bool,
     /// Its video and audio tracks (IPC `track-list`).
     pub(super) tracks: Vec<TrackInfo>,
+    /// Its chapters (IPC `chapter-list`).
+    pub(super) chapters: Vec<Chapter>,
 }
 
 /// A file opened for playing: where its frames come from and what it is.
@@ -54,10 +56,12 @@ pub(super) struct EntryOpener {
 impl EntryOpener {
     pub(super) fn open(&self, path: &Path) -> Result<Opened> {
         let mut opened = self.open_media(path)?;
-        opened.info.tracks = list_tracks(path).unwrap_or_else(|e| {
+        let contents = list_contents(path).unwrap_or_else(|e| {
             warn!("cannot list the tracks: {e}");
-            Vec::new()
+            Default::default()
         });
+        opened.info.tracks = contents.tracks;
+        opened.info.chapters = contents.chapters;
         Ok(opened)
     }
 
@@ -79,6 +83,7 @@ impl EntryOpener {
                         .map(|(num, den)| f64::from(num) / f64::from(den)),
                     has_audio: pipeline.has_audio(),
                     tracks: Vec::new(),
+                    chapters: Vec::new(),
                 };
                 Ok(Opened {
                     info,
@@ -155,6 +160,7 @@ fn audio_only(path: &Path) -> Option<Result<Opened>> {
             frame_rate: Some(still.frame_rate()),
             has_audio: true,
             tracks: Vec::new(),
+            chapters: Vec::new(),
         },
         frames: Frames::Still(still),
     }))

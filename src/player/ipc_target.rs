@@ -111,6 +111,12 @@ impl Player {
             aid: self.tracks.selected(TrackKind::Audio),
             sid: self.tracks.selected(TrackKind::Subtitle),
             sub_text: self.tracks.sub.and_then(|_| self.subtitle_text()),
+            chapter_list: super::chapters::chapter_list(&self.tracks.chapters, self.start_time),
+            chapter: super::chapters::chapter_at(
+                &self.tracks.chapters,
+                self.start_time,
+                self.transport.position(),
+            ),
         }
     }
 
@@ -359,6 +365,10 @@ impl IpcTarget for Player {
             }
             Property::Aid => self.set_audio_track(value)?,
             Property::Sid => self.set_subtitle_track(value)?,
+            Property::Chapter => {
+                let index = value.as_i64().ok_or(IpcError::UnsupportedFormat)?;
+                self.go_to_chapter(index)?;
+            }
             Property::SubDelay => {
                 let delay = number(value).ok_or(IpcError::UnsupportedFormat)?;
                 self.set_subtitle_timing(Some(delay), None);

@@ -15,6 +15,7 @@
 //!   `ipc_target.rs`: the same state as mpv's properties.
 
 mod av_sync;
+mod chapters;
 pub mod clock;
 pub mod commands;
 pub mod control;

@@ -203,6 +203,7 @@ impl Player {
             list: info.tracks,
             audio: audio_track,
             sub: None,
+            chapters: info.chapters,
         };
         self.start_time = info.start_time;
         self.file_duration = info.duration;

@@ -8,7 +8,7 @@ use tracing::info;
 use super::ipc::codec::IpcError;
 use super::Player;
 use crate::audio::{Audio, AudioOptions, Track};
-use crate::media::tracks::{TrackInfo, TrackKind, TrackShape};
+use crate::media::tracks::{Chapter, TrackInfo, TrackKind, TrackShape};
 
 /// The tracks of the file loaded and which audio track plays.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,6 +18,8 @@ pub struct Tracks {
     pub audio: Option<usize>,
     /// The subtitle track shown, by its id (None: none).
     pub sub: Option<usize>,
+    /// The file's chapters, in time order.
+    pub chapters: Vec<Chapter>,
 }
 
 impl Tracks {
@@ -212,6 +214,7 @@ mod tests {
             list,
             audio: Some(1),
             sub: None,
+            chapters: Vec::new(),
         };
         let json = tracks.to_json();
         assert_eq!(json[0]["selected"], true);

@@ -10,7 +10,8 @@
 //!
 //! Over the JSON IPC, against mpv 0.35 on the same clip: `track-list`'s
 //! subtitle track, `sid`, `sub-text` inside and outside a cue,
-//! `sub-delay`, `sub-visibility`, and `sid` set to `no`.
+//! `sub-delay`, `sub-visibility`, and `sid` set to `no`; the clip's
+//! chapters (`chapter-list`, `chapter`).
 
 use crate::support;
 
@@ -97,6 +98,36 @@ fn seek(reel: &mut Reel, to: &str) {
     reel.wait_for("the seek", |s| {
         s.get("state").is_some_and(|st| st == "paused") && s["position"].starts_with(to)
     });
+}
+
+/// The SubRip clip with two chapters, "Opening" (0-2 s) and "Middle"
+/// (2-6 s).
+fn chapters_clip() -> PathBuf {
+    let meta = media_dir().join("chapters.txt");
+    std::fs::write(
+        &meta,
+        ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=2000\ntitle=Opening\n\
+         [CHAPTER]\nTIMEBASE=1/1000\nSTART=2000\nEND=6000\ntitle=Middle\n",
+    )
+    .expect("write the chapters");
+    let subrip = clip("subrip.mkv", Some("srt"));
+    let name = "subrip_chapters.mkv";
+    support::pcm::derived(
+        &media_dir().join(name),
+        name,
+        &[
+            "-i",
+            subrip.to_str().expect("UTF-8 path"),
+            "-i",
+            meta.to_str().expect("UTF-8 path"),
+            "-map",
+            "0",
+            "-map_chapters",
+            "1",
+            "-c",
+            "copy",
+        ],
+    )
 }
 
 /// Plays `file` paused with `args` and checks the cues on and off screen.
@@ -227,6 +258,16 @@ fn subtitle_replies(mut player: Player) -> Vec<(String, Value)> {
     ask(&mut client, "sid", json!(["get_property", "sid"]));
     ask(
         &mut client,
+        "chapter-list",
+        json!(["get_property", "chapter-list"]),
+    );
+    ask(
+        &mut client,
+        "chapter in the first",
+        json!(["get_property", "chapter"]),
+    );
+    ask(
+        &mut client,
         "sub-text in a cue",
         json!(["get_property", "sub-text"]),
     );
@@ -266,6 +307,16 @@ fn subtitle_replies(mut player: Player) -> Vec<(String, Value)> {
         json!(["get_property", "sub-visibility"]),
     );
     at(&mut client, 3.0);
+    ask(
+        &mut client,
+        "chapter in the second",
+        json!(["get_property", "chapter"]),
+    );
+    ask(
+        &mut client,
+        "set chapter 5",
+        json!(["set_property", "chapter", 5]),
+    );
     ask(
         &mut client,
         "sub-text between cues",
@@ -314,7 +365,7 @@ fn subtitle_entry(reply: &Value) -> Value {
 
 #[test]
 fn ipc_subtitle_properties_answer_as_mpv_does() {
-    let clip = clip("subrip.mkv", Some("srt"));
+    let clip = chapters_clip();
     let clip = clip.to_str().expect("UTF-8 path");
     let dir = std::env::temp_dir().join(format!("reel-subs-ipc-{}", std::process::id()));
     let mpv = Player::spawn(
@@ -352,5 +403,73 @@ fn ipc_subtitle_properties_answer_as_mpv_does() {
         };
         assert_eq!(a, b, "{label}: mpv {a}, reel {b}");
     }
-    assert_eq!(mpv[1].1["data"], FIRST, "mpv read the cue: {mpv:?}");
+    assert_eq!(mpv[3].1["data"], FIRST, "mpv read the cue: {mpv:?}");
+    assert_eq!(
+        mpv[1].1["data"][1]["title"], "Middle",
+        "mpv's chapters: {mpv:?}"
+    );
+}
+
+/// `file` plays with `args` in weston: the position goes past 2 s (the
+/// subtitles never hold the picture up), the subtitles are ready or given
+/// up on, and reel quits cleanly; its log.
+fn plays_on(file: &Path, args: &[&str]) -> String {
+    let weston = Weston::start(640, 360);
+    let mut reel = Reel::spawn(&weston.client_env(), weston.runtime_dir(), args, &[file]);
+    reel.wait_for("playback", |s| {
+        s["position"].parse::<f64>().is_ok_and(|p| p > 2.0)
+    });
+    // The subtitles read (or given up on) meanwhile, at their own pace.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !reel.log().contains("subtitles ready") && !reel.log().contains("WARN") {
+        assert!(Instant::now() < deadline, "no subtitles:\n{}", reel.log());
+        sleep(Duration::from_millis(100));
+    }
+    assert!(reel.quit().success(), "{}", reel.log());
+    reel.log()
+}
+
+#[test]
+fn hostile_subtitle_files_cost_at_most_a_warning() {
+    let dir = media_dir();
+    let video = clip("plain.mkv", None);
+    // An empty cue, and a cue ten hours long.
+    let odd = dir.join("odd-cues.srt");
+    std::fs::write(
+        &odd,
+        "1\n00:00:00,500 --> 00:00:01,000\n\n\n\
+         2\n00:00:01,000 --> 10:00:01,000\nA VERY LONG CUE\n",
+    )
+    .expect("write");
+    // 20 MB of ASS: 100,000 events, read on their own thread while the
+    // video plays.
+    let big = dir.join("big.ass");
+    if !big.exists() {
+        let mut text = String::from(
+            "[Script Info]\nScriptType: v4.00+\nPlayResX: 640\nPlayResY: 360\n\n\
+             [V4+ Styles]\nFormat: Name, Fontname, Fontsize, PrimaryColour, Bold, Alignment\n\
+             Style: Default,sans-serif,24,&H00FFFFFF,0,2\n\n\
+             [Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n",
+        );
+        let filler = "x".repeat(150);
+        for i in 0..100_000u32 {
+            let (s, cs) = (i / 100, i % 100);
+            text.push_str(&format!(
+                "Dialogue: 0,0:{:02}:{:02}.{cs:02},0:{:02}:{:02}.{:02},Default,,0,0,0,,{i} {filler}\n",
+                s / 60 % 60,
+                s % 60,
+                s / 60 % 60,
+                s % 60,
+                (cs + 1).min(99),
+            ));
+        }
+        std::fs::write(&big, text).expect("write the big ASS");
+    }
+    assert!(std::fs::metadata(&big).expect("big.ass").len() > 18_000_000);
+    for (file, what) in [(&odd, "odd cues"), (&big, "20 MB of ASS")] {
+        let log = plays_on(&video, &["-v", "--sub-file", file.to_str().expect("UTF-8")]);
+        let warnings: Vec<&str> = log.lines().filter(|l| l.contains("WARN")).collect();
+        assert!(warnings.len() <= 1, "{what}: {warnings:#?}");
+        assert!(log.contains("subtitles ready"), "{what}: {log}");
+    }
 }

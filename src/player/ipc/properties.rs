@@ -49,10 +49,12 @@ pub enum Property {
     SubText,
     SubDelay,
     SubVisibility,
+    ChapterList,
+    Chapter,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 38] = [
+const NAMES: [(&str, Property); 40] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -91,6 +93,8 @@ const NAMES: [(&str, Property); 38] = [
     ("sub-text", Property::SubText),
     ("sub-delay", Property::SubDelay),
     ("sub-visibility", Property::SubVisibility),
+    ("chapter-list", Property::ChapterList),
+    ("chapter", Property::Chapter),
 ];
 
 impl Property {
@@ -136,6 +140,9 @@ pub struct Loaded {
     pub sid: Value,
     /// The text of the cues on screen (None: no subtitle track shown).
     pub sub_text: Option<String>,
+    /// mpv's `chapter-list`, and the chapter playing (None: no chapters).
+    pub chapter_list: Value,
+    pub chapter: Option<i64>,
 }
 
 /// What the properties are read from.
@@ -248,6 +255,8 @@ impl Snapshot {
                 .and_then(|l| l.sub_text.as_deref())
                 .ok_or(unavailable)?),
             Property::SubDelay => json!(self.sub_delay),
+            Property::ChapterList => loaded.map_or(json!([]), |l| l.chapter_list.clone()),
+            Property::Chapter => json!(loaded.and_then(|l| l.chapter).ok_or(unavailable)?),
             Property::SubVisibility => json!(self.sub_visibility),
             Property::VideoCodec => json!(loaded
                 .and_then(|l| l.video_codec.as_deref())
@@ -351,6 +360,8 @@ mod tests {
                 aid: json!(false),
                 sid: json!(false),
                 sub_text: None,
+                chapter_list: json!([]),
+                chapter: None,
             }),
         }
     }

@@ -190,6 +190,15 @@ pub struct PlayArgs {
     #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
     pub sub_visibility: bool,
 
+    /// At quit, save the position in the file playing, so that opening it
+    /// again resumes there (`Q` saves whatever this says).
+    #[arg(long)]
+    pub save_position_on_quit: bool,
+
+    /// Resume a file where a saved position says: yes or no.
+    #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
+    pub resume_playback: bool,
+
     /// Start at this position: seconds (`12.5`) or `[[HH:]MM:]SS[.frac]`.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub start: Option<Duration>,

@@ -209,6 +209,8 @@ fn player_options(args: PlayArgs, decoder: DecoderChoice, headless: bool) -> Pla
         force_copy: args.copy,
         video_crop: args.video_crop,
         speed: args.speed,
+        save_position_on_quit: args.save_position_on_quit,
+        resume_playback: args.resume_playback,
         subtitles: reel::player::subtitles::SubtitleOptions {
             choice: if args.no_sub {
                 reel::player::subtitles::SubtitleChoice::None

@@ -81,6 +81,8 @@ pub enum Command {
     /// Answer with the player's state (control socket only).
     Status,
     Quit,
+    /// `Q`: quit, saving the position to resume from.
+    QuitSavingPosition,
 }
 
 /// Parses one control-socket line, e.g. `seek +5`, `pause`, `status`.
@@ -296,6 +298,10 @@ impl Player {
             }
             Command::Status => {}
             Command::Quit => self.quit(),
+            Command::QuitSavingPosition => {
+                self.save_position();
+                self.quit();
+            }
         }
         self.pump();
     }
@@ -345,6 +351,7 @@ pub(super) fn key_command(key: Key) -> Option<Command> {
         Key::PageUp => Command::PreviousFile,
         Key::PageDown => Command::NextFile,
         Key::Escape | Key::Char('q') => Command::Quit,
+        Key::Char('Q') => Command::QuitSavingPosition,
         Key::Char('f') => Command::ToggleFullscreen,
         Key::Char('.') => Command::StepForward,
         Key::Char(',') => Command::StepBackward,

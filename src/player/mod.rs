@@ -43,6 +43,7 @@ pub mod subtitles;
 mod synced;
 mod tracks;
 mod transport;
+pub mod watch_later;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -96,6 +97,10 @@ pub struct PlayerOptions {
     /// The playback speed to start at (`--speed`).
     pub speed: f64,
     pub subtitles: subtitles::SubtitleOptions,
+    /// Save the position at quit to resume from (`--save-position-on-quit`).
+    pub save_position_on_quit: bool,
+    /// Start where a saved position says (`--resume-playback`).
+    pub resume_playback: bool,
     pub control: Option<PathBuf>,
     /// mpv's JSON IPC socket.
     pub ipc: Option<PathBuf>,
@@ -499,6 +504,9 @@ impl Player {
     }
 
     fn quit(&mut self) {
+        if self.options.save_position_on_quit && !self.quitting {
+            self.save_position();
+        }
         self.quitting = true;
         // No network connect or read may hold the way out.
         crate::media::network::abandon();

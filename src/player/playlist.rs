@@ -139,6 +139,7 @@ impl Player {
         loop {
             let path = self.playlist.files[index].clone();
             let entry = self.playlist.entry_ids[index];
+            let start = start.or_else(|| self.resume_point(&path));
             self.emit(PlayerEvent::StartFile { entry });
             let ahead = self
                 .next_entry

@@ -612,3 +612,47 @@ fn sigterm_ends_playback_cleanly() {
     assert!(stats_line(&log)["presented"] > 0);
     assert!(!reel.control.exists(), "control socket left behind");
 }
+
+#[test]
+fn a_position_saved_at_quit_is_where_the_file_resumes_once() {
+    let state = std::env::temp_dir().join(format!("reel-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    let clip = media::clip("h264_25fps.mp4");
+    // A weston each: weston 14's kiosk shell now and then fails a client
+    // that connects right after another left.
+    let spawn = |args: &[&str]| {
+        let weston = Weston::start(640, 480);
+        let mut env = weston.client_env();
+        env.push(("XDG_STATE_HOME".into(), state.display().to_string()));
+        let reel = Reel::spawn(&env, weston.runtime_dir(), args, &[&clip]);
+        (weston, reel)
+    };
+
+    // --save-position-on-quit: `quit` at 2.0 s writes an entry.
+    let (_weston, mut reel) = spawn(&["--pause", "--save-position-on-quit"]);
+    reel.settled();
+    assert_eq!(reel.command("seek 2.0"), "ok");
+    reel.wait_for("the seek", |s| position(s) == 2.0 && s["state"] == "paused");
+    assert!(reel.quit().success(), "{}", reel.log());
+    let entries: Vec<_> = std::fs::read_dir(state.join("reel/watch_later"))
+        .expect("the watch-later directory")
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+
+    // Opened again: it starts there, and the entry is used up.
+    let (_weston, mut reel) = spawn(&["--pause"]);
+    let status = reel.settled();
+    assert_eq!(position(&status), 2.0, "{status:?}\n{}", reel.log());
+    assert!(reel.log().contains("resuming where playback stopped"));
+    assert!(reel.quit().success(), "{}", reel.log());
+    let left = std::fs::read_dir(state.join("reel/watch_later")).map_or(0, |d| d.count());
+    assert_eq!(left, 0);
+
+    // Without the option, `quit` saves nothing; a third opening starts at 0.
+    let (_weston, mut reel) = spawn(&["--pause"]);
+    assert_eq!(position(&reel.settled()), 0.0);
+    assert!(reel.quit().success(), "{}", reel.log());
+    let left = std::fs::read_dir(state.join("reel/watch_later")).map_or(0, |d| d.count());
+    assert_eq!(left, 0);
+    let _ = std::fs::remove_dir_all(&state);
+}

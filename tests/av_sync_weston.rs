@@ -35,14 +35,24 @@ const TOLERANCE: Duration = Duration::from_millis(40);
 /// Black 320x240 at 25 fps with one white frame at every whole second;
 /// a 100 ms 1 kHz beep starting at every whole second (FLAC: exact).
 fn flash_and_beep() -> PathBuf {
+    flashes_with(
+        "flash_beep.mkv",
+        SECONDS,
+        "0.5*cos(2*PI*1000*t)*lt(mod(t\\,1)\\,0.1)",
+    )
+}
+
+/// `name`: black 320x240 at 25 fps for `seconds`, one white frame at every
+/// whole second, over the sound `audio` (an aevalsrc expression), in
+/// Matroska with FLAC.
+fn flashes_with(name: &str, seconds: u32, audio: &str) -> PathBuf {
     let video = format!(
-        "color=black:size=320x240:rate=25:duration={SECONDS},\
+        "color=black:size=320x240:rate=25:duration={seconds},\
          drawbox=color=white:thickness=fill:enable='eq(mod(n\\,25)\\,0)'"
     );
-    let audio =
-        format!("aevalsrc='0.5*cos(2*PI*1000*t)*lt(mod(t\\,1)\\,0.1)':s={RATE}:d={SECONDS}");
+    let audio = format!("aevalsrc='{audio}':s={RATE}:d={seconds}");
     pcm::made(
-        "flash_beep.mkv",
+        name,
         &[
             "-f",
             "lavfi",

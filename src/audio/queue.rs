@@ -4,6 +4,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::media::at_speed;
+
 /// An output that has not asked for samples for this long has stalled (the
 /// sound server went away): its clock is no longer trusted.
 const STALL: Duration = Duration::from_millis(250);
@@ -288,15 +290,6 @@ impl Queue {
 
     fn frames_to_duration(&self, frames: usize) -> Duration {
         Duration::from_nanos((frames as u128 * 1_000_000_000 / u128::from(self.rate)) as u64)
-    }
-}
-
-/// `wall` time of sound at `speed`, in media time (exact at 1x).
-fn at_speed(wall: Duration, speed: f64) -> Duration {
-    if speed == 1.0 {
-        wall
-    } else {
-        wall.mul_f64(speed)
     }
 }
 

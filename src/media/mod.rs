@@ -189,6 +189,16 @@ pub fn ts_to_duration(ts: i64, (num, den): (i32, i32)) -> Duration {
     Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
+/// The media time `wall` of playback at `speed` covers (the wall time a
+/// media span takes at 1/`speed`); exact at 1x.
+pub fn at_speed(wall: Duration, speed: f64) -> Duration {
+    if speed == 1.0 {
+        wall
+    } else {
+        wall.mul_f64(speed)
+    }
+}
+
 /// `d` in units of `time_base`, rounded down.
 pub fn duration_to_ts(d: Duration, (num, den): (i32, i32)) -> i64 {
     if num <= 0 || den <= 0 {

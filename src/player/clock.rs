@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::media::at_speed as media_of;
+
 #[derive(Debug, Clone)]
 pub struct MediaClock {
     /// Media time at `anchor`.
@@ -13,22 +15,9 @@ pub struct MediaClock {
     rate: f64,
 }
 
-/// `wall` at `rate` media seconds a wall second.
-fn media_of(wall: Duration, rate: f64) -> Duration {
-    if rate == 1.0 {
-        wall
-    } else {
-        wall.mul_f64(rate)
-    }
-}
-
 /// The wall time `media` takes at `rate`.
 fn wall_of(media: Duration, rate: f64) -> Duration {
-    if rate == 1.0 {
-        media
-    } else {
-        media.div_f64(rate)
-    }
+    media_of(media, 1.0 / rate)
 }
 
 impl MediaClock {

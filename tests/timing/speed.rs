@@ -20,39 +20,13 @@ use crate::support::sound_server::{one_at_a_time, SoundServer, Timed, RATE};
 const SECONDS: u32 = 12;
 const TONE: f64 = 440.0;
 
-/// Black 320x240 at 25 fps with one white frame at every whole second; a
-/// 300 ms 440 Hz tone starting at every whole second (FLAC: exact).
+/// Flashes at every whole second with a 300 ms 440 Hz tone starting at
+/// each.
 fn flash_and_tone() -> PathBuf {
-    let video = format!(
-        "color=black:size=320x240:rate=25:duration={SECONDS},\
-         drawbox=color=white:thickness=fill:enable='eq(mod(n\\,25)\\,0)'"
-    );
-    let audio =
-        format!("aevalsrc='0.5*sin(2*PI*{TONE}*t)*lt(mod(t\\,1)\\,0.3)':s={RATE}:d={SECONDS}");
-    pcm::made(
+    super::flashes_with(
         "flash_tone_12s.mkv",
-        &[
-            "-f",
-            "lavfi",
-            "-i",
-            &video,
-            "-f",
-            "lavfi",
-            "-i",
-            &audio,
-            "-c:v",
-            "libx264",
-            "-preset",
-            "ultrafast",
-            "-g",
-            "25",
-            "-pix_fmt",
-            "yuv420p",
-            "-c:a",
-            "flac",
-            "-ac",
-            "2",
-        ],
+        SECONDS,
+        &format!("0.5*sin(2*PI*{TONE}*t)*lt(mod(t\\,1)\\,0.3)"),
     )
 }
 

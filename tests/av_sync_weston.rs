@@ -139,10 +139,15 @@ const ATTEMPTS: usize = 3;
 #[test]
 fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
     let _serial = one_at_a_time();
-    let clip = flash_and_beep();
+    until_trusted(&flash_and_beep(), measure_once);
+}
+
+/// `measure` of `clip` until a recording can be trusted (Ok), at most
+/// `ATTEMPTS` times.
+fn until_trusted(clip: &std::path::Path, measure: fn(&std::path::Path) -> Result<(), String>) {
     let mut doubts = Vec::new();
     for attempt in 1..=ATTEMPTS {
-        match measure_once(&clip) {
+        match measure(clip) {
             Ok(()) => return,
             Err(doubt) => {
                 eprintln!("attempt {attempt}: the recording cannot be trusted: {doubt}");
@@ -156,21 +161,35 @@ fn flashes_reach_the_screen_with_their_beeps_also_after_a_seek_and_a_pause() {
     );
 }
 
-/// One playback, its flashes against its beeps. Panics when a flash
-/// measured is out of sync (reel's fault); Err when the recording cannot
-/// be trusted (too coarse, or beeps missing: a loaded machine's sound
-/// server now and then skips cycles of the recording), for another try.
-fn measure_once(clip: &std::path::Path) -> Result<(), String> {
+/// A sound server recording from now, weston (640x480, kiosk, GL) at
+/// `refresh_millihertz`, and the environment a client of both needs.
+fn recorded_screen(
+    refresh_millihertz: u32,
+) -> (
+    SoundServer,
+    Weston,
+    Vec<(String, String)>,
+    support::sound_server::TimedRecording,
+) {
     let server = SoundServer::start();
-    // A monitor's 60 Hz: each frame can only go to a vblank, which reel
-    // aims at from weston's presentation feedback.
-    let weston = Weston::start_at(640, 480, "kiosk", "gl", 60_000);
+    let weston = Weston::start_at(640, 480, "kiosk", "gl", refresh_millihertz);
     let mut env = server.client_env();
     env.push((
         "WAYLAND_DISPLAY".into(),
         weston.socket_path().display().to_string(),
     ));
     let recording = server.record_timed();
+    (server, weston, env, recording)
+}
+
+/// One playback, its flashes against its beeps. Panics when a flash
+/// measured is out of sync (reel's fault); Err when the recording cannot
+/// be trusted (too coarse, or beeps missing: a loaded machine's sound
+/// server now and then skips cycles of the recording), for another try.
+fn measure_once(clip: &std::path::Path) -> Result<(), String> {
+    // A monitor's 60 Hz: each frame can only go to a vblank, which reel
+    // aims at from weston's presentation feedback.
+    let (server, _weston, env, recording) = recorded_screen(60_000);
     let mut reel = Reel::spawn(&env, server.runtime_dir(), &["--stats"], &[clip]);
     reel.wait_for("playback", |s| {
         s["position"].parse::<f64>().is_ok_and(|p| p > 4.5)

@@ -12,10 +12,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::support::compositor::Weston;
 use crate::support::pcm;
 use crate::support::reel_process::Reel;
-use crate::support::sound_server::{one_at_a_time, SoundServer, Timed, RATE};
+use crate::support::sound_server::{one_at_a_time, Timed, RATE};
 
 const SECONDS: u32 = 12;
 const TONE: f64 = 440.0;
@@ -102,22 +101,7 @@ fn wall_per_media(flashes: &[(Duration, Duration)]) -> Option<f64> {
 #[test]
 fn at_half_and_twice_the_speed_the_picture_keeps_pace_and_the_tone_its_pitch() {
     let _serial = one_at_a_time();
-    let clip = flash_and_tone();
-    let mut doubts = Vec::new();
-    for attempt in 1..=super::ATTEMPTS {
-        match measure_once(&clip) {
-            Ok(()) => return,
-            Err(doubt) => {
-                eprintln!("attempt {attempt}: the recording cannot be trusted: {doubt}");
-                doubts.push(doubt);
-            }
-        }
-    }
-    panic!(
-        "no trustworthy recording in {} attempts:\n{}",
-        super::ATTEMPTS,
-        doubts.join("\n\n")
-    );
+    super::until_trusted(&flash_and_tone(), measure_once);
 }
 
 /// The recording dates a tone this closely or is not trusted for it (the
@@ -127,19 +111,12 @@ const DATED_WITHIN: Duration = Duration::from_millis(10);
 /// One playback from 2x to 0.5x. Panics when reel is out of pace, sync or
 /// pitch; Err when the recording cannot be trusted, for another try.
 fn measure_once(clip: &std::path::Path) -> Result<(), String> {
-    let server = SoundServer::start();
     // A 120 Hz output, as the gapless test's: 2x of 25 fps is 50 frames a
     // second, more than weston's GL renderer on llvmpipe repaints on these
     // machines (a frame each 25 ms at 60 Hz; at 120 Hz each 8.3 ms boundary
     // lets it keep up), and the player's late frames would be the
     // compositor's.
-    let weston = Weston::start_at(640, 480, "kiosk", "gl", 120_000);
-    let mut env = server.client_env();
-    env.push((
-        "WAYLAND_DISPLAY".into(),
-        weston.socket_path().display().to_string(),
-    ));
-    let recording = server.record_timed();
+    let (server, _weston, env, recording) = super::recorded_screen(120_000);
     let mut reel = Reel::spawn(
         &env,
         server.runtime_dir(),

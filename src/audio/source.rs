@@ -9,6 +9,8 @@ use ffmpeg_next as ff;
 use thiserror::Error;
 use tracing::{debug, warn};
 
+use crate::media::discard_other_streams;
+
 /// Which audio stream to play.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Track {
@@ -181,17 +183,4 @@ fn libc_eagain() -> i32 {
 
 fn to_duration(ts: i64, tb: ff::Rational) -> Duration {
     crate::media::ts_to_duration(ts, (tb.numerator(), tb.denominator()))
-}
-
-fn discard_other_streams(input: &mut ff::format::context::Input, keep: usize) {
-    // SAFETY: the context is open and ours; libavformat reads each stream's
-    // `discard` field when it reads packets.
-    unsafe {
-        let ctx = input.as_mut_ptr();
-        for i in 0..(*ctx).nb_streams as usize {
-            if i != keep {
-                (**(*ctx).streams.add(i)).discard = ff::ffi::AVDiscard::AVDISCARD_ALL;
-            }
-        }
-    }
 }

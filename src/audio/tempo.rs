@@ -153,10 +153,6 @@ pub struct Tempo {
     fed: i64,
 }
 
-// SAFETY: the graph and its filters are owned by this value alone and used
-// only through `&mut self`; libavfilter keeps no thread affinity.
-unsafe impl Send for Tempo {}
-
 impl Tempo {
     /// A stretch to `speed` (0.25..=4, not 1: 1 needs none) of sound in
     /// `channels` at `rate`.

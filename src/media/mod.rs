@@ -29,7 +29,7 @@ pub use avcc::{AnnexBConverter, BitstreamError, NalCodec};
 pub use packet_data::PacketData;
 pub(crate) use params::CodecParameters;
 pub use reader::Demuxer;
-pub use source_input::SourceInput;
+pub use source_input::{discard_other_streams, SourceInput};
 
 /// Video codecs reel decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -65,3 +65,19 @@ impl DerefMut for SourceInput {
         }
     }
 }
+
+/// Tells libavformat to drop the packets of every stream but `keep`: a
+/// reader of one stream (the video, the sound, a subtitle track) does not
+/// pay for the others.
+pub fn discard_other_streams(input: &mut Input, keep: usize) {
+    // SAFETY: the context is open and ours; we write the `discard` field of
+    // its streams, which libavformat reads on each read.
+    unsafe {
+        let ctx = input.as_mut_ptr();
+        for i in 0..(*ctx).nb_streams as usize {
+            if i != keep {
+                (**(*ctx).streams.add(i)).discard = ff::ffi::AVDiscard::AVDISCARD_ALL;
+            }
+        }
+    }
+}

@@ -14,6 +14,7 @@ use tracing::{debug, info, warn};
 use super::ipc::codec::IpcError;
 use super::tracks::track_choice;
 use super::Player;
+use crate::media::location::Location;
 use crate::media::tracks::{TrackInfo, TrackKind, TrackShape};
 use crate::subtitle::{self, events, SubtitleError, SubtitleStream, Subtitles};
 
@@ -165,6 +166,15 @@ impl Player {
                 Some(track.stream_index),
             ),
         };
+        // A track is read whole, ahead: a stream's would be a second
+        // download of it, a live one's never ends.
+        if track.external.is_none() && Location::of(&path).is_url() {
+            warn!(
+                track = track.id,
+                "subtitles inside a network stream are not shown (a subtitle file is)"
+            );
+            return;
+        }
         let (done, answer) = mpsc::channel();
         let wake = self.wake.clone();
         let reader = std::thread::Builder::new()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use ffmpeg_next as ff;
 use tracing::{debug, warn};
 
-use crate::media::{MediaError, SourceInput};
+use crate::media::{discard_other_streams, MediaError, SourceInput};
 
 /// Events longer than this are cut to it: a cue "10 hours long" from a
 /// broken file shows as long as it could be watched, not forever.
@@ -82,6 +82,8 @@ pub fn read(path: &Path, stream_index: Option<usize>) -> Result<SubtitleStream, 
         codec,
         ..SubtitleStream::default()
     };
+    // Only this track's packets are read: a film's video is skipped.
+    discard_other_streams(&mut input, index);
     for (stream, packet) in input.packets() {
         if stream.index() != index {
             continue;

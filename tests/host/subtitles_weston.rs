@@ -473,3 +473,36 @@ fn hostile_subtitle_files_cost_at_most_a_warning() {
         assert!(log.contains("subtitles ready"), "{what}: {log}");
     }
 }
+
+#[test]
+fn a_text_track_inside_a_network_stream_is_said_not_shown_and_the_video_plays() {
+    let dir = media_dir().join("served");
+    std::fs::create_dir_all(&dir).expect("served dir");
+    std::fs::copy(clip("subrip.mkv", Some("srt")), dir.join("subrip.mkv")).expect("copy");
+    let server = support::http_server::HttpServer::start(&dir);
+    // A control socket makes `--output null` the player, in real time:
+    // the last second of the clip.
+    let control = dir.join(format!("control-{}.sock", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
+        .args([
+            "--output",
+            "null",
+            "--start",
+            "5",
+            "--sid",
+            "1",
+            "--control",
+        ])
+        .arg(&control)
+        .arg(server.url("subrip.mkv"))
+        .output()
+        .expect("run reel");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("subtitles inside a network stream"),
+        "{stderr}"
+    );
+}

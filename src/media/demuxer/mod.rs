@@ -18,6 +18,7 @@ use super::file_io::FileIo;
 use super::location::{self, Location, LOCAL_PROTOCOL_WHITELIST};
 use super::network::{self, Dictionary, NetworkSession, SourceCancel};
 use super::packet_data::PacketData;
+use super::source_input::discard_other_streams;
 use super::stream_probe;
 use super::timeline::ContinuousTimeline;
 use super::{
@@ -705,20 +706,6 @@ fn parse_hms(text: &str) -> Option<Duration> {
         return None;
     }
     Some(Duration::from_secs(hours * 3600 + minutes * 60) + Duration::from_secs_f64(seconds))
-}
-
-/// Tells libavformat to drop packets of streams reel does not play.
-fn discard_other_streams(input: &mut Input, keep: usize) {
-    // SAFETY: the context is open and ours; we write the `discard` field of
-    // its streams, which libavformat reads on each read.
-    unsafe {
-        let ctx = input.as_mut_ptr();
-        for i in 0..(*ctx).nb_streams as usize {
-            if i != keep {
-                (**(*ctx).streams.add(i)).discard = ffi::AVDiscard::AVDISCARD_ALL;
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -85,28 +85,14 @@ fn load() -> Result<AvFilterLib, String> {
         // loaded, which the struct keeps for the process.
         let lib = unsafe {
             AvFilterLib {
-                graph_alloc: *library
-                    .get(b"avfilter_graph_alloc\0")
-                    .map_err(|e| e.to_string())?,
-                graph_free: *library
-                    .get(b"avfilter_graph_free\0")
-                    .map_err(|e| e.to_string())?,
-                get_by_name: *library
-                    .get(b"avfilter_get_by_name\0")
-                    .map_err(|e| e.to_string())?,
-                create_filter: *library
-                    .get(b"avfilter_graph_create_filter\0")
-                    .map_err(|e| e.to_string())?,
-                link: *library.get(b"avfilter_link\0").map_err(|e| e.to_string())?,
-                graph_config: *library
-                    .get(b"avfilter_graph_config\0")
-                    .map_err(|e| e.to_string())?,
-                add_frame: *library
-                    .get(b"av_buffersrc_add_frame_flags\0")
-                    .map_err(|e| e.to_string())?,
-                get_frame: *library
-                    .get(b"av_buffersink_get_frame\0")
-                    .map_err(|e| e.to_string())?,
+                graph_alloc: symbol(&library, b"avfilter_graph_alloc\0")?,
+                graph_free: symbol(&library, b"avfilter_graph_free\0")?,
+                get_by_name: symbol(&library, b"avfilter_get_by_name\0")?,
+                create_filter: symbol(&library, b"avfilter_graph_create_filter\0")?,
+                link: symbol(&library, b"avfilter_link\0")?,
+                graph_config: symbol(&library, b"avfilter_graph_config\0")?,
+                add_frame: symbol(&library, b"av_buffersrc_add_frame_flags\0")?,
+                get_frame: symbol(&library, b"av_buffersink_get_frame\0")?,
                 _library: library,
             }
         };
@@ -114,6 +100,23 @@ fn load() -> Result<AvFilterLib, String> {
         return Ok(lib);
     }
     Err(format!("libavfilter not found ({})", failures.join("; ")))
+}
+
+/// The function `name` (NUL-terminated) of `library`.
+///
+/// # Safety
+/// `T` must be the C signature of that function; the copy is valid while
+/// `library` stays loaded.
+unsafe fn symbol<T: Copy>(library: &Library, name: &[u8]) -> Result<T, String> {
+    // SAFETY: the caller gives the symbol's type (see above).
+    unsafe { library.get::<T>(name) }
+        .map(|symbol| *symbol)
+        .map_err(|e| {
+            format!(
+                "{}: {e}",
+                String::from_utf8_lossy(name).trim_end_matches('\0')
+            )
+        })
 }
 
 fn avfilter() -> Result<&'static AvFilterLib, String> {

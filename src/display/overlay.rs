@@ -72,6 +72,22 @@ impl Overlay {
         }
     }
 
+    /// Shows `image`, or hides the overlay (None).
+    pub(super) fn set(
+        &mut self,
+        image: Option<&OverlayImage>,
+        shm: &wl_shm::WlShm,
+        qh: &QueueHandle<State>,
+    ) -> Result<(), DisplayError> {
+        match image {
+            Some(image) => self.show(image, shm, qh),
+            None => {
+                self.hide();
+                Ok(())
+            }
+        }
+    }
+
     /// Shows `image` (replacing what was shown).
     pub(super) fn show(
         &mut self,

@@ -290,27 +290,21 @@ impl Display {
     /// Shows `image` on the subtitles' subsurface over the whole window
     /// (below the OSD's), or hides it. The video surface is not touched.
     pub fn show_subtitles(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
-        let Some(overlay) = self.state.subtitles.as_mut() else {
-            return Ok(());
-        };
-        match image {
-            Some(image) => overlay.show(image, &self.state.shm, &self.qh)?,
-            None => overlay.hide(),
+        if let Some(overlay) = self.state.subtitles.as_mut() {
+            overlay.set(image, &self.state.shm, &self.qh)?;
+            self.flush()?;
         }
-        self.flush()
+        Ok(())
     }
 
     /// Shows `image` on the OSD's subsurface above the video, or hides it.
     /// The video surface is not touched.
     pub fn show_overlay(&mut self, image: Option<&OverlayImage>) -> Result<(), DisplayError> {
-        let Some(overlay) = self.state.overlay.as_mut() else {
-            return Ok(());
-        };
-        match image {
-            Some(image) => overlay.show(image, &self.state.shm, &self.qh)?,
-            None => overlay.hide(),
+        if let Some(overlay) = self.state.overlay.as_mut() {
+            overlay.set(image, &self.state.shm, &self.qh)?;
+            self.flush()?;
         }
-        self.flush()
+        Ok(())
     }
 
     /// The surface size (viewport destination) last committed, if any.

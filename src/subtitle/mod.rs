@@ -37,6 +37,9 @@ pub struct Subtitles {
     blank: bool,
     /// The picture size last drawn for.
     size: (u32, u32, u32),
+    /// The time last drawn for: the same time again (a wake-up without a
+    /// new frame) is not rendered again.
+    drawn_at: Option<i64>,
 }
 
 impl Subtitles {
@@ -57,6 +60,7 @@ impl Subtitles {
             events: stream.events,
             blank: true,
             size: (0, 0, 0),
+            drawn_at: None,
         })
     }
 
@@ -88,7 +92,11 @@ impl Subtitles {
         video: (u32, u32),
     ) -> Option<Option<OverlayImage>> {
         let resized = self.size != (width, height, scale);
+        if !resized && self.drawn_at == Some(ms) {
+            return None;
+        }
         self.size = (width, height, scale);
+        self.drawn_at = Some(ms);
         self.ass.set_frame(width, height, video);
         let mut image: Option<OverlayImage> = None;
         let changed = self.ass.render(ms, |glyphs| {
@@ -106,6 +114,7 @@ impl Subtitles {
     /// Draw again at the next `draw` (the overlay was hidden meanwhile).
     pub fn forget_drawn(&mut self) {
         self.size = (0, 0, 0);
+        self.drawn_at = None;
     }
 }
 

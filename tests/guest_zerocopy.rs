@@ -35,8 +35,9 @@
 //! change from Main to Main 10 mid-stream negotiated again.
 //!
 //! The OSD in the same boot (tests/vm/guest/osd-play.sh): its text read
-//! by OCR after a seek and a step on the V4L2 path, every frame still
-//! zero-copy under it, the subsurface given its own wl_shm buffers; reel's
+//! by OCR after a seek and a step on the V4L2 path, and a bitmap subtitle
+//! cue's on its frames only, every frame still zero-copy under them, the
+//! subsurfaces given their own wl_shm buffers; reel's
 //! screenshot is visl's CAPTURE buffer as weston shows it (zero-copy).
 //!
 //! One guest boot runs everything; if the guest or weston cannot start,
@@ -121,7 +122,8 @@ fn runs() -> &'static Runs {
             .arg(media.join(HEVC_BIT_DEPTH_CLIP));
         let osd = ScriptCall::new("osd-play.sh")
             .arg(env!("CARGO_BIN_EXE_reel"))
-            .arg(media.join(OSD_CLIP));
+            .arg(media.join(OSD_CLIP))
+            .arg(osd::subtitle_file());
         let result = Guest::run(
             &GuestCommand::scripts([playbacks, hevc, osd])
                 .timeout(Duration::from_secs(1200))

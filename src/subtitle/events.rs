@@ -1,8 +1,9 @@
-//! A subtitle stream read whole: a file's embedded text track, or a
-//! subtitle file (`.srt`, `.ass`, `.vtt`) libavformat opens as one. Each
+//! A subtitle stream read whole: a file's embedded track, or a subtitle
+//! file (`.srt`, `.ass`, `.vtt`, `.sup`) libavformat opens as one. Each
 //! packet goes through libavcodec's subtitle decoder, which gives every
 //! text format as ASS event lines, with the ASS header it writes for
-//! them (an ASS track's own header for ASS).
+//! them (an ASS track's own header for ASS), and bitmap formats (PGS,
+//! DVB, DVD) as pictures.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use ffmpeg_next as ff;
 use tracing::{debug, warn};
 
+use super::pictures::{self, PictureCue};
 use crate::media::{discard_other_streams, MediaError, SourceInput};
 
 /// Events longer than this are cut to it: a cue "10 hours long" from a
@@ -33,6 +35,11 @@ pub struct SubtitleStream {
     /// The ASS header (`[Script Info]`, styles).
     pub header: Vec<u8>,
     pub events: Vec<Event>,
+    /// A bitmap format's cues, in time order.
+    pub pictures: Vec<PictureCue>,
+    /// The plane a bitmap format's pictures are placed on (None: the
+    /// video's size).
+    pub canvas: Option<(u32, u32)>,
     /// libavcodec's name of its codec (`subrip`, `ass`, `mov_text`).
     pub codec: String,
     /// Packets that did not decode, skipped.
@@ -45,8 +52,6 @@ pub enum SubtitleError {
     Media(#[from] MediaError),
     #[error("{0}: no subtitle stream")]
     NoStream(String),
-    #[error("{0}: subtitles in {1} are pictures; reel draws text subtitles")]
-    Bitmap(String, String),
     #[error("{0}: cannot decode subtitles ({1})")]
     Decoder(String, ff::Error),
 }
@@ -68,9 +73,6 @@ pub fn read(path: &Path, stream_index: Option<usize>) -> Result<SubtitleStream, 
     let time_base = stream.time_base();
     let codec_id = stream.parameters().id();
     let codec = codec_id.name().to_string();
-    if is_bitmap(codec_id) {
-        return Err(SubtitleError::Bitmap(name, codec));
-    }
     let context = ff::codec::context::Context::from_parameters(stream.parameters())
         .map_err(|e| SubtitleError::Decoder(name.clone(), e))?;
     let mut decoder = context
@@ -107,6 +109,20 @@ pub fn read(path: &Path, stream_index: Option<usize>) -> Result<SubtitleStream, 
         } else {
             i64::from(subtitle.end().saturating_sub(subtitle.start()))
         };
+        if is_bitmap(codec_id) {
+            // A bitmap cue's end is often open (PGS: until the next
+            // display set): `pictures::timed` settles it.
+            out.pictures.push(PictureCue {
+                start_ms,
+                duration_ms,
+                pictures: pictures::from_subtitle(&subtitle),
+            });
+            if out.pictures.len() > MOST_EVENTS {
+                warn!("{name}: more than {MOST_EVENTS} subtitle pictures, the rest are left out");
+                break;
+            }
+            continue;
+        }
         let duration_ms = duration_ms.clamp(0, LONGEST_EVENT.as_millis() as i64);
         for rect in subtitle.rects() {
             let ff::subtitle::Rect::Ass(ass) = rect else {
@@ -128,6 +144,10 @@ pub fn read(path: &Path, stream_index: Option<usize>) -> Result<SubtitleStream, 
             break;
         }
     }
+    out.pictures = pictures::timed(out.pictures, LONGEST_EVENT.as_millis() as i64);
+    if is_bitmap(codec_id) {
+        out.canvas = canvas_of(&decoder, codec_id);
+    }
     Ok(out)
 }
 
@@ -138,6 +158,23 @@ fn is_bitmap(codec: ff::codec::Id) -> bool {
         codec,
         Id::HDMV_PGS_SUBTITLE | Id::DVB_SUBTITLE | Id::DVD_SUBTITLE | Id::XSUB
     )
+}
+
+/// The plane a bitmap stream's pictures are placed on: the size its
+/// decoder read from the stream (PGS's presentation segments, DVD's
+/// `size:`, DVB's display definition), DVB's 720x576 when it has none.
+fn canvas_of(decoder: &ff::decoder::Subtitle, codec: ff::codec::Id) -> Option<(u32, u32)> {
+    // SAFETY: the decoder's context is open and owned by `decoder`;
+    // two integers are read.
+    let (width, height) = unsafe {
+        let context = decoder.as_ptr();
+        ((*context).width, (*context).height)
+    };
+    match (u32::try_from(width), u32::try_from(height)) {
+        (Ok(width), Ok(height)) if width > 0 && height > 0 => Some((width, height)),
+        _ if codec == ff::codec::Id::DVB_SUBTITLE => Some((720, 576)),
+        _ => None,
+    }
 }
 
 /// The ASS header the decoder wrote (its `subtitle_header`).

@@ -1,12 +1,14 @@
-//! Subtitles: a text stream read whole (`events`: embedded tracks and
-//! subtitle files through libavformat and libavcodec, every format as ASS
-//! events), drawn by libass (`libass`) into an overlay picture
+//! Subtitles: a stream read whole (`events`: embedded tracks and
+//! subtitle files through libavformat and libavcodec, every text format as
+//! ASS events, bitmap formats as pictures), drawn by libass (`libass`) or
+//! scaled from their pictures (`pictures`) into an overlay picture
 //! (`compose`) that the display shows on a subsurface of its own, above
 //! the video, which keeps its decoder's buffers.
 
 pub mod compose;
 pub mod events;
 pub mod libass;
+pub mod pictures;
 
 use std::path::{Path, PathBuf};
 
@@ -15,9 +17,10 @@ use tracing::info;
 use crate::osd::OverlayImage;
 pub use events::{Event, SubtitleError, SubtitleStream};
 use libass::{Ass, AssError};
+use pictures::PictureCue;
 
 /// Subtitle files looked for beside a video, as mpv's `--sub-auto=exact`.
-pub const SIDECAR_EXTENSIONS: [&str; 4] = ["srt", "ass", "ssa", "vtt"];
+pub const SIDECAR_EXTENSIONS: [&str; 6] = ["srt", "ass", "ssa", "vtt", "sup", "idx"];
 
 /// The subtitle files named as `video` is, beside it (`film.srt` for
 /// `film.mkv`), in `SIDECAR_EXTENSIONS` order.
@@ -31,8 +34,7 @@ pub fn sidecars(video: &Path) -> Vec<PathBuf> {
 
 /// One subtitle stream ready to draw.
 pub struct Subtitles {
-    ass: Ass,
-    events: Vec<Event>,
+    kind: Kind,
     /// The last picture drawn was empty.
     blank: bool,
     /// The picture size last drawn for.
@@ -42,22 +44,47 @@ pub struct Subtitles {
     drawn_at: Option<i64>,
 }
 
+enum Kind {
+    /// Text formats, drawn by libass.
+    Text { ass: Ass, events: Vec<Event> },
+    /// Bitmap formats: cues in time order, not overlapping.
+    Pictures {
+        cues: Vec<PictureCue>,
+        canvas: Option<(u32, u32)>,
+        /// The cue last drawn.
+        drawn: Option<usize>,
+    },
+}
+
 impl Subtitles {
     pub fn new(stream: SubtitleStream) -> Result<Self, AssError> {
-        let mut ass = Ass::new()?;
-        ass.set_header(&stream.header);
-        for event in &stream.events {
-            ass.add_event(&event.line, event.start_ms, event.duration_ms);
-        }
         info!(
             codec = %stream.codec,
             events = stream.events.len(),
+            pictures = stream.pictures.len(),
+            canvas = ?stream.canvas,
             damaged = stream.damaged,
             "subtitles ready"
         );
+        let kind = if stream.events.is_empty() && !stream.pictures.is_empty() {
+            Kind::Pictures {
+                cues: stream.pictures,
+                canvas: stream.canvas,
+                drawn: None,
+            }
+        } else {
+            let mut ass = Ass::new()?;
+            ass.set_header(&stream.header);
+            for event in &stream.events {
+                ass.add_event(&event.line, event.start_ms, event.duration_ms);
+            }
+            Kind::Text {
+                ass,
+                events: stream.events,
+            }
+        };
         Ok(Self {
-            ass,
-            events: stream.events,
+            kind,
             blank: true,
             size: (0, 0, 0),
             drawn_at: None,
@@ -66,9 +93,12 @@ impl Subtitles {
 
     /// The text shown at `ms`, as mpv's `sub-text`: each event's text with
     /// its override tags left out, events on lines of their own.
+    /// Pictures have none.
     pub fn text_at(&self, ms: i64) -> String {
-        let mut texts: Vec<(&str, String)> = self
-            .events
+        let Kind::Text { events, .. } = &self.kind else {
+            return String::new();
+        };
+        let mut texts: Vec<(&str, String)> = events
             .iter()
             .filter(|e| e.start_ms <= ms && ms < e.start_ms.saturating_add(e.duration_ms))
             .map(|e| (e.line.as_str(), plain_text(&e.line)))
@@ -97,12 +127,33 @@ impl Subtitles {
         }
         self.size = (width, height, scale);
         self.drawn_at = Some(ms);
-        self.ass.set_frame(width, height, video);
         let mut image: Option<OverlayImage> = None;
-        let changed = self.ass.render(ms, |glyphs| {
-            let image = image.get_or_insert_with(|| compose::blank(width, height, scale));
-            compose::blend(image, glyphs);
-        });
+        let changed = match &mut self.kind {
+            Kind::Text { ass, .. } => {
+                ass.set_frame(width, height, video);
+                ass.render(ms, |glyphs| {
+                    let image = image.get_or_insert_with(|| compose::blank(width, height, scale));
+                    compose::blend(image, glyphs);
+                })
+            }
+            Kind::Pictures {
+                cues,
+                canvas,
+                drawn,
+            } => {
+                let current = cue_at(cues, ms);
+                if current == *drawn && !resized {
+                    return None;
+                }
+                if let Some(cue) = current.and_then(|i| cues.get(i)) {
+                    let mut picture = compose::blank(width, height, scale);
+                    let area = pictures::video_area((width, height), video);
+                    pictures::draw(&mut picture, cue, canvas.unwrap_or(video), area);
+                    image = Some(picture);
+                }
+                std::mem::replace(drawn, current) != current
+            }
+        };
         let blank = image.as_ref().is_none_or(compose::is_blank);
         if !changed && !resized && blank == self.blank {
             return None;
@@ -116,6 +167,15 @@ impl Subtitles {
         self.size = (0, 0, 0);
         self.drawn_at = None;
     }
+}
+
+/// The cue of `cues` (in time order, not overlapping) showing at `ms`.
+fn cue_at(cues: &[PictureCue], ms: i64) -> Option<usize> {
+    let index = cues
+        .partition_point(|cue| cue.start_ms <= ms)
+        .checked_sub(1)?;
+    let cue = &cues[index];
+    (ms < cue.start_ms.saturating_add(cue.duration_ms)).then_some(index)
 }
 
 /// The text of an ASS event line (`ReadOrder,Layer,Style,Name,MarginL,
@@ -186,7 +246,7 @@ mod tests {
                 },
             ],
             codec: "subrip".into(),
-            damaged: 0,
+            ..SubtitleStream::default()
         };
         let subtitles = Subtitles::new(stream).expect("libass");
         assert_eq!(subtitles.text_at(999), "");
@@ -194,5 +254,35 @@ mod tests {
         assert_eq!(subtitles.text_at(1300), "first\nsecond");
         assert_eq!(subtitles.text_at(1500), "first");
         assert_eq!(subtitles.text_at(2200), "");
+    }
+
+    #[test]
+    fn a_picture_cue_is_drawn_scaled_on_its_frames_only() {
+        // A 2x2 white picture at (2, 2) of a 4x4 canvas, 1.0-2.0 s.
+        let white = pictures::Picture::new(2, 2, 2, &[1; 4], &[0, 0xffff_ffff]).expect("picture");
+        let stream = SubtitleStream {
+            pictures: vec![PictureCue {
+                start_ms: 1000,
+                duration_ms: 1000,
+                pictures: vec![white],
+            }],
+            canvas: Some((4, 4)),
+            codec: "hdmv_pgs_subtitle".into(),
+            ..SubtitleStream::default()
+        };
+        let mut subtitles = Subtitles::new(stream).expect("pictures");
+        // An 8x8 overlay for a 4x4 video: the picture covers 4..8 x 4..8.
+        let size = (8, 8, 1);
+        assert_eq!(subtitles.draw(500, size, (4, 4)), Some(None));
+        let image = subtitles
+            .draw(1000, size, (4, 4))
+            .flatten()
+            .expect("a picture");
+        let alpha = |x: usize, y: usize| image.pixels[(y * 8 + x) * 4 + 3];
+        assert_eq!((alpha(5, 5), alpha(6, 6), alpha(2, 5)), (255, 255, 0));
+        assert_eq!(subtitles.text_at(1500), "");
+        // The same cue again: nothing new to draw; after it, cleared.
+        assert_eq!(subtitles.draw(1500, size, (4, 4)), None);
+        assert_eq!(subtitles.draw(2000, size, (4, 4)), Some(None));
     }
 }

@@ -1,10 +1,14 @@
-//! The OSD and screenshots on the V4L2 path, from tests/vm/guest/osd-play.sh
-//! in the zero-copy guest boot: visl's pictures presented zero-copy to
-//! weston (640x480, the clip scaled twice) with the OSD above them. Its text
-//! is read off weston's screenshots by OCR on the host; reel's screenshot
-//! is checked against weston's own rendering of the same CAPTURE buffer.
+//! The OSD, subtitles and screenshots on the V4L2 path, from
+//! tests/vm/guest/osd-play.sh in the zero-copy guest boot: visl's pictures
+//! presented zero-copy to weston (640x480, the clip scaled twice) with the
+//! OSD and a PGS subtitle cue above them. Their text is read off weston's
+//! screenshots by OCR on the host; reel's screenshot is checked against
+//! weston's own rendering of the same CAPTURE buffer.
+
+use std::path::PathBuf;
 
 use super::support::compositor::{decode_png, Screenshot};
+use super::support::pgs;
 use super::support::picture::{psnr, read_text};
 use super::support::reel_output;
 use super::support::weston_log::{self, client_protocol, OsdBuffers};
@@ -45,8 +49,32 @@ fn ocr(name: &str) -> String {
     read_text(&shot(name), OSD_ROWS, &result_path(""))
 }
 
+/// The subtitle cue: on the frame at 2.00 s (the seek's) and off the
+/// next, at 2.04 s (the step's, and reel's screenshot's).
+const CUE: &str = "HELLO WORLD";
+
+/// A PGS file with `CUE` from 1.90 to 2.02 s, for the osd-play.sh session.
+pub fn subtitle_file() -> PathBuf {
+    let dir = super::support::target_dir().join("guest-subtitles");
+    std::fs::create_dir_all(&dir).expect("guest subtitle dir");
+    let path = dir.join("cue.sup");
+    let cue = pgs::Cue {
+        text: CUE,
+        start: 1.90,
+        end: 2.02,
+    };
+    pgs::write(&path, (640, 360), &[cue]);
+    path
+}
+
+/// All the text on `name`'s screenshot.
+fn ocr_all(name: &str) -> String {
+    let shot = shot(name);
+    read_text(&shot, shot.height, &result_path(""))
+}
+
 #[test]
-fn on_the_v4l2_path_the_osd_reads_right_and_every_frame_stays_zero_copy() {
+fn on_the_v4l2_path_the_osd_and_subtitles_read_right_and_every_frame_stays_zero_copy() {
     let text = ocr("osd-seek");
     assert!(
         text.contains("00:00:02") && text.contains("frame 50"),
@@ -54,6 +82,12 @@ fn on_the_v4l2_path_the_osd_reads_right_and_every_frame_stays_zero_copy() {
     );
     let text = ocr("osd-step");
     assert!(text.contains("frame 51"), "OCR read after a step: {text:?}");
+    // The subtitle cue on 2.00 s's frame, not on the next.
+    let text = ocr_all("osd-seek");
+    assert!(text.contains(CUE), "OCR read at 2.00 s: {text:?}");
+    let text = ocr_all("osd-step");
+    assert!(!text.contains("HELLO"), "OCR read at 2.04 s: {text:?}");
+    assert!(read("osd.log").contains("subtitles ready"));
     let status = reel_output::fields(&reply("osd-plain", "status"));
     assert_eq!(status["decoder"], "v4l2-stateless", "{status:?}");
     assert!(

@@ -4,7 +4,9 @@
 //! files beside the video or given with `--sub-file`, paused on frames
 //! inside and outside each cue (after a seek, and a frame step onto a
 //! cue's first frame), the cue's text is on screen exactly when the
-//! frame's pts is in its interval. The subtitles live on a subsurface of
+//! frame's pts is in its interval. Bitmap tracks (PGS, DVB, DVD, and a
+//! `.sup` file) the same way, fullscreen: their pictures scaled from the
+//! canvas to the video's place, the text where it should be. The subtitles live on a subsurface of
 //! their own: the video surface gets only the frames' dmabufs. A broken
 //! subtitle file costs the subtitles only, with one warning.
 //!
@@ -20,8 +22,9 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::compositor::Weston;
+use support::compositor::{Screenshot, Weston};
 use support::mpv_ipc::{IpcClient, Player};
+use support::pgs;
 use support::picture::read_text;
 use support::reel_process::Reel;
 use support::weston_log::OsdBuffers;
@@ -44,6 +47,57 @@ fn srt_file() -> PathBuf {
         std::fs::write(&path, SRT).expect("write the SRT");
     }
     path
+}
+
+/// The two cues as PGS pictures (`.sup`) for the 640x360 clip.
+fn sup_file() -> PathBuf {
+    let path = media_dir().join("cues.sup");
+    if !path.exists() {
+        let partial = media_dir().join(format!("partial-{}-cues.sup", std::process::id()));
+        let cues = [
+            pgs::Cue {
+                text: FIRST,
+                start: 1.0,
+                end: 2.5,
+            },
+            pgs::Cue {
+                text: SECOND,
+                start: 4.0,
+                end: 5.0,
+            },
+        ];
+        pgs::write(&partial, (640, 360), &cues);
+        std::fs::rename(&partial, &path).expect("rename the PGS into place");
+    }
+    path
+}
+
+/// The clip with the cues as bitmap subtitles: PGS copied, or encoded as
+/// `codec` (FFmpeg's DVB and DVD encoders, from the PGS pictures; their
+/// ends from the clearing display sets).
+fn bitmap_clip(name: &str, codec: &str) -> PathBuf {
+    let plain = clip("plain.mkv", None);
+    let sup = sup_file();
+    support::pcm::derived(
+        &media_dir().join(name),
+        name,
+        &[
+            "-i",
+            plain.to_str().expect("UTF-8 path"),
+            "-fix_sub_duration",
+            "-i",
+            sup.to_str().expect("UTF-8 path"),
+            "-copyts",
+            "-map",
+            "0:v",
+            "-map",
+            "1",
+            "-c:v",
+            "copy",
+            "-c:s",
+            codec,
+        ],
+    )
 }
 
 /// Black 640x360 at 25 fps, 6 s; with the cues as `codec` in `name`'s
@@ -130,8 +184,24 @@ fn chapters_clip() -> PathBuf {
     )
 }
 
-/// Plays `file` paused with `args` and checks the cues on and off screen.
-fn cues_show_in_their_intervals(file: &Path, args: &[&str]) {
+/// The smallest rectangle (left, top, right, bottom; exclusive) holding
+/// every white pixel of `shot`.
+fn white_box(shot: &Screenshot) -> Option<(u32, u32, u32, u32)> {
+    let mut found: Option<(u32, u32, u32, u32)> = None;
+    for y in 0..shot.height {
+        for x in 0..shot.width {
+            if shot.pixel(x, y).iter().all(|&c| c > 200) {
+                let (l, t, r, b) = found.get_or_insert((x, y, x + 1, y + 1));
+                (*l, *t, *r, *b) = ((*l).min(x), (*t).min(y), (*r).max(x + 1), (*b).max(y + 1));
+            }
+        }
+    }
+    found
+}
+
+/// Plays `file` paused with `args` and checks the cues on and off screen;
+/// where the first cue's white pixels are.
+fn cues_show_in_their_intervals(file: &Path, args: &[&str]) -> Option<(u32, u32, u32, u32)> {
     let weston = Weston::start(1280, 720);
     let mut all = vec!["--pause", "-v"];
     all.extend_from_slice(args);
@@ -141,6 +211,7 @@ fn cues_show_in_their_intervals(file: &Path, args: &[&str]) {
     seek(&mut reel, "1.520000");
     let text = text_on_screen(&weston, Some(FIRST));
     assert!(text.contains(FIRST), "{what}: at 1.52 s OCR read {text:?}");
+    let first_cue = white_box(&weston.screenshot());
     seek(&mut reel, "3.000000");
     let text = text_on_screen(&weston, None);
     assert!(
@@ -171,6 +242,7 @@ fn cues_show_in_their_intervals(file: &Path, args: &[&str]) {
     let log = reel.log();
     assert!(log.contains("subtitles ready"), "{what}: {log}");
     assert!(!log.contains("WARN"), "{what}: {log}");
+    first_cue
 }
 
 #[test]
@@ -182,6 +254,37 @@ fn embedded_text_tracks_show_each_cue_on_its_frames() {
         ("mov_text.mp4", "mov_text"),
     ] {
         cues_show_in_their_intervals(&clip(name, Some(codec)), &["--sid", "1"]);
+    }
+}
+
+#[test]
+fn bitmap_tracks_are_scaled_onto_the_video_on_their_frames() {
+    // Fullscreen in 1280x720: the 640x360 canvas is shown twice as large.
+    // The text of the first cue is at x 176-464, y 297-327 of the canvas
+    // (a 480x64 picture at 80, 280): on screen at twice that.
+    let want = (352, 594, 928, 654);
+    let sup = sup_file();
+    for (file, args) in [
+        (bitmap_clip("pgs.mkv", "copy"), vec!["--sid", "1"]),
+        (bitmap_clip("dvb.mkv", "dvbsub"), vec!["--sid", "1"]),
+        (bitmap_clip("dvd.mkv", "dvdsub"), vec!["--sid", "1"]),
+        (
+            clip("plain.mkv", None),
+            vec!["--sub-file", sup.to_str().expect("UTF-8 path")],
+        ),
+    ] {
+        let mut args = args;
+        args.push("--fullscreen");
+        let seen = cues_show_in_their_intervals(&file, &args).expect("white text");
+        let near = |a: u32, b: u32| a.abs_diff(b) <= 6;
+        assert!(
+            near(seen.0, want.0)
+                && near(seen.1, want.1)
+                && near(seen.2, want.2)
+                && near(seen.3, want.3),
+            "{}: the first cue's text at {seen:?}, not at {want:?}",
+            file.display()
+        );
     }
 }
 

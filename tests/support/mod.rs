@@ -13,6 +13,7 @@
 //!   each must still give;
 //! - `sway`: sway headless, for the protocols weston lacks (idle inhibit,
 //!   decorations, a virtual pointer);
+//! - `pgs`: bitmap subtitles (PGS) of lines of text;
 //! - `picture`: PSNR of RGB pictures, and text read off a screenshot (OCR);
 //! - `reel_output`: reel's `--stats` line, control `status` reply and
 //!   presentation log;
@@ -38,6 +39,7 @@ pub mod media;
 pub mod mpv_ipc;
 pub mod oracle;
 pub mod pcm;
+pub mod pgs;
 pub mod picture;
 pub mod reel_output;
 pub mod reel_process;

@@ -6,12 +6,14 @@
 #   weston-osd.log with scope proto), driven by reel-session.py in three
 #   sessions with a weston screenshot after each: osd-seek (`osd 3`,
 #   `seek 2`), osd-step (`step`), osd-plain (`osd 0`, reel's `screenshot`
-#   into osd-pictures/, the status); NAME.session and NAME-shot/ each.
+#   into osd-pictures/, the status); NAME.session and NAME-shot/ each;
+#   with SUBS, a subtitle file shown too (`--sub-file`).
 #
-#   tests/vm/guest/osd-play.sh REEL CLIP
+#   tests/vm/guest/osd-play.sh REEL CLIP [SUBS]
 set -eu
 reel=$1
 clip=$2
+subs=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 R=$REEL_RESULTS
 . "$here/reel-shot.sh"
@@ -22,8 +24,10 @@ chmod 700 "$XDG_RUNTIME_DIR"
 start_weston osd 640 480
 socket="$XDG_RUNTIME_DIR/osd.sock"
 mkdir -p "$R/osd-pictures"
+set --
+[ -n "$subs" ] && set -- --sub-file "$subs"
 XDG_PICTURES_DIR="$R/osd-pictures" "$reel" --stats --hwdec v4l2 -vv --paused --osd-level 0 \
-    --control "$socket" "$clip" >"$R/osd.out" 2>"$R/osd.log" &
+    --control "$socket" "$@" "$clip" >"$R/osd.out" 2>"$R/osd.log" &
 pid=$!
 
 # step NAME SESSION-STEP...: one reel-session.py session, then a screenshot.

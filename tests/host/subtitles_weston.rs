@@ -8,7 +8,8 @@
 //! `.sup` file) the same way, fullscreen: their pictures scaled from the
 //! canvas to the video's place, the text where it should be. The subtitles live on a subsurface of
 //! their own: the video surface gets only the frames' dmabufs. A broken
-//! subtitle file costs the subtitles only, with one warning.
+//! subtitle file, or a track in a codec libavcodec lacks, costs the
+//! subtitles only, with one warning.
 //!
 //! Over the JSON IPC, against mpv 0.35 on the same clip: `track-list`'s
 //! subtitle track, `sid`, `sub-text` inside and outside a cue,
@@ -575,6 +576,23 @@ fn hostile_subtitle_files_cost_at_most_a_warning() {
         assert!(warnings.len() <= 1, "{what}: {warnings:#?}");
         assert!(log.contains("subtitles ready"), "{what}: {log}");
     }
+    // A track in a codec libavcodec does not know: the SubRip clip with
+    // its Matroska codec id renamed.
+    let unknown = dir.join("unknown-codec.mkv");
+    if !unknown.exists() {
+        let bytes = std::fs::read(clip("subrip.mkv", Some("srt"))).expect("read the clip");
+        let at = bytes
+            .windows(11)
+            .position(|w| w == b"S_TEXT/UTF8")
+            .expect("the SubRip codec id");
+        let mut renamed = bytes;
+        renamed[at..at + 11].copy_from_slice(b"S_TEXT/XYZ1");
+        std::fs::write(&unknown, renamed).expect("write the renamed clip");
+    }
+    let log = plays_on(&unknown, &["-v", "--sid", "1"]);
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("WARN")).collect();
+    assert_eq!(warnings.len(), 1, "unknown codec: {log}");
+    assert!(warnings[0].contains("subtitle"), "unknown codec: {log}");
 }
 
 #[test]

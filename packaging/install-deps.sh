@@ -51,7 +51,8 @@ tests=(ffmpeg v4l-utils strace valgrind sway adwaita-icon-theme mpv python3-venv
        gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
        gstreamer1.0-plugins-bad gstreamer1.0-libav gstreamer1.0-alsa
        debhelper lintian desktop-file-utils man-db systemd tesseract-ocr
-       pipewire pipewire-bin pipewire-alsa wireplumber libspa-0.2-modules dbus-daemon)
+       pipewire pipewire-bin pipewire-alsa wireplumber libspa-0.2-modules dbus-daemon
+       python3-gi gir1.2-gst-rtsp-server-1.0)
 # valgrind: callgrind's instruction counts in the guest benchmark
 # (benches/guest/compare.sh).
 # gstreamer1.0-alsa: GStreamer's sound in the V4L2-path audio benchmark
@@ -63,6 +64,8 @@ tests=(ffmpeg v4l-utils strace valgrind sway adwaita-icon-theme mpv python3-venv
 # pipewire ... dbus-daemon: the sound server the audio tests start per test
 # (tests/support/sound_server.rs; wireplumber needs a session bus), reached by
 # reel through ALSA's PipeWire plugin; pw-record records what it plays.
+# python3-gi gir1.2-gst-rtsp-server-1.0: GStreamer's RTSP server for the
+# RTSP tests (tests/support/rtsp_server.py).
 # sway: the compositor for what weston lacks (idle inhibit, decorations, a
 # virtual pointer), tests/host/kiosk_sway.rs.
 # From bookworm-backports: the compositor the tests run against, its Mesa, and

@@ -75,6 +75,14 @@ pub struct NetworkArgs {
     /// for this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_timeout)]
     pub network_timeout: f64,
+
+    /// How an rtsp:// source's media comes: interleaved in the RTSP
+    /// connection (tcp, mpv's default: through firewalls and NAT, no
+    /// loss), as RTP over udp or udp_multicast, tunnelled in http, or as
+    /// FFmpeg chooses (lavf: UDP, then TCP when nothing arrives).
+    #[arg(long, value_name = "tcp|udp|udp_multicast|http|lavf", default_value = "tcp",
+          value_parser = crate::media::network::RtspTransport::parse)]
+    pub rtsp_transport: crate::media::network::RtspTransport,
 }
 
 impl NetworkArgs {
@@ -82,6 +90,7 @@ impl NetworkArgs {
         crate::media::network::NetworkOptions {
             tls_verify: self.tls_verify,
             timeout: Duration::from_secs_f64(self.network_timeout),
+            rtsp_transport: self.rtsp_transport,
         }
     }
 }
@@ -328,6 +337,25 @@ mod tests {
         for bad in ["", "-1", "1:60", "a", "1:2:3:4", "nan", "inf", "1e400"] {
             assert!(parse_time(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn the_rtsp_transport_is_tcp_unless_told() {
+        use crate::media::network::RtspTransport;
+        let transport = |args: &[&str]| {
+            Cli::try_parse_from([&["reel"], args, &["rtsp://cam/x"]].concat())
+                .map(|cli| cli.play.network.options().rtsp_transport)
+        };
+        assert_eq!(transport(&[]).ok(), Some(RtspTransport::Tcp));
+        assert_eq!(
+            transport(&["--rtsp-transport", "udp"]).ok(),
+            Some(RtspTransport::Udp)
+        );
+        assert_eq!(
+            transport(&["--rtsp-transport", "lavf"]).ok(),
+            Some(RtspTransport::Lavf)
+        );
+        assert!(transport(&["--rtsp-transport", "sctp"]).is_err());
     }
 
     #[test]

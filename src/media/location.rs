@@ -58,7 +58,9 @@ impl Scheme {
     ///   https (never the other way round is a concern: both are network);
     /// - https: the same minus plain `http` (a secure source stays secure);
     /// - rtsp(s): the RTSP demuxer's own connections (`tcp`, `tls` for
-    ///   rtsps) and the media's (`rtp`, `udp`);
+    ///   rtsps), the media's (`rtp`, `udp`), and `http` for RTSP tunnelled
+    ///   in HTTP (`--rtsp-transport http`; not for rtsps, which stays
+    ///   secure);
     /// - udp, rtp: the datagram protocols only;
     /// - srt: `srt` only.
     ///
@@ -67,7 +69,7 @@ impl Scheme {
         match self {
             Self::Http => "http,https,tcp,tls,crypto,httpproxy",
             Self::Https => "https,tls,tcp,crypto,httpproxy",
-            Self::Rtsp => "rtsp,rtp,srtp,udp,tcp",
+            Self::Rtsp => "rtsp,rtp,srtp,udp,tcp,http",
             Self::Rtsps => "rtsps,rtsp,rtp,srtp,udp,tcp,tls",
             Self::Udp => "udp",
             Self::Rtp => "rtp,udp",

@@ -18,14 +18,16 @@ use super::ffmpeg_log::ErrorCapture;
 use super::location::{whitelist_allows, Scheme};
 use super::MediaError;
 
-/// How network sources are opened: the command line's `--tls-verify` and
-/// `--network-timeout`, the same for every source of the process.
+/// How network sources are opened: the command line's `--tls-verify`,
+/// `--network-timeout` and `--rtsp-transport`, the same for every source
+/// of the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetworkOptions {
     /// Verify TLS certificates against the system's trust store.
     pub tls_verify: bool,
     /// A connect or a read that waits longer fails.
     pub timeout: Duration,
+    pub rtsp_transport: RtspTransport,
 }
 
 impl Default for NetworkOptions {
@@ -33,6 +35,46 @@ impl Default for NetworkOptions {
         Self {
             tls_verify: true,
             timeout: Duration::from_secs(30),
+            rtsp_transport: RtspTransport::Tcp,
+        }
+    }
+}
+
+/// How an RTSP source's media is carried (mpv's `--rtsp-transport`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtspTransport {
+    /// Interleaved in the RTSP connection.
+    Tcp,
+    Udp,
+    UdpMulticast,
+    /// RTSP and its media tunnelled in HTTP.
+    Http,
+    /// FFmpeg's own choice: UDP, then TCP when no packet arrives.
+    Lavf,
+}
+
+impl RtspTransport {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "tcp" => Ok(Self::Tcp),
+            "udp" => Ok(Self::Udp),
+            "udp_multicast" => Ok(Self::UdpMulticast),
+            "http" => Ok(Self::Http),
+            "lavf" => Ok(Self::Lavf),
+            other => Err(format!(
+                "'{other}': the RTSP transport is tcp, udp, udp_multicast, http or lavf"
+            )),
+        }
+    }
+
+    /// The RTSP demuxer's `rtsp_transport` option, None for its default.
+    fn ffmpeg_name(self) -> Option<&'static str> {
+        match self {
+            Self::Tcp => Some("tcp"),
+            Self::Udp => Some("udp"),
+            Self::UdpMulticast => Some("udp_multicast"),
+            Self::Http => Some("http"),
+            Self::Lavf => None,
         }
     }
 }
@@ -200,6 +242,9 @@ fn open_context(url: &str, session: &NetworkSession) -> Result<Input, ff::Error>
         // The RTSP demuxer opens its connections itself, not through
         // `io_open`: its own timeout option (microseconds).
         dict.set("timeout", &micros(session.options.timeout))?;
+        if let Some(transport) = session.options.rtsp_transport.ffmpeg_name() {
+            dict.set("rtsp_transport", transport)?;
+        }
     }
     // SAFETY: a fresh context (null if allocation failed) gets reel's
     // io_open hook and interrupt callback, whose opaque pointers are the

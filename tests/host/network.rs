@@ -7,11 +7,15 @@
 //! a live stream has no duration, does not seek, and plays on after its
 //! server was killed and started again, five times, without growing its
 //! file descriptors, and another file loaded while it waits to reconnect
-//! plays at once; MPEG-TS over UDP plays live.
+//! plays at once; MPEG-TS over UDP plays live. RTSP (GStreamer's server):
+//! H.264 and HEVC, interleaved in TCP (the default) and over UDP, decode to
+//! FFmpeg's framemd5 of the same URL; `--rtsp-transport` is what reel asks
+//! the server for (a server refusing it is one clear error).
 
 use crate::support;
 use support::http_server::HttpServer;
 use support::media::clip;
+use support::rtsp_server::RtspServer;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -42,15 +46,15 @@ fn reel(args: &[&str]) -> Output {
 }
 
 fn ffmpeg_framemd5(input: &str) -> String {
+    ffmpeg_framemd5_with(&[], input)
+}
+
+/// FFmpeg's framemd5 of `input` opened with `options`.
+fn ffmpeg_framemd5_with(options: &[&str], input: &str) -> String {
     let out = Command::new("ffmpeg")
-        .args([
-            "-nostdin",
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-i",
-            input,
-        ])
+        .args(["-nostdin", "-hide_banner", "-loglevel", "error"])
+        .args(options)
+        .args(["-i", input])
         .args(["-autoscale", "0", "-an", "-f", "framemd5", "-"])
         .output()
         .expect("spawn ffmpeg");
@@ -143,6 +147,37 @@ fn hls_over_http_decodes_as_ffmpeg_decodes_it() {
     let got = reel_framemd5(&url, &[]);
     assert_eq!(pictures(&got), pictures(&expected));
     assert!(pictures(&got).len() >= 25, "a second of pictures at least");
+}
+
+#[test]
+fn rtsp_decodes_as_ffmpeg_decodes_it_over_tcp_and_udp() {
+    let hevc = "hevc_main.mkv";
+    let server = RtspServer::start(&[&clip(CLIP), &clip(hevc)]);
+    for name in [CLIP, hevc] {
+        let url = server.url(name);
+        let expected = pictures(&ffmpeg_framemd5_with(&["-rtsp_transport", "tcp"], &url));
+        assert!(
+            expected.len() >= 25,
+            "{name}: FFmpeg's pictures {expected:?}"
+        );
+        for transport in ["tcp", "udp"] {
+            let got = reel_framemd5(&url, &["--rtsp-transport", transport]);
+            assert_eq!(pictures(&got), expected, "{name} over {transport}");
+        }
+    }
+    // TCP unless told otherwise: a server that only speaks TCP plays, one
+    // that only speaks UDP refuses with its reason.
+    let expected = pictures(&ffmpeg_framemd5_with(
+        &["-rtsp_transport", "tcp"],
+        &server.url(CLIP),
+    ));
+    let got = reel_framemd5(&server.url(&format!("tcp/{CLIP}")), &[]);
+    assert_eq!(pictures(&got), expected);
+    let udp_only = server.url(&format!("udp/{CLIP}"));
+    assert_fails(
+        &reel(&["--output", "framemd5", &udp_only]),
+        &[&udp_only, "Unsupported transport"],
+    );
 }
 
 #[test]

@@ -41,15 +41,7 @@ impl HttpServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("start http_server.py");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("server stdout");
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read the server's port");
-        let port = line.trim().parse().unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("http_server.py printed no port: {line:?}")
-        });
+        let port = printed_port(&mut child, "http_server.py");
         HttpServer {
             child,
             port,
@@ -61,6 +53,19 @@ impl HttpServer {
     pub fn url(&self, name: &str) -> String {
         format!("{}://127.0.0.1:{}/{name}", self.scheme, self.port)
     }
+}
+
+/// The port a server `name` prints on its first line once it listens.
+pub fn printed_port(child: &mut Child, name: &str) -> u16 {
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("server stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the server's port");
+    line.trim().parse().unwrap_or_else(|_| {
+        let _ = child.kill();
+        panic!("{name} printed no port: {line:?}")
+    })
 }
 
 impl Drop for HttpServer {

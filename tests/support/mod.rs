@@ -19,7 +19,8 @@
 //!   presentation log;
 //! - `reel_process`: a reel process driven through its control socket;
 //! - `h264`: FFmpeg's Annex-B streams with their header traces.
-//! - `http_server`: a local HTTP(S) file server with byte ranges.
+//! - `http_server`: a local HTTP(S) file server with byte ranges;
+//!   `rtsp_server`: GStreamer's RTSP server.
 //! - `mpv_ipc`: a client of mpv's JSON IPC and the player processes it drives.
 //! - `sound_server`: PipeWire with a null sink, recording what is played;
 //!   `pcm`: clips with sound, FFmpeg's decode of them and comparing PCM.
@@ -44,6 +45,7 @@ pub mod picture;
 pub mod reel_output;
 pub mod reel_process;
 pub mod reel_runs;
+pub mod rtsp_server;
 pub mod sound_server;
 pub mod sway;
 pub mod visl_bitstream;

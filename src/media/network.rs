@@ -100,19 +100,59 @@ pub fn abandon() {
     ABANDONED.store(true, Ordering::Relaxed);
 }
 
-/// Abandons one source's network connects, reads and waits (the player
-/// is done with it: stopped, skipped); shared by its demuxer and whoever
-/// may stop it from another thread.
-#[derive(Clone, Debug, Default)]
-pub struct SourceCancel(Arc<AtomicBool>);
+/// One source's link to whoever plays it, shared by its demuxer and the
+/// player's thread: abandoning its network connects, reads and waits (the
+/// player is done with it: stopped, skipped), and whether it is
+/// reconnecting (a watcher told of each change).
+#[derive(Clone, Default)]
+pub struct SourceLink(Arc<LinkState>);
 
-impl SourceCancel {
+#[derive(Default)]
+struct LinkState {
+    cancelled: AtomicBool,
+    reconnecting: AtomicBool,
+    watcher: Mutex<Option<Box<dyn Fn() + Send>>>,
+}
+
+impl std::fmt::Debug for SourceLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceLink")
+            .field("cancelled", &self.0.cancelled)
+            .field("reconnecting", &self.0.reconnecting)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SourceLink {
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.cancelled.store(true, Ordering::Relaxed);
     }
 
     fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed) || ABANDONED.load(Ordering::Relaxed)
+        self.0.cancelled.load(Ordering::Relaxed) || ABANDONED.load(Ordering::Relaxed)
+    }
+
+    /// The source lost its connection and is opening it again.
+    pub fn is_reconnecting(&self) -> bool {
+        self.0.reconnecting.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_reconnecting(&self, reconnecting: bool) {
+        if self.0.reconnecting.swap(reconnecting, Ordering::Relaxed) != reconnecting {
+            if let Ok(watcher) = self.0.watcher.lock() {
+                if let Some(tell) = watcher.as_ref() {
+                    tell();
+                }
+            }
+        }
+    }
+
+    /// Calls `tell` (on the source's thread) whenever `is_reconnecting`
+    /// changes.
+    pub fn watch(&self, tell: impl Fn() + Send + 'static) {
+        if let Ok(mut watcher) = self.0.watcher.lock() {
+            *watcher = Some(Box::new(tell));
+        }
     }
 }
 
@@ -120,7 +160,7 @@ impl SourceCancel {
 /// abandons the network meanwhile: then at once, with an error.
 pub(super) fn sleep_unless_cancelled(
     duration: Duration,
-    cancel: &SourceCancel,
+    cancel: &SourceLink,
 ) -> Result<(), MediaError> {
     const STEP: Duration = Duration::from_millis(50);
     let deadline = std::time::Instant::now() + duration;
@@ -142,7 +182,7 @@ pub(super) fn sleep_unless_cancelled(
 pub(super) struct NetworkSession {
     scheme: Scheme,
     options: NetworkOptions,
-    cancel: SourceCancel,
+    cancel: SourceLink,
     refused: Mutex<Option<String>>,
 }
 
@@ -171,7 +211,7 @@ impl NetworkInput {
 pub(super) fn open(
     url: &str,
     scheme: Scheme,
-    cancel: &SourceCancel,
+    cancel: &SourceLink,
 ) -> Result<NetworkInput, MediaError> {
     super::init_ffmpeg();
     let session = Box::new(NetworkSession {

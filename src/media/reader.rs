@@ -37,10 +37,10 @@ impl Demuxer {
 
     /// What abandons the source's network connects, reads and waits from
     /// another thread (a local file's is never looked at).
-    pub fn canceller(&self) -> super::network::SourceCancel {
+    pub fn canceller(&self) -> super::network::SourceLink {
         match &self.0 {
             Backend::Ffmpeg(d) => d.canceller(),
-            Backend::Fwht(_) => super::network::SourceCancel::default(),
+            Backend::Fwht(_) => super::network::SourceLink::default(),
         }
     }
 

@@ -24,7 +24,7 @@ impl SourceInput {
         super::init_ffmpeg();
         match Location::of(path) {
             Location::Url { url, scheme } => {
-                network::open(url, scheme, &network::SourceCancel::default()).map(Self::Network)
+                network::open(url, scheme, &network::SourceLink::default()).map(Self::Network)
             }
             Location::Local(path) => open_local(path).map(Self::Local).map_err(|e| {
                 MediaError::Open(format!(

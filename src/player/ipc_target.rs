@@ -117,6 +117,7 @@ impl Player {
                 self.start_time,
                 self.transport.position(),
             ),
+            cache: self.cache_state(),
         }
     }
 

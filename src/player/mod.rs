@@ -18,6 +18,7 @@ mod av_sync;
 mod chapters;
 pub mod clock;
 pub mod commands;
+mod connection;
 pub mod control;
 pub mod decoder_choice;
 mod entry;
@@ -146,6 +147,11 @@ struct Player {
     source: Option<Source>,
     /// The entry due next, made ready ahead (gapless playback).
     next_entry: Option<next_entry::NextEntry>,
+    /// The entry about to play, being opened on a thread of its own (a
+    /// network source connecting).
+    opening: Option<next_entry::NextEntry>,
+    /// The source's lost connection is on the OSD (`connection.rs`).
+    reconnecting_shown: bool,
     /// The last file's decoder and sound, let go once the file after it shows.
     retired: Option<playlist::Retired>,
     /// `--sync-epoch`: the playlist's schedule, and the loaded entry's turn.
@@ -312,6 +318,8 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         import_retirement,
         source: None,
         next_entry: None,
+        opening: None,
+        reconnecting_shown: false,
         retired: None,
         schedule,
         slot: None,

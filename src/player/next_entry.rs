@@ -1,7 +1,10 @@
-//! Gapless playback: the playlist entry due next is opened on a thread of
-//! its own while the current one plays, and its decoder started, so that
-//! its first frames are decoded by the time the current file's last frame
-//! has had its time, and the first follows it at the next refresh.
+//! An entry opened on a thread of its own, its decoder started once it
+//! is open, while the player goes on: for gapless playback the entry due
+//! next, while the current one plays, so that its first frames are decoded
+//! by the time the current file's last frame has had its time, and the
+//! first follows it at the next refresh; and a network source about to
+//! play, whose connect may take until `--network-timeout`, while the player
+//! answers its commands (`quit`, `loadfile`) meanwhile.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -20,10 +23,12 @@ use crate::message::causes;
 /// decoders (each waits with a few frames decoded).
 pub(super) const PREPARE_AHEAD: Duration = Duration::from_secs(2);
 
-/// The next entry, on its way to being ready.
+/// An entry on its way to being ready.
 pub(super) struct NextEntry {
     /// The playlist entry (its IPC id).
     pub(super) entry: u64,
+    /// Where its decoding starts (None: the beginning).
+    pub(super) start: Option<Duration>,
     state: State,
 }
 
@@ -33,31 +38,42 @@ enum State {
         epoch: u64,
     },
     Decoding(Box<Started>),
-    /// It did not open ahead: it is opened, and its error reported, at
-    /// its turn, as without gapless playback.
-    Failed,
+    /// It did not open: why, if it got as far as trying.
+    Failed(Option<anyhow::Error>),
 }
 
 impl NextEntry {
-    /// Starts opening `path`, playlist entry `entry`; its frames will carry
-    /// `epoch`.
-    pub(super) fn prepare(entry: u64, path: PathBuf, epoch: u64, opener: EntryOpener) -> Self {
-        debug!(entry, file = %path.display(), "opening the next entry ahead");
+    /// Starts opening `path`, playlist entry `entry`, to decode from
+    /// `start`; its frames will carry `epoch`. `wake` is pinged once the
+    /// opening is done.
+    pub(super) fn prepare(
+        entry: u64,
+        path: PathBuf,
+        start: Option<Duration>,
+        epoch: u64,
+        opener: EntryOpener,
+        wake: Ping,
+    ) -> Self {
         let (sender, opened) = mpsc::sync_channel(1);
         let spawned = std::thread::Builder::new()
-            .name("reel-next-entry".into())
+            .name("reel-open-entry".into())
             .spawn(move || {
                 // The player may have gone on meanwhile: nobody to tell.
                 let _ = sender.send(opener.open(&path));
+                wake.ping();
             });
         let state = match spawned {
             Ok(_) => State::Opening { opened, epoch },
             Err(e) => {
-                warn!("cannot open the next entry ahead: {e}");
-                State::Failed
+                warn!("cannot open an entry on a thread of its own: {e}");
+                State::Failed(None)
             }
         };
-        Self { entry, state }
+        Self {
+            entry,
+            start,
+            state,
+        }
     }
 
     /// Once opened, starts its decode thread (pinging `wake` as the player's
@@ -69,27 +85,30 @@ impl NextEntry {
         self.state = match opened.try_recv() {
             Err(TryRecvError::Empty) => return,
             Ok(Ok(opened)) => {
-                debug!(entry = self.entry, "next entry opened ahead, decoding");
-                State::Decoding(Box::new(Started::spawn(opened, None, *epoch, wake.clone())))
+                debug!(entry = self.entry, "entry opened, decoding");
+                let started = Started::spawn(opened, self.start, *epoch, wake.clone());
+                State::Decoding(Box::new(started))
             }
             Ok(Err(e)) => {
-                debug!(
-                    entry = self.entry,
-                    "next entry failed to open ahead: {}",
-                    causes(&e)
-                );
-                State::Failed
+                debug!(entry = self.entry, "entry failed to open: {}", causes(&e));
+                State::Failed(Some(e))
             }
-            Err(TryRecvError::Disconnected) => State::Failed,
+            Err(TryRecvError::Disconnected) => State::Failed(None),
         };
     }
 
-    /// The entry decoding from its start; None while it is still being
-    /// opened (the caller opens it itself rather than wait) or failed.
-    pub(super) fn into_started(self) -> Option<Started> {
+    /// Still being opened.
+    pub(super) fn is_opening(&self) -> bool {
+        matches!(self.state, State::Opening { .. })
+    }
+
+    /// The entry decoding; else why it did not open (None: still being
+    /// opened, or no reason known: the caller opens it itself).
+    pub(super) fn into_started(self) -> Result<Started, Option<anyhow::Error>> {
         match self.state {
-            State::Decoding(started) => Some(*started),
-            State::Opening { .. } | State::Failed => None,
+            State::Decoding(started) => Ok(*started),
+            State::Opening { .. } => Err(None),
+            State::Failed(why) => Err(why),
         }
     }
 }

@@ -50,6 +50,8 @@ impl Player {
                 return;
             }
         }
+        self.settle_opening();
+        self.follow_connection();
         self.retire_imports();
         if self
             .retired

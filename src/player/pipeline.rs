@@ -149,7 +149,7 @@ impl Pipeline {
     }
 
     /// What abandons a network source's reads from another thread.
-    pub fn canceller(&self) -> crate::media::network::SourceCancel {
+    pub fn canceller(&self) -> crate::media::network::SourceLink {
         self.demuxer.canceller()
     }
 

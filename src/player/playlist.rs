@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tracing::{error, info};
+use tracing::{debug, error, info};
 
 use super::entry::{EntryOpener, Started};
 use super::ipc::events::{EndReason, PlayerEvent};
@@ -18,6 +18,7 @@ use super::{about_file, window_title, Player};
 use crate::audio::Audio;
 use crate::exit::Exit;
 use crate::frame::DecoderKind;
+use crate::media::location::Location;
 use crate::message::causes;
 
 /// A file's decode thread and sound, kept past its end: the decoder until
@@ -134,25 +135,34 @@ impl Player {
     /// The file playing before ends with `reason` (IPC `end-file`).
     pub(super) fn open_file(&mut self, index: usize, start: Option<Duration>, reason: EndReason) {
         self.close_file(reason);
-        let count = self.playlist.len();
+        self.open_entries_from(index, start);
+    }
+
+    /// Plays entry `index`, or the first after it that opens. A network
+    /// source is opened on a thread of its own (`settle_opening` takes it
+    /// from there): its connect may take until `--network-timeout`, and
+    /// the player answers commands meanwhile.
+    fn open_entries_from(&mut self, index: usize, start: Option<Duration>) {
         let mut index = index;
         loop {
             let path = self.playlist.files[index].clone();
             let entry = self.playlist.entry_ids[index];
             let start = start.or_else(|| self.resume_point(&path));
             self.emit(PlayerEvent::StartFile { entry });
-            let ahead = self
-                .next_entry
-                .take()
-                .filter(|next| start.is_none() && next.entry == entry)
-                .and_then(|mut next| {
-                    next.poll(&self.wake);
-                    next.into_started()
-                });
-            let started = match ahead {
-                Some(started) => {
-                    info!(entry, "the entry opened ahead plays");
-                    Ok(started)
+            let started = match self.take_ahead(entry, start) {
+                Some(started) => Ok(started),
+                None if self.opening.is_some() => return,
+                None if Location::of(&path).is_url() => {
+                    debug!(entry, file = %path.display(), "connecting on a thread of its own");
+                    self.opening = Some(NextEntry::prepare(
+                        entry,
+                        path,
+                        start,
+                        self.transport.fresh_epoch(),
+                        self.entry_opener(),
+                        self.wake.clone(),
+                    ));
+                    return;
                 }
                 None => self.entry_opener().open(&path).map(|opened| {
                     let epoch = self.transport.fresh_epoch();
@@ -164,27 +174,89 @@ impl Player {
                     self.load(started, index, &path, start);
                     return;
                 }
-                Err(e) => {
-                    let message = about_file(&path, &causes(&e));
-                    error!("{message}");
-                    self.outcome.fail(Exit::Failed, message);
-                    self.emit(PlayerEvent::EndFile {
-                        entry,
-                        reason: EndReason::Error,
-                    });
-                    self.playlist.failed_in_a_row += 1;
-                    let next = index + 1;
-                    if self.playlist.failed_in_a_row >= count
-                        || (next >= count && !self.options.looping)
-                    {
-                        self.playlist.failed_in_a_row = 0;
-                        self.end_of_playlist();
-                        return;
-                    }
-                    index = next % count;
+                Err(e) => match self.skip_failed(index, entry, &path, &e) {
+                    Some(next) => index = next,
+                    None => return,
+                },
+            }
+        }
+    }
+
+    /// The entry opened ahead if it is `entry` and decoding from its start
+    /// (a `start` elsewhere opens it afresh); one still being opened
+    /// becomes the entry being opened, one that failed is opened again
+    /// (its error reported then).
+    fn take_ahead(&mut self, entry: u64, start: Option<Duration>) -> Option<Started> {
+        let mut next = self
+            .next_entry
+            .take()
+            .filter(|next| start.is_none() && next.entry == entry)?;
+        next.poll(&self.wake);
+        if next.is_opening() {
+            self.opening = Some(next);
+            return None;
+        }
+        let started = next.into_started().ok()?;
+        info!(entry, "the entry opened ahead plays");
+        Some(started)
+    }
+
+    /// Plays the entry being opened on its own thread once it is open, or
+    /// goes on to the next when it failed.
+    pub(super) fn settle_opening(&mut self) {
+        let Some(opening) = self.opening.as_mut() else {
+            return;
+        };
+        opening.poll(&self.wake);
+        if opening.is_opening() {
+            return;
+        }
+        let Some(opening) = self.opening.take() else {
+            return;
+        };
+        let (entry, start) = (opening.entry, opening.start);
+        let Some(index) = self.playlist.entry_ids.iter().position(|&id| id == entry) else {
+            // Removed from the playlist while it was being opened.
+            self.end_of_playlist();
+            return;
+        };
+        let path = self.playlist.files[index].clone();
+        match opening.into_started() {
+            Ok(started) => self.load(started, index, &path, start),
+            Err(why) => {
+                let e = why.unwrap_or_else(|| anyhow::anyhow!("it could not be opened"));
+                if let Some(next) = self.skip_failed(index, entry, &path, &e) {
+                    self.open_entries_from(next, start);
                 }
             }
         }
+    }
+
+    /// Reports entry `index` (`entry`, at `path`) as unplayable; the entry
+    /// to try next, None when the playlist has ended.
+    fn skip_failed(
+        &mut self,
+        index: usize,
+        entry: u64,
+        path: &Path,
+        e: &anyhow::Error,
+    ) -> Option<usize> {
+        let message = about_file(path, &causes(e));
+        error!("{message}");
+        self.outcome.fail(Exit::Failed, message);
+        self.emit(PlayerEvent::EndFile {
+            entry,
+            reason: EndReason::Error,
+        });
+        self.playlist.failed_in_a_row += 1;
+        let count = self.playlist.len();
+        let next = index + 1;
+        if self.playlist.failed_in_a_row >= count || (next >= count && !self.options.looping) {
+            self.playlist.failed_in_a_row = 0;
+            self.end_of_playlist();
+            return None;
+        }
+        Some(next % count)
     }
 
     /// Makes `started`, playlist entry `index`, the file playing.
@@ -299,11 +371,15 @@ impl Player {
             return;
         }
         let epoch = self.transport.fresh_epoch();
+        let path = &self.playlist.files[index];
+        debug!(entry, file = %path.display(), "opening the next entry ahead");
         self.next_entry = Some(NextEntry::prepare(
             entry,
             self.playlist.files[index].clone(),
+            None,
             epoch,
             self.entry_opener(),
+            self.wake.clone(),
         ));
     }
 
@@ -361,6 +437,9 @@ impl Player {
 
     /// Stops the file loaded, if any, announcing why.
     pub(super) fn close_file(&mut self, reason: EndReason) {
+        // A source still connecting is let go (its thread ends with its
+        // connect).
+        self.opening = None;
         let source = self.source.take();
         let audio = self.audio.take();
         // At a file's end the next one's first frame is due on the next

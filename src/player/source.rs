@@ -15,7 +15,7 @@ use calloop::ping::Ping;
 use tracing::{debug, error};
 
 use crate::frame::Frame;
-use crate::media::network::SourceCancel;
+use crate::media::network::SourceLink;
 use crate::message::causes;
 
 use super::pipeline::Pipeline;
@@ -106,7 +106,7 @@ pub struct Source {
     newest: NewestQueued,
     wake: WakeOnDemand,
     /// Abandons the network source's reads when the source is dropped.
-    cancel: SourceCancel,
+    cancel: SourceLink,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -246,8 +246,12 @@ impl Source {
         let waker = wake.clone();
         let cancel = match &frames {
             Frames::Decoded(pipeline) => pipeline.canceller(),
-            Frames::Still(_) => SourceCancel::default(),
+            Frames::Still(_) => SourceLink::default(),
         };
+        // A network source losing or finding its connection again wakes
+        // the player (no frame would: the OSD and IPC say so).
+        let reconnect_ping = wake.ping.clone();
+        cancel.watch(move || reconnect_ping.ping());
         if let Some(position) = start {
             let _ = requests.send(Request::Seek {
                 position,
@@ -306,6 +310,11 @@ impl Source {
     /// find the queue empty first.
     pub fn want_events(&self) {
         self.wake.want();
+    }
+
+    /// The source lost its network connection and is opening it again.
+    pub fn reconnecting(&self) -> bool {
+        self.cancel.is_reconnecting()
     }
 
     /// The pts of the newest frame of `epoch` handed over so far (taken by

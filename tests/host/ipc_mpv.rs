@@ -202,6 +202,10 @@ fn session(player: &mut Player, first: &Path, second: &Path, exit_code: i32) -> 
         "aid",
         "sid",
         "vid",
+        "paused-for-cache",
+        "cache-buffering-state",
+        "demuxer-cache-duration",
+        "demuxer-via-network",
     ] {
         ask(
             &mut client,
@@ -456,7 +460,14 @@ fn session(player: &mut Player, first: &Path, second: &Path, exit_code: i32) -> 
 
 /// Replies whose value is reel's own by nature (a version, a clock):
 /// compared in kind, the error and the data's JSON type.
-const COMPARED_IN_KIND: [&str; 3] = ["mpv-version", "get_time_us", "string time-pos"];
+/// `demuxer-cache-duration`: mpv reads a second ahead of a local file,
+/// reel decodes a few frames ahead and reads no further.
+const COMPARED_IN_KIND: [&str; 4] = [
+    "mpv-version",
+    "get_time_us",
+    "string time-pos",
+    "demuxer-cache-duration",
+];
 
 /// Where reel differs from mpv on purpose (README, "mpv's JSON IPC"),
 /// with reel's reply: it runs no program for a client.

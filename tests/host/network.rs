@@ -7,7 +7,8 @@
 //! a live stream has no duration, does not seek, and plays on after its
 //! server was killed and started again, five times, without growing its
 //! file descriptors, and another file loaded while it waits to reconnect
-//! plays at once; MPEG-TS over UDP plays live. RTSP (GStreamer's server):
+//! plays at once, as one does while a source connects (`quit` ends reel at
+//! once then); MPEG-TS over UDP plays live. RTSP (GStreamer's server):
 //! H.264 and HEVC, interleaved in TCP (the default) and over UDP, decode to
 //! FFmpeg's framemd5 of the same URL; `--rtsp-transport` is what reel asks
 //! the server for (a server refusing it is one clear error).
@@ -280,6 +281,59 @@ fn a_server_that_never_answers_times_out() {
     );
 }
 
+#[test]
+fn commands_are_answered_while_a_source_connects() {
+    use serde_json::json;
+    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!(
+        "http://127.0.0.1:{}/clip.mp4",
+        silent.local_addr().expect("address").port()
+    );
+    let mut reel = support::mpv_ipc::Player::spawn(
+        "reel",
+        env!("CARGO_BIN_EXE_reel"),
+        &[
+            "--hwdec=no",
+            "--output",
+            "null",
+            "--network-timeout",
+            "60",
+            &url,
+        ],
+        &[],
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("network/connecting"),
+    );
+    let mut client = reel.connect();
+    // The connect waits for an answer that never comes; the player does
+    // not: a local file loaded meanwhile plays at once.
+    let start = Instant::now();
+    let count = client.request(json!(["get_property", "playlist-count"]));
+    assert_eq!(count["data"], 1, "{count}");
+    let local = clip(CLIP);
+    let reply = client.request(json!(["loadfile", local.to_string_lossy()]));
+    assert_eq!(reply["error"], "success", "{reply}");
+    playing_position(&mut client);
+    let path = client.request(json!(["get_property", "path"]));
+    assert_eq!(path["data"], json!(local.to_string_lossy()), "{path}");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the connect held the player for {:?}",
+        start.elapsed()
+    );
+    // `quit` while the source connects again ends reel at once.
+    let reply = client.request(json!(["loadfile", url]));
+    assert_eq!(reply["error"], "success", "{reply}");
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    client.request(json!(["quit"]));
+    assert!(reel.wait().success(), "{}", reel.log());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "quit took {:?}",
+        start.elapsed()
+    );
+}
+
 /// FFmpeg sending a live stream in real time, stopped when dropped.
 struct LiveFfmpeg(std::process::Child);
 
@@ -320,7 +374,7 @@ fn reel_player(url: &str, dir: &str) -> support::mpv_ipc::Player {
     support::mpv_ipc::Player::spawn(
         "reel",
         env!("CARGO_BIN_EXE_reel"),
-        &["--hwdec=no", "--output", "null", url],
+        &["--hwdec=no", "--output", "null", "-v", url],
         &[],
         &Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join("network")
@@ -397,6 +451,7 @@ fn open_fds(pid: u32) -> usize {
 
 #[test]
 fn a_live_stream_plays_on_after_its_server_comes_back() {
+    use serde_json::json;
     let dir = served_dir("hls-reconnect");
     let _live = LiveFfmpeg::hls(&dir);
     let port = TcpListener::bind("127.0.0.1:0")
@@ -426,6 +481,19 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+        if cycle == 1 {
+            // mpv's cache properties: playback waits for the source; the
+            // OSD says so.
+            let waits = client.request(json!(["get_property", "paused-for-cache"]));
+            assert_eq!(waits["data"], true, "{waits}");
+            let state = client.request(json!(["get_property", "cache-buffering-state"]));
+            assert_eq!(state["data"], 0, "{state}");
+            assert!(
+                reel.log().contains("osd=\"Reconnecting\""),
+                "{}",
+                reel.log()
+            );
+        }
         server = HttpServer::start_on(&dir, port);
         while reel.log().matches("reconnected").count() < cycle {
             assert!(Instant::now() < deadline, "not back:\n{}", reel.log());
@@ -440,6 +508,12 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
             );
             std::thread::sleep(Duration::from_millis(100));
             position = playing_position(&mut client);
+        }
+        if cycle == 1 {
+            let waits = client.request(json!(["get_property", "paused-for-cache"]));
+            assert_eq!(waits["data"], false, "{waits}");
+            let network = client.request(json!(["get_property", "demuxer-via-network"]));
+            assert_eq!(network["data"], true, "{network}");
         }
         assert!(reel.is_running(), "{}", reel.log());
         fds.push(open_fds(reel.child.id()));

@@ -16,7 +16,7 @@ use ffmpeg_next as ff;
 use super::avcc::{AnnexBConverter, InPlace};
 use super::file_io::FileIo;
 use super::location::{self, Location, LOCAL_PROTOCOL_WHITELIST};
-use super::network::{self, Dictionary, NetworkSession, SourceCancel};
+use super::network::{self, Dictionary, NetworkSession, SourceLink};
 use super::packet_data::PacketData;
 use super::source_input::discard_other_streams;
 use super::stream_probe;
@@ -71,7 +71,7 @@ pub(super) struct FfmpegDemuxer {
     /// Whether `restarts_ahead` sampled the file already.
     restarts_sampled: bool,
     /// Abandons a network source's connects, reads and reconnections.
-    cancel: SourceCancel,
+    cancel: SourceLink,
     /// What `input` reads through; dropped after it (fields drop in order).
     _io: InputIo,
 }
@@ -95,7 +95,7 @@ impl std::fmt::Debug for FfmpegDemuxer {
 impl FfmpegDemuxer {
     pub fn open(path: &Path) -> Result<FfmpegDemuxer, MediaError> {
         init_ffmpeg();
-        let cancel = SourceCancel::default();
+        let cancel = SourceLink::default();
         let (mut input, io) = match Location::of(path) {
             Location::Url { url, scheme } => {
                 let (input, session) = network::open(url, scheme, &cancel)?.into_parts();
@@ -158,7 +158,7 @@ impl FfmpegDemuxer {
 
     /// What abandons the source's network connects, reads and waits from
     /// another thread.
-    pub fn canceller(&self) -> SourceCancel {
+    pub fn canceller(&self) -> SourceLink {
         self.cancel.clone()
     }
 

@@ -27,6 +27,18 @@ impl FfmpegDemuxer {
         let Location::Url { url, scheme } = Location::of(std::path::Path::new(&name)) else {
             return Err(MediaError::Read(format!("{name}: {why}")));
         };
+        self.cancel.set_reconnecting(true);
+        let reconnected = self.reconnect_with_backoff(url, scheme, why);
+        self.cancel.set_reconnecting(false);
+        reconnected
+    }
+
+    fn reconnect_with_backoff(
+        &mut self,
+        url: &str,
+        scheme: super::super::location::Scheme,
+        why: &str,
+    ) -> Result<(), MediaError> {
         let mut wait = FIRST_WAIT;
         loop {
             tracing::warn!("{url}: {why}: reconnecting in {} s", wait.as_secs());

@@ -51,10 +51,14 @@ pub enum Property {
     SubVisibility,
     ChapterList,
     Chapter,
+    PausedForCache,
+    CacheBufferingState,
+    DemuxerCacheDuration,
+    DemuxerViaNetwork,
 }
 
 /// Every property, by its mpv name.
-const NAMES: [(&str, Property); 40] = [
+const NAMES: [(&str, Property); 44] = [
     ("pause", Property::Pause),
     ("time-pos", Property::TimePos),
     ("duration", Property::Duration),
@@ -95,6 +99,10 @@ const NAMES: [(&str, Property); 40] = [
     ("sub-visibility", Property::SubVisibility),
     ("chapter-list", Property::ChapterList),
     ("chapter", Property::Chapter),
+    ("paused-for-cache", Property::PausedForCache),
+    ("cache-buffering-state", Property::CacheBufferingState),
+    ("demuxer-cache-duration", Property::DemuxerCacheDuration),
+    ("demuxer-via-network", Property::DemuxerViaNetwork),
 ];
 
 impl Property {
@@ -143,6 +151,19 @@ pub struct Loaded {
     /// mpv's `chapter-list`, and the chapter playing (None: no chapters).
     pub chapter_list: Value,
     pub chapter: Option<i64>,
+    pub cache: CacheState,
+}
+
+/// What is read ahead of the position, as mpv's cache properties say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CacheState {
+    /// The source is a network one.
+    pub via_network: bool,
+    /// Playback waits for the source (it lost its connection and is
+    /// opening it again).
+    pub paused_for_cache: bool,
+    /// Seconds of media decoded ahead of the frame on screen.
+    pub ahead: f64,
 }
 
 /// What the properties are read from.
@@ -242,9 +263,20 @@ impl Snapshot {
             Property::LoopFile => json!(false),
             Property::LoopPlaylist if self.loop_playlist => json!("inf"),
             Property::LoopPlaylist => json!(false),
-            Property::CoreIdle => {
-                json!(self.paused || loaded.is_none_or(|l| l.eof_reached || l.position.is_none()))
+            Property::CoreIdle => json!(
+                self.paused
+                    || loaded.is_none_or(|l| {
+                        l.eof_reached || l.position.is_none() || l.cache.paused_for_cache
+                    })
+            ),
+            Property::PausedForCache => json!(loaded.ok_or(unavailable)?.cache.paused_for_cache),
+            // mpv: how far the cache is filled towards playing on.
+            Property::CacheBufferingState => {
+                let waiting = loaded.ok_or(unavailable)?.cache.paused_for_cache;
+                json!(if waiting { 0 } else { 100 })
             }
+            Property::DemuxerCacheDuration => json!(loaded.ok_or(unavailable)?.cache.ahead),
+            Property::DemuxerViaNetwork => json!(loaded.ok_or(unavailable)?.cache.via_network),
             Property::Speed => json!(self.speed),
             // Before a file is loaded mpv's track choices read "auto".
             Property::TrackList => loaded.map_or(json!([]), |l| l.track_list.clone()),
@@ -362,6 +394,11 @@ mod tests {
                 sub_text: None,
                 chapter_list: json!([]),
                 chapter: None,
+                cache: CacheState {
+                    via_network: false,
+                    paused_for_cache: false,
+                    ahead: 0.25,
+                },
             }),
         }
     }

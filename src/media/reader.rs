@@ -86,6 +86,15 @@ impl Demuxer {
 
     /// Moves to the keyframe at or before `target`, on the same clock as
     /// `Frame::pts`: the next packet is that keyframe.
+    /// See `FfmpegDemuxer::indexed_keyframe_at_or_before` (raw FWHT
+    /// streams have no index).
+    pub fn indexed_keyframe_at_or_before(&self, target: Duration) -> Option<i64> {
+        match &self.0 {
+            Backend::Ffmpeg(d) => d.indexed_keyframe_at_or_before(target),
+            Backend::Fwht(_) => None,
+        }
+    }
+
     pub fn seek(&mut self, target: Duration) -> Result<(), MediaError> {
         match &mut self.0 {
             Backend::Ffmpeg(d) => d.seek(target),

@@ -86,6 +86,12 @@ pub struct Pipeline {
     /// The pts of the last frame handed out: another decoder takes over
     /// after it.
     last_delivered: Option<Duration>,
+    /// The pts of the latest frame the decoder put out (handed out or
+    /// dropped) since it was last flushed.
+    last_out: Option<Duration>,
+    /// The decode (else presentation) timestamp of the last video packet
+    /// sent to the decoder since it was last flushed, in stream units.
+    last_sent: Option<i64>,
     damage: Arc<DamageCounters>,
     /// The decoder's counts already taken into `unsettled`.
     damage_published: DamageCounts,
@@ -136,6 +142,8 @@ impl Pipeline {
             sent_references_only: 0,
             eof_sent: false,
             last_delivered: None,
+            last_out: None,
+            last_sent: None,
             damage: Arc::default(),
             damage_published: DamageCounts::default(),
             errors: 0,
@@ -189,19 +197,56 @@ impl Pipeline {
     /// last frame when none does).
     pub fn seek(&mut self, position: Duration, epoch: u64) -> Result<()> {
         let target = self.media_time(position);
-        debug!(?position, ?target, epoch, "seek");
         self.settle();
-        self.decoder.discard();
-        self.demuxer.seek(target)?;
+        if self.decodes_on_to(target) {
+            // No flush, no jump back to the keyframe: the pictures up to
+            // the target come from where decoding stands.
+            debug!(
+                ?position,
+                ?target,
+                epoch,
+                "seek: decoding on from where decoding stands"
+            );
+        } else {
+            debug!(?position, ?target, epoch, "seek");
+            self.decoder.discard();
+            self.demuxer.seek(target)?;
+            self.last_out = None;
+            self.last_sent = None;
+            self.latest_skippable = None;
+            self.eof_sent = false;
+        }
         self.epoch = epoch;
         self.drop_before = Some(target);
         self.dropped_before_target = 0;
         self.sent_references_only = 0;
         self.last_dropped = None;
         self.skip_non_references = true;
-        self.latest_skippable = None;
-        self.eof_sent = false;
         Ok(())
+    }
+
+    /// Whether a seek to `target` can go on decoding from where decoding
+    /// stands instead of from the keyframe before it: every picture from
+    /// the target on is still to come out of the decoder (none put out,
+    /// none left undecoded as a mere reference), and that keyframe has
+    /// already been sent, so that going on costs no more pictures than
+    /// going back to it. A forward seek within a long GOP, and a seek
+    /// superseding one still on its way, then decode only what lies
+    /// between.
+    fn decodes_on_to(&self, target: Duration) -> bool {
+        let (Some(out), Some(sent)) = (self.last_out, self.last_sent) else {
+            return false;
+        };
+        !self.eof_sent
+            && self.decoder.resumed()
+            && before_target(out, target)
+            && self
+                .latest_skippable
+                .is_none_or(|skipped| before_target(skipped, target))
+            && self
+                .demuxer
+                .indexed_keyframe_at_or_before(target)
+                .is_some_and(|keyframe| keyframe <= sent)
     }
 
     /// Closes the decoder and opens it again (a V4L2 decoder then asks its
@@ -214,6 +259,10 @@ impl Pipeline {
         let old = self.decoder.kind();
         // The old decoder goes first: a device may allow one context only.
         self.decoder = Box::new(Closed);
+        // The new one has decoded nothing: the next seek goes back to a
+        // keyframe.
+        self.last_out = None;
+        self.last_sent = None;
         let (choice, sw) = &self.decoder_options;
         self.decoder = decoder_choice::open(self.demuxer.stream(), choice, *sw)?;
         info!(from = %old, to = %self.decoder.kind(), "decoder reopened");
@@ -237,6 +286,7 @@ impl Pipeline {
             match self.decoder.receive() {
                 Ok(Some(mut frame)) => {
                     frame.epoch = self.epoch;
+                    self.last_out = self.last_out.max(Some(frame.pts));
                     if self.before_seek_target(&frame) {
                         self.last_dropped = Some(frame);
                         self.dropped_before_target += 1;
@@ -285,6 +335,7 @@ impl Pipeline {
                         self.latest_skippable = self.latest_skippable.max(pts);
                     }
                     self.decoder.set_references_only(references_only);
+                    self.last_sent = packet.dts.or(packet.pts).or(self.last_sent);
                     if let Err(fault) = self.decoder.send(&packet) {
                         self.fault(fault)?;
                     }

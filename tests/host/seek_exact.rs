@@ -6,6 +6,7 @@
 use crate::support;
 
 use support::media;
+use support::picture::psnr;
 
 use std::path::Path;
 use std::process::Command;
@@ -101,20 +102,31 @@ fn start_positions_give_the_exact_frames_for_every_clip() {
 /// and P pictures (ffprobe's picture types), the B-frames' packets sent
 /// with libavcodec's `skip_frame` at non-reference; and the frames from
 /// the target on are still FFmpeg's.
+/// 6 s of 320x240 at 25 fps in one GOP (150 frames), three B-frames
+/// between references, none of them a reference.
+fn long_gop_clip() -> std::path::PathBuf {
+    media::encoded(
+        "seek-media",
+        "long_gop.mp4",
+        "testsrc2=size=320x240:rate=25:duration=6",
+        &[
+            "-c:v",
+            "libx264",
+            "-preset",
+            "veryfast",
+            "-g",
+            "150",
+            "-bf",
+            "3",
+            "-x264-params",
+            "b-pyramid=none",
+        ],
+    )
+}
+
 #[test]
 fn an_exact_seek_decodes_only_the_references_before_its_target() {
-    let clip = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seek_long_gop.mp4");
-    let made = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
-        .arg("testsrc2=size=320x240:rate=25:duration=6")
-        .args([
-            "-c:v", "libx264", "-preset", "veryfast", "-g", "150", "-bf", "3",
-        ])
-        .args(["-x264-params", "b-pyramid=none", "-pix_fmt", "yuv420p"])
-        .arg(&clip)
-        .status()
-        .expect("run ffmpeg");
-    assert!(made.success());
+    let clip = long_gop_clip();
     let start = 5.5;
     let out = Command::new(env!("CARGO_BIN_EXE_reel"))
         .args(["--hwdec", "no", "--output", "framemd5", "--start", "5.5"])
@@ -168,6 +180,100 @@ fn an_exact_seek_decodes_only_the_references_before_its_target() {
     let shown = hashes(&String::from_utf8_lossy(&out.stdout));
     let all = ffmpeg_hashes(&clip);
     assert_eq!(shown, all[landing..], "the frames from the target on");
+}
+
+/// Seeks over the JSON IPC in one long GOP, paused: forward ones decode on
+/// from where decoding stands (no jump back to the keyframe), a backward
+/// one goes back to it, and a storm of seeks sent at once ends on the last
+/// one's target; each landing is the first frame at or after the target,
+/// and its picture is FFmpeg's decode of that frame (nothing lost from the
+/// references decoding on).
+#[test]
+fn forward_seeks_decode_on_and_land_on_the_exact_picture() {
+    use serde_json::json;
+    use support::mpv_ipc::{IpcClient, Player};
+    let clip = long_gop_clip();
+    let times = media::frame_times(&clip);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("seek-on");
+    let mut reel = Player::spawn(
+        "seek-on",
+        env!("CARGO_BIN_EXE_reel"),
+        &["--idle", "--hwdec", "no", "--pause", "--output", "null", "--no-audio"],
+        &[(
+            "RUST_LOG".into(),
+            "warn,reel::player::pipeline=debug".into(),
+        )],
+        &dir,
+    );
+    let mut client = reel.connect();
+    client.request(json!(["loadfile", clip]));
+    client.wait_named("playback-restart");
+    let landed_on = |client: &mut IpcClient, target: f64, dir: &Path| {
+        let landing = media::seek_landing(&times, target, media::SEEK_TOLERANCE);
+        let position = client.request(json!(["get_property", "time-pos"]));
+        let position = position["data"].as_f64().unwrap_or(-1.0);
+        assert!(
+            (position - times[landing]).abs() < 0.001,
+            "seek {target}: at {position}, not {}",
+            times[landing]
+        );
+        let shot = dir.join(format!("at-{target}.png"));
+        let reply = client.request(json!(["screenshot-to-file", shot]));
+        assert_eq!(reply["error"], "success", "{reply}");
+        let picture = support::compositor::decode_png(&shot);
+        let index = landing as u32;
+        let score = psnr(
+            &picture.rgb,
+            &media::ffmpeg_frame_rgb(&clip, index, 320, 240),
+        );
+        assert!(
+            score >= 45.0,
+            "seek {target}: frame {index} at {score:.1} dB"
+        );
+    };
+    // Forward twice, back, forward again.
+    for target in [1.02, 4.5, 2.0, 2.7] {
+        let reply = client.request(json!(["seek", target, "absolute", "exact"]));
+        assert_eq!(reply["error"], "success", "{reply}");
+        client.wait_named("playback-restart");
+        landed_on(&mut client, target, &dir);
+    }
+    // A storm: three seeks at once, the last one's picture ends on screen.
+    let storm = [3.3, 5.1, 3.9];
+    for target in storm {
+        client.send_raw(
+            format!("{{\"command\": [\"seek\", {target}, \"absolute\", \"exact\"]}}\n").as_bytes(),
+        );
+    }
+    for _ in storm {
+        assert_eq!(client.next_reply()["error"], "success");
+    }
+    let last = storm[storm.len() - 1];
+    let landing = times[media::seek_landing(&times, last, media::SEEK_TOLERANCE)];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while client.request(json!(["get_property", "time-pos"]))["data"]
+        .as_f64()
+        .is_none_or(|p| (p - landing).abs() >= 0.001)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the storm did not end on {last}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    landed_on(&mut client, last, &dir);
+    assert_eq!(client.request(json!(["quit"]))["error"], "success");
+    assert!(reel.wait().success(), "{}", reel.log());
+    let log = reel.log();
+    let decoded_on = log
+        .matches("decoding on from where decoding stands")
+        .count();
+    // 1.02, 4.5, 2.7, and in the storm 5.1 after 3.3.
+    assert!(decoded_on >= 4, "{decoded_on} seeks decoded on:\n{log}");
+    assert!(
+        log.contains("seek position"),
+        "no seek back to a keyframe:\n{log}"
+    );
 }
 
 /// Near the end, where no frame starts at or after the target (inside the

@@ -77,6 +77,29 @@ impl FfmpegDemuxer {
         }
     }
 
+    /// The timestamp (stream time base) of the last keyframe the
+    /// container's index lists at or before `target`: None without an
+    /// index (MPEG-TS) or in a file whose timestamps restart. MP4's index
+    /// holds decode timestamps, Matroska's cues presentation ones.
+    pub fn indexed_keyframe_at_or_before(&self, target: Duration) -> Option<i64> {
+        if self.timeline.restarting() {
+            return None;
+        }
+        let ts = duration_to_ts(target, self.info.time_base);
+        let stream = self.input.stream(self.info.index)?;
+        // SAFETY: the stream belongs to the open context we own;
+        // libavformat only reads its index here, and the entry it points
+        // to (or null) is read at once, before the index can change.
+        unsafe {
+            let entry = ffi::avformat_index_get_entry_from_timestamp(
+                stream.as_ptr().cast_mut(),
+                ts,
+                ffi::AVSEEK_FLAG_BACKWARD,
+            );
+            (!entry.is_null()).then(|| (*entry).timestamp)
+        }
+    }
+
     /// Whether the timestamps of a file whose format allows restarts go
     /// back somewhere ahead of what was read: the first video decode
     /// timestamps after `RESTART_SAMPLES` evenly spaced byte positions,

@@ -1,7 +1,8 @@
 //! Gapless playback: the playlist entry due next is opened on a thread of
 //! its own while the current one plays, and its decoder started, so that
 //! its first frames are decoded by the time the current file's last frame
-//! has had its time, and the first follows it at the next refresh.
+//! has had its time, and the first follows it at the next refresh. Its
+//! sound is queued after the current file's on the same output.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -12,6 +13,8 @@ use calloop::ping::Ping;
 use tracing::{debug, warn};
 
 use super::entry::{EntryOpener, Opened, Started};
+use crate::audio::follow_on::FollowOn;
+use crate::audio::{Audio, Track};
 use crate::message::causes;
 
 /// How long before the current file's end the next one is made ready: a
@@ -24,6 +27,9 @@ pub(super) const PREPARE_AHEAD: Duration = Duration::from_secs(2);
 pub(super) struct NextEntry {
     /// The playlist entry (its IPC id).
     pub(super) entry: u64,
+    pub(super) path: PathBuf,
+    /// Its sound, queued after the current file's.
+    pub(super) sound: Option<FollowOn>,
     state: State,
 }
 
@@ -44,11 +50,12 @@ impl NextEntry {
     pub(super) fn prepare(entry: u64, path: PathBuf, epoch: u64, opener: EntryOpener) -> Self {
         debug!(entry, file = %path.display(), "opening the next entry ahead");
         let (sender, opened) = mpsc::sync_channel(1);
+        let opening = path.clone();
         let spawned = std::thread::Builder::new()
             .name("reel-next-entry".into())
             .spawn(move || {
                 // The player may have gone on meanwhile: nobody to tell.
-                let _ = sender.send(opener.open(&path));
+                let _ = sender.send(opener.open(&opening));
             });
         let state = match spawned {
             Ok(_) => State::Opening { opened, epoch },
@@ -57,7 +64,29 @@ impl NextEntry {
                 State::Failed
             }
         };
-        Self { entry, state }
+        Self {
+            entry,
+            path,
+            sound: None,
+            state,
+        }
+    }
+
+    /// Queues its sound after `audio`'s, unless it already follows it.
+    pub(super) fn follow(
+        &mut self,
+        audio: &mut Audio,
+        track: Track,
+        previous_end: Option<Duration>,
+    ) {
+        if self
+            .sound
+            .as_ref()
+            .is_some_and(|sound| sound.follows(audio))
+        {
+            return;
+        }
+        self.sound = audio.append(&self.path, track, previous_end);
     }
 
     /// Once opened, starts its decode thread (pinging `wake` as the player's
@@ -88,7 +117,10 @@ impl NextEntry {
     /// opened (the caller opens it itself rather than wait) or failed.
     pub(super) fn into_started(self) -> Option<Started> {
         match self.state {
-            State::Decoding(started) => Some(*started),
+            State::Decoding(started) => Some(Started {
+                sound_ahead: self.sound,
+                ..*started
+            }),
             State::Opening { .. } | State::Failed => None,
         }
     }

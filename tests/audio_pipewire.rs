@@ -214,8 +214,8 @@ fn unusual_layouts_and_rates_are_converted_like_ffmpeg() {
             &["-c:a", "flac", "-ac", "2"],
         ),
     ];
-    // One playlist, on the output named as `reel probe` lists it: each file
-    // restarts the sound.
+    // One playlist, on the output named as `reel probe` lists it: the
+    // files' sound follows on one output stream (gapless playback).
     let probe = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
         .arg("probe")
         .envs(server.client_env())
@@ -252,8 +252,8 @@ fn unusual_layouts_and_rates_are_converted_like_ffmpeg() {
     }
 }
 
-/// The tones of a playlist's files (frequency, sample rate): 1.6 s each,
-/// 40 frames of picture, each tone ending on a whole cycle.
+/// The tones of a playlist's files (frequency, sample rate): 1.2 s each,
+/// 30 frames of picture, each tone ending on a whole cycle.
 const TONES: [(u32, u32); 3] = [(440, 48_000), (550, 44_100), (660, 48_000)];
 
 fn tone_clips() -> Vec<std::path::PathBuf> {
@@ -261,8 +261,8 @@ fn tone_clips() -> Vec<std::path::PathBuf> {
         .iter()
         .map(|&(hz, rate)| {
             pcm::clip(
-                &format!("tone_{hz}_{rate}_flac.mkv"),
-                1.6,
+                &format!("tone_{hz}_{rate}_1200ms_flac.mkv"),
+                1.2,
                 &format!("aevalsrc=0.5*sin(2*PI*{hz}*t):s={rate}"),
                 FLAC,
             )
@@ -371,7 +371,7 @@ fn tone_transitions(
 fn a_playlist_of_tones_is_heard_without_a_gap_between_files() {
     let _serial = one_at_a_time();
     let server = SoundServer::start();
-    let (transitions, log) = tone_transitions(&server, &[], (1.6, 1.6), |_| {});
+    let (transitions, log) = tone_transitions(&server, &[], (1.2, 1.2), |_| {});
     for (i, &(at, quiet)) in transitions.iter().enumerate() {
         eprintln!(
             "file {} to {}: at {:.3} s, longest silence {quiet:.1} ms",
@@ -395,7 +395,7 @@ fn a_playlist_of_tones_is_heard_without_a_gap_between_files() {
             .find(|l| l.starts_with("reel: stats:"))
             .unwrap_or_else(|| panic!("no stats line\n{log}")),
     );
-    assert_eq!(reel_output::number(&stats, "presented"), 120, "{log}");
+    assert_eq!(reel_output::number(&stats, "presented"), 90, "{log}");
     assert_eq!(reel_output::number(&stats, "dropped_late"), 0, "{log}");
     let mean: f64 = stats["av_offset_mean_ms"]
         .parse()
@@ -405,7 +405,7 @@ fn a_playlist_of_tones_is_heard_without_a_gap_between_files() {
     assert!(mean <= 20.0, "mean A/V offset {mean} ms\n{log}");
 
     // Each file its own output: the measurement sees the gap.
-    let (transitions, log) = tone_transitions(&server, &["--gapless", "no"], (1.6, 1.6), |_| {});
+    let (transitions, log) = tone_transitions(&server, &["--gapless", "no"], (1.2, 1.2), |_| {});
     eprintln!("--gapless no: {transitions:?}");
     assert!(
         transitions.iter().all(|&(_, quiet)| quiet > 5.0),
@@ -417,21 +417,21 @@ fn a_playlist_of_tones_is_heard_without_a_gap_between_files() {
 fn tones_stay_gapless_after_a_seek_near_the_end_and_at_twice_the_speed() {
     let _serial = one_at_a_time();
     let server = SoundServer::start();
-    // At 1.2 s the next file's sound is queued after the first's end: a
-    // seek back to 0.6 s drops it, and it follows the first file's end
+    // At 0.9 s the next file's sound is queued after the first's end: a
+    // seek back to 0.3 s drops it, and it follows the first file's end
     // again.
-    let (transitions, log) = tone_transitions(&server, &[], (2.2, 1.6), |reel| {
-        reel.wait_for("playback past 1.2 s", |s| {
-            s.get("position").and_then(|p| p.parse::<f64>().ok()) > Some(1.2)
+    let (transitions, log) = tone_transitions(&server, &[], (1.8, 1.2), |reel| {
+        reel.wait_for("playback past 0.9 s", |s| {
+            s.get("position").and_then(|p| p.parse::<f64>().ok()) > Some(0.9)
         });
-        assert_eq!(reel.command("seek 0.6"), "ok");
+        assert_eq!(reel.command("seek 0.3"), "ok");
     });
     eprintln!("after a seek: {transitions:?}");
     for &(_, quiet) in &transitions {
         assert!(quiet <= 5.0, "a {quiet} ms silence: {transitions:?}\n{log}");
     }
     // Each file's sound stretched afresh.
-    let (transitions, log) = tone_transitions(&server, &["--speed", "2"], (0.8, 0.8), |_| {});
+    let (transitions, log) = tone_transitions(&server, &["--speed", "2"], (0.6, 0.6), |_| {});
     eprintln!("at 2x: {transitions:?}");
     for &(_, quiet) in &transitions {
         assert!(quiet <= 5.0, "a {quiet} ms silence: {transitions:?}\n{log}");

@@ -23,7 +23,8 @@ use crate::message::causes;
 
 /// A file's decode thread and sound, kept past its end: the decoder until
 /// the next file's first frame is shown, the sound until the output has
-/// played what it holds.
+/// played what it holds (or, with the next file's queued after it, as the
+/// next file's).
 pub(super) struct Retired {
     source: Option<Source>,
     audio: Option<Audio>,

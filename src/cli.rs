@@ -154,7 +154,8 @@ pub struct PlayArgs {
 
     /// Open the next file of the playlist while the current one plays, so
     /// that its first frame follows the last one's at the next refresh
-    /// (no gap, no black frame): yes or no (each file opened at its turn).
+    /// (no gap, no black frame) and its sound the last one's last sample
+    /// on the same output: yes or no (each file opened at its turn).
     #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
     pub gapless: bool,
 

@@ -214,8 +214,8 @@ fn unusual_layouts_and_rates_are_converted_like_ffmpeg() {
             &["-c:a", "flac", "-ac", "2"],
         ),
     ];
-    // One playlist, on the output named as `reel probe` lists it: each file
-    // restarts the sound.
+    // One playlist, on the output named as `reel probe` lists it: the
+    // files' sound follows on one output stream (gapless playback).
     let probe = std::process::Command::new(env!("CARGO_BIN_EXE_reel"))
         .arg("probe")
         .envs(server.client_env())
@@ -249,6 +249,192 @@ fn unusual_layouts_and_rates_are_converted_like_ffmpeg() {
     assert!(warnings(&log).is_empty(), "{log}");
     for clip in &clips {
         assert_plays_as_ffmpeg(clip, &recorded, &log);
+    }
+}
+
+/// The tones of a playlist's files (frequency, sample rate): 1.2 s each,
+/// 30 frames of picture, each tone ending on a whole cycle.
+const TONES: [(u32, u32); 3] = [(440, 48_000), (550, 44_100), (660, 48_000)];
+
+fn tone_clips() -> Vec<std::path::PathBuf> {
+    TONES
+        .iter()
+        .map(|&(hz, rate)| {
+            pcm::clip(
+                &format!("tone_{hz}_{rate}_1200ms_flac.mkv"),
+                1.2,
+                &format!("aevalsrc=0.5*sin(2*PI*{hz}*t):s={rate}"),
+                FLAC,
+            )
+        })
+        .collect()
+}
+
+/// The tone's frequency in each 40 ms window of `x`, from its zero
+/// crossings (±13 Hz).
+fn tone_frequencies(x: &[f32]) -> Vec<f64> {
+    let window = 40 * MS;
+    x.chunks_exact(window)
+        .map(|w| {
+            let crossings = w
+                .windows(2)
+                .filter(|p| (p[0] < 0.0) != (p[1] < 0.0))
+                .count();
+            crossings as f64 / 2.0 / 0.040
+        })
+        .collect()
+}
+
+/// The longest run of samples in `x` quieter than a tone at half scale
+/// ever is but for a sample at a zero crossing, in ms.
+fn longest_quiet_ms(x: &[f32]) -> f64 {
+    let (mut longest, mut run) = (0, 0);
+    for &s in x {
+        run = if s.abs() < 0.01 { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest as f64 / MS as f64
+}
+
+/// Plays the tone playlist with `args`, `meanwhile` driving reel; for
+/// each change of file, where the recording changes tone and the longest
+/// silence around it (ms). Each tone lasts `seconds` of the recording
+/// (±0.2 s), the first `first_seconds`.
+fn tone_transitions(
+    server: &SoundServer,
+    args: &[&str],
+    (first_seconds, seconds): (f64, f64),
+    meanwhile: impl FnOnce(&mut Reel),
+) -> (Vec<(usize, f64)>, String) {
+    let clips = tone_clips();
+    let files: Vec<&Path> = clips.iter().map(|c| c.as_path()).collect();
+    let recording = server.record("tones");
+    let mut all = vec!["--output", "null", "--stats"];
+    all.extend_from_slice(args);
+    let mut reel = Reel::spawn(&server.client_env(), server.runtime_dir(), &all, &files);
+    meanwhile(&mut reel);
+    let status = reel.wait_exit();
+    sleep(Duration::from_millis(300));
+    let recorded = mono(&recording.stop());
+    let log = reel.log();
+    assert!(status.success(), "{status}\n{log}");
+    let near = |f: f64, hz: u32| (f - f64::from(hz)).abs() < 30.0;
+    let frequencies = tone_frequencies(&recorded);
+    let window = 40 * MS;
+    // The windows of each tone, in order.
+    let mut transitions = Vec::new();
+    let mut from = 0;
+    for (i, &(hz, _)) in TONES.iter().enumerate() {
+        let first = from
+            + frequencies[from..]
+                .iter()
+                .position(|&f| near(f, hz))
+                .unwrap_or_else(|| panic!("no {hz} Hz tone: {frequencies:?}\n{log}"));
+        // Up to the next tone (a seek's splice, a window or two of
+        // another frequency, is within it).
+        let next = TONES.get(i + 1).map_or(frequencies.len(), |&(next, _)| {
+            first
+                + frequencies[first..]
+                    .iter()
+                    .position(|&f| near(f, next))
+                    .unwrap_or(frequencies.len() - first)
+        });
+        let last = first
+            + 1
+            + frequencies[first..next]
+                .iter()
+                .rposition(|&f| near(f, hz))
+                .unwrap_or(0);
+        let heard = (last - first) as f64 * 0.040;
+        eprintln!(
+            "{hz} Hz heard for {heard:.2} s from {:.2} s",
+            first as f64 * 0.040
+        );
+        let due = if i == 0 { first_seconds } else { seconds };
+        assert!(
+            (heard - due).abs() <= 0.2,
+            "{hz} Hz heard for {heard} s, not {due}: {frequencies:?}\n{log}"
+        );
+        if i > 0 {
+            // Where the tone changed, and its silence within 100 ms.
+            let at = from * window;
+            let around =
+                &recorded[at.saturating_sub(100 * MS)..(at + 100 * MS).min(recorded.len())];
+            transitions.push((at, longest_quiet_ms(around)));
+        }
+        from = last;
+    }
+    (transitions, log)
+}
+
+#[test]
+fn a_playlist_of_tones_is_heard_without_a_gap_between_files() {
+    let _serial = one_at_a_time();
+    let server = SoundServer::start();
+    let (transitions, log) = tone_transitions(&server, &[], (1.2, 1.2), |_| {});
+    for (i, &(at, quiet)) in transitions.iter().enumerate() {
+        eprintln!(
+            "file {} to {}: at {:.3} s, longest silence {quiet:.1} ms",
+            i + 1,
+            i + 2,
+            at as f64 / RATE as f64
+        );
+    }
+    for &(_, quiet) in &transitions {
+        assert!(quiet <= 5.0, "a {quiet} ms silence: {transitions:?}\n{log}");
+    }
+    assert!(warnings(&log).is_empty(), "{log}");
+    assert_eq!(
+        log.matches("the sound goes on into the next file").count(),
+        2,
+        "{log}"
+    );
+    // The picture follows the sound across the changes of file.
+    let stats = reel_output::fields(
+        log.lines()
+            .find(|l| l.starts_with("reel: stats:"))
+            .unwrap_or_else(|| panic!("no stats line\n{log}")),
+    );
+    assert_eq!(reel_output::number(&stats, "presented"), 90, "{log}");
+    assert_eq!(reel_output::number(&stats, "dropped_late"), 0, "{log}");
+    let mean: f64 = stats["av_offset_mean_ms"]
+        .parse()
+        .expect("a mean A/V offset");
+    let max: f64 = stats["av_offset_max_ms"].parse().expect("a max A/V offset");
+    eprintln!("A/V offset: mean {mean} ms, max {max} ms");
+    assert!(mean <= 20.0, "mean A/V offset {mean} ms\n{log}");
+
+    // Each file its own output: the measurement sees the gap.
+    let (transitions, log) = tone_transitions(&server, &["--gapless", "no"], (1.2, 1.2), |_| {});
+    eprintln!("--gapless no: {transitions:?}");
+    assert!(
+        transitions.iter().all(|&(_, quiet)| quiet > 5.0),
+        "no gap without gapless playback: {transitions:?}\n{log}"
+    );
+}
+
+#[test]
+fn tones_stay_gapless_after_a_seek_near_the_end_and_at_twice_the_speed() {
+    let _serial = one_at_a_time();
+    let server = SoundServer::start();
+    // At 0.9 s the next file's sound is queued after the first's end: a
+    // seek back to 0.3 s drops it, and it follows the first file's end
+    // again.
+    let (transitions, log) = tone_transitions(&server, &[], (1.8, 1.2), |reel| {
+        reel.wait_for("playback past 0.9 s", |s| {
+            s.get("position").and_then(|p| p.parse::<f64>().ok()) > Some(0.9)
+        });
+        assert_eq!(reel.command("seek 0.3"), "ok");
+    });
+    eprintln!("after a seek: {transitions:?}");
+    for &(_, quiet) in &transitions {
+        assert!(quiet <= 5.0, "a {quiet} ms silence: {transitions:?}\n{log}");
+    }
+    // Each file's sound stretched afresh.
+    let (transitions, log) = tone_transitions(&server, &["--speed", "2"], (0.6, 0.6), |_| {});
+    eprintln!("at 2x: {transitions:?}");
+    for &(_, quiet) in &transitions {
+        assert!(quiet <= 5.0, "a {quiet} ms silence: {transitions:?}\n{log}");
     }
 }
 

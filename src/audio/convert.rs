@@ -75,6 +75,32 @@ impl Converter {
         // resampler was set up for, else libswresample refuses it.
         frame.set_channel_layout(layout);
         resampler.run(frame, &mut converted)?;
+        self.append(&converted, out);
+        Ok(())
+    }
+
+    /// Appends what the resampler still holds, the end of the stream's
+    /// sound, to `out`, and lets it go: a stream that follows (the next
+    /// file's) starts afresh.
+    pub fn finish(&mut self, out: &mut Vec<f32>) -> Result<(), ff::Error> {
+        let Some((_, mut resampler)) = self.resampler.take() else {
+            return Ok(());
+        };
+        let held = resampler
+            .delay()
+            .map_or(0, |delay| usize::try_from(delay.output).unwrap_or(0));
+        let mut converted = ff::frame::Audio::new(
+            ff::format::Sample::F32(SampleType::Packed),
+            held + 256,
+            ff::ChannelLayout::default(i32::from(self.channels)),
+        );
+        converted.set_rate(self.rate);
+        resampler.flush(&mut converted)?;
+        self.append(&converted, out);
+        Ok(())
+    }
+
+    fn append(&self, converted: &ff::frame::Audio, out: &mut Vec<f32>) {
         let values = converted.samples() * usize::from(self.channels);
         let bytes = &converted.data(0)[..values * 4];
         out.extend(
@@ -82,7 +108,6 @@ impl Converter {
                 .chunks_exact(4)
                 .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
         );
-        Ok(())
     }
 }
 

@@ -1,31 +1,35 @@
 //! Audio playback: the file's audio stream decoded on its own thread
-//! (`source`, `convert`), queued (`queue`) for the sound output (`output`),
-//! whose position is the media clock while it plays.
+//! (`job`, `source`, `convert`), queued (`queue`) for the sound output
+//! (`output`), whose position is the media clock while it plays. With
+//! gapless playback the next file's sound is queued after it on the same
+//! output (`follow_on`).
 //!
 //! Nothing here can stop the video: a file without audio, a codec
 //! libavcodec lacks, damaged packets or no sound server cost the sound
 //! only (one warning), never the picture.
 
 pub mod convert;
+pub mod follow_on;
+mod job;
 pub mod output;
 pub mod queue;
 pub mod source;
 pub mod tempo;
 pub mod volume;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 
+use follow_on::{FollowOn, NextFile};
+use job::Job;
 use queue::Queue;
-use source::AudioSource;
 pub use source::Track;
-use tempo::Tempo;
 
 /// How much decoded audio the thread keeps ahead of the output.
 const AHEAD: Duration = Duration::from_millis(500);
@@ -95,13 +99,26 @@ enum Command {
         generation: u64,
         speed: f64,
     },
+    /// Queue the next file's sound after the current one's.
+    Append(NextFile),
+    /// Drop the next file's sound (its samples queued).
+    Cancel { segment: u64 },
+    /// The player plays the next file: its sound is now the current one.
+    Advance { segment: u64 },
+    /// The sound is let go: the thread ends.
+    Stop,
 }
 
-/// The audio of one file.
+/// The sound of one file, and with gapless playback of the files that
+/// follow it on the same output.
 pub struct Audio {
     shared: Arc<Shared>,
     commands: Sender<Command>,
     thread: Option<JoinHandle<()>>,
+    /// The queue's segment of the file the player plays.
+    segment: u64,
+    /// The last segment handed out.
+    segments: u64,
 }
 
 impl Audio {
@@ -127,7 +144,7 @@ impl Audio {
         });
         let (commands, command_rx) = mpsc::channel();
         if start.is_some() || speed != 1.0 {
-            let generation = shared.queue().flush(speed);
+            let generation = shared.queue().flush(speed, 0);
             let _ = commands.send(Command::Seek {
                 target: start.unwrap_or(Duration::ZERO),
                 generation,
@@ -155,13 +172,63 @@ impl Audio {
             shared,
             commands,
             thread,
+            segment: 0,
+            segments: 0,
         })
+    }
+
+    /// Queues the sound of `path` (its `track`) after this file's last
+    /// sample, this file's sound lasting to its media time `previous_end`
+    /// at least; None when this sound has stopped for good (no output, or
+    /// it failed).
+    pub fn append(
+        &mut self,
+        path: &Path,
+        track: Track,
+        previous_end: Option<Duration>,
+    ) -> Option<FollowOn> {
+        if !self.flowing() {
+            return None;
+        }
+        self.segments += 1;
+        let segment = self.segments;
+        let next = NextFile::new(path.to_owned(), track, segment, previous_end);
+        self.commands.send(Command::Append(next)).ok()?;
+        Some(FollowOn {
+            segment,
+            shared: self.shared.clone(),
+            commands: self.commands.clone(),
+            taken: false,
+        })
+    }
+
+    /// The player plays the file `follow` queued: its sound goes on from
+    /// here. False (its samples dropped) when it follows another sound or
+    /// this one has stopped for good.
+    pub fn take_over(&mut self, mut follow: FollowOn) -> bool {
+        if !follow.follows(self) || !self.flowing() {
+            return false;
+        }
+        let segment = follow.segment;
+        if self.commands.send(Command::Advance { segment }).is_err() {
+            return false;
+        }
+        follow.taken = true;
+        debug!(segment, "audio: the next file's sound goes on");
+        self.segment = segment;
+        true
+    }
+
+    /// The thread runs and the output has not failed.
+    fn flowing(&self) -> bool {
+        !self.shared.failed.load(Ordering::Relaxed)
+            && self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
 
     /// Plays with the player's clock at media time `media` now (sound due
     /// later waits for its time).
     pub fn play_from(&self, media: Duration, now: Instant) {
-        self.shared.queue().play_from(media, now);
+        self.shared.queue().play_from(media, now, self.segment);
         self.set_playing(true);
     }
 
@@ -176,7 +243,7 @@ impl Audio {
     pub fn seek(&self, target: Duration) {
         self.set_playing(false);
         let speed = f64::from_bits(self.shared.speed.load(Ordering::Relaxed));
-        let generation = self.shared.queue().flush(speed);
+        let generation = self.shared.queue().flush(speed, self.segment);
         let _ = self.commands.send(Command::Seek {
             target,
             generation,
@@ -226,214 +293,22 @@ impl Audio {
             }
             return None;
         }
-        queue.heard(now)
+        // The file before's sound, still heard, or the next one's,
+        // already: the player's clock runs on by itself.
+        queue
+            .heard(now)
+            .and_then(|(segment, media)| (segment == self.segment).then_some(media))
     }
 }
 
 impl Drop for Audio {
     fn drop(&mut self) {
         self.set_playing(false);
-        // The thread sees the channel close within `IDLE_WAIT` or a packet.
-        let (closed, _) = mpsc::channel();
-        self.commands = closed;
+        // The thread sees it within `IDLE_WAIT` or a packet (the next
+        // file's `FollowOn` may hold the channel open).
+        let _ = self.commands.send(Command::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-    }
-}
-
-/// The audio thread's work for one file.
-struct Job {
-    path: PathBuf,
-    track: Track,
-    device: Option<String>,
-    shared: Arc<Shared>,
-    commands: Receiver<Command>,
-}
-
-impl Job {
-    fn run(self) {
-        let name = self.path.display().to_string();
-        let mut source = match AudioSource::open(&self.path, self.track) {
-            Ok(Some(source)) => source,
-            Ok(None) => {
-                debug!("{name}: no audio stream");
-                return;
-            }
-            Err(e) => {
-                warn!("{name}: {e}: playing without sound");
-                return;
-            }
-        };
-        let (_stream, layout, device) =
-            match output::open(self.device.as_deref(), source.rate(), &self.shared) {
-                Ok(opened) => opened,
-                Err(e) => {
-                    if OUTPUT_WARNED.swap(true, Ordering::Relaxed) {
-                        debug!("no audio output: {e}");
-                    } else {
-                        warn!("no audio output, playing without sound: {e}");
-                    }
-                    return;
-                }
-            };
-        info!(
-            %device,
-            channels = layout.channels,
-            rate = layout.rate,
-            kind = ?layout.kind,
-            "audio output"
-        );
-        self.shared
-            .queue()
-            .configure(usize::from(layout.channels), layout.rate);
-        let mut converter = convert::Converter::new(layout.channels, layout.rate);
-        let mut generation = self.shared.queue().generation();
-        let mut tempo: Option<Tempo> = None;
-        let mut stretched = Vec::new();
-        // Samples before this media time are dropped (a seek's target).
-        let mut drop_before: Option<Duration> = None;
-        let mut ended = false;
-        let mut samples = Vec::new();
-        loop {
-            self.report_glitches();
-            let command = if ended || self.shared.queue().queued() >= AHEAD {
-                match self.commands.recv_timeout(IDLE_WAIT) {
-                    Ok(command) => Some(command),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
-            } else {
-                match self.commands.try_recv() {
-                    Ok(command) => Some(command),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return,
-                }
-            };
-            if let Some(Command::Seek {
-                target,
-                generation: new,
-                speed,
-            }) = command
-            {
-                debug!(?target, speed, "audio seek");
-                generation = new;
-                // A new stretch: the old one holds sound from before.
-                tempo = (speed != 1.0)
-                    .then(|| Tempo::new(speed, layout.channels, layout.rate))
-                    .and_then(|made| {
-                        made.map_err(|e| warn!("{name}: no time-stretch ({e}): sound stops"))
-                            .ok()
-                    });
-                if speed != 1.0 && tempo.is_none() {
-                    self.shared.queue().end(generation);
-                    ended = true;
-                    continue;
-                }
-                drop_before = Some(target);
-                ended = false;
-                if let Err(e) = source.seek(target) {
-                    warn!("{name}: audio seek failed, sound stops: {e}");
-                    ended = true;
-                }
-                continue;
-            }
-            if ended || self.shared.queue().queued() >= AHEAD {
-                continue;
-            }
-            let mut decoded = match source.decode() {
-                Ok(Some(decoded)) => decoded,
-                Ok(None) => {
-                    debug!("audio: end of stream");
-                    if let Some(tempo) = &mut tempo {
-                        stretched.clear();
-                        if let Ok(Some(out_pts)) = tempo.finish(&mut stretched) {
-                            self.shared.queue().push(generation, out_pts, &stretched);
-                        }
-                    }
-                    self.shared.queue().end(generation);
-                    ended = true;
-                    continue;
-                }
-                Err(e) => {
-                    warn!("{name}: {e}: sound stops");
-                    self.shared.queue().end(generation);
-                    ended = true;
-                    continue;
-                }
-            };
-            samples.clear();
-            if let Err(e) = converter.convert(&mut decoded.frame, &mut samples) {
-                warn!("{name}: cannot convert audio, sound stops: {e}");
-                ended = true;
-                continue;
-            }
-            let mut pts = decoded.pts;
-            if let Some(target) = drop_before {
-                let skip = trim(pts, target, layout.rate, layout.channels, samples.len());
-                if skip >= samples.len() {
-                    continue;
-                }
-                samples.drain(..skip);
-                pts = pts.max(target);
-                drop_before = None;
-            }
-            if let Some(tempo) = &mut tempo {
-                stretched.clear();
-                match tempo.process(pts, &samples, &mut stretched) {
-                    Ok(Some(out_pts)) => {
-                        self.shared.queue().push(generation, out_pts, &stretched);
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        warn!("{name}: time-stretch failed, sound stops: {e}");
-                        self.shared.queue().end(generation);
-                        ended = true;
-                    }
-                }
-                continue;
-            }
-            self.shared.queue().push(generation, pts, &samples);
-        }
-    }
-
-    /// Gaps in the sound, said where they happen: they are the machine
-    /// being too busy (or the decoder too slow), not a failure.
-    fn report_glitches(&self) {
-        let dry = self.shared.queue().take_underruns();
-        if dry > 0 {
-            info!(
-                times = dry,
-                "audio: the queue ran dry, the decoding thread fell behind"
-            );
-        }
-        let xruns = self.shared.xruns.swap(0, Ordering::Relaxed);
-        if xruns > 0 {
-            info!(
-                times = xruns,
-                "audio output underrun (xrun): a gap in the sound, playback goes on"
-            );
-        }
-    }
-}
-
-/// How many interleaved values of a block starting at `pts` lie before
-/// `target` (a seek lands on the sample at its target).
-fn trim(pts: Duration, target: Duration, rate: u32, channels: u16, values: usize) -> usize {
-    let early = target.saturating_sub(pts);
-    let frames = (early.as_secs_f64() * f64::from(rate)).round() as usize;
-    frames.saturating_mul(usize::from(channels)).min(values)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trim_drops_whole_frames_before_the_target() {
-        let ms = Duration::from_millis;
-        assert_eq!(trim(ms(1000), ms(1010), 48_000, 2, 4096), 960);
-        assert_eq!(trim(ms(1000), ms(900), 48_000, 2, 4096), 0);
-        assert_eq!(trim(ms(1000), ms(2000), 48_000, 2, 4096), 4096);
     }
 }

@@ -15,6 +15,7 @@ use super::frame_decoder::DamageCounters;
 use super::pipeline::{Pipeline, PipelineOptions};
 use super::source::{Frames, Source};
 use super::still::StillPicture;
+use crate::audio::follow_on::FollowOn;
 use crate::frame::DecoderKind;
 use crate::media::tracks::{list_contents, Chapter, TrackInfo};
 use crate::media::MediaError;
@@ -102,6 +103,8 @@ pub(super) struct Started {
     pub(super) source: Source,
     /// The epoch the source's frames carry.
     pub(super) epoch: u64,
+    /// Its sound, queued after the file before's (gapless playback).
+    pub(super) sound_ahead: Option<FollowOn>,
 }
 
 impl Started {
@@ -112,6 +115,7 @@ impl Started {
             source: Source::spawn(opened.frames, start, epoch, wake),
             info: opened.info,
             epoch,
+            sound_ahead: None,
         }
     }
 }

@@ -2,9 +2,10 @@
 //! is open, while the player goes on: for gapless playback the entry due
 //! next, while the current one plays, so that its first frames are decoded
 //! by the time the current file's last frame has had its time, and the
-//! first follows it at the next refresh; and a network source about to
-//! play, whose connect may take until `--network-timeout`, while the player
-//! answers its commands (`quit`, `loadfile`) meanwhile.
+//! first follows it at the next refresh (its sound queued after the current
+//! file's on the same output); and a network source about to play, whose
+//! connect may take until `--network-timeout`, while the player answers its
+//! commands (`quit`, `loadfile`) meanwhile.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -15,6 +16,8 @@ use calloop::ping::Ping;
 use tracing::{debug, warn};
 
 use super::entry::{EntryOpener, Opened, Started};
+use crate::audio::follow_on::FollowOn;
+use crate::audio::{Audio, Track};
 use crate::message::causes;
 
 /// How long before the current file's end the next one is made ready: a
@@ -27,8 +30,11 @@ pub(super) const PREPARE_AHEAD: Duration = Duration::from_secs(2);
 pub(super) struct NextEntry {
     /// The playlist entry (its IPC id).
     pub(super) entry: u64,
+    pub(super) path: PathBuf,
     /// Where its decoding starts (None: the beginning).
     pub(super) start: Option<Duration>,
+    /// Its sound, queued after the current file's.
+    pub(super) sound: Option<FollowOn>,
     state: State,
 }
 
@@ -55,11 +61,12 @@ impl NextEntry {
         wake: Ping,
     ) -> Self {
         let (sender, opened) = mpsc::sync_channel(1);
+        let opening = path.clone();
         let spawned = std::thread::Builder::new()
             .name("reel-open-entry".into())
             .spawn(move || {
                 // The player may have gone on meanwhile: nobody to tell.
-                let _ = sender.send(opener.open(&path));
+                let _ = sender.send(opener.open(&opening));
                 wake.ping();
             });
         let state = match spawned {
@@ -71,9 +78,28 @@ impl NextEntry {
         };
         Self {
             entry,
+            path,
             start,
+            sound: None,
             state,
         }
+    }
+
+    /// Queues its sound after `audio`'s, unless it already follows it.
+    pub(super) fn follow(
+        &mut self,
+        audio: &mut Audio,
+        track: Track,
+        previous_end: Option<Duration>,
+    ) {
+        if self
+            .sound
+            .as_ref()
+            .is_some_and(|sound| sound.follows(audio))
+        {
+            return;
+        }
+        self.sound = audio.append(&self.path, track, previous_end);
     }
 
     /// Once opened, starts its decode thread (pinging `wake` as the player's
@@ -106,7 +132,10 @@ impl NextEntry {
     /// opened, or no reason known: the caller opens it itself).
     pub(super) fn into_started(self) -> Result<Started, Option<anyhow::Error>> {
         match self.state {
-            State::Decoding(started) => Ok(*started),
+            State::Decoding(started) => Ok(Started {
+                sound_ahead: self.sound,
+                ..*started
+            }),
             State::Opening { .. } => Err(None),
             State::Failed(why) => Err(why),
         }

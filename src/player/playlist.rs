@@ -15,6 +15,7 @@ use super::pipeline::PipelineOptions;
 use super::source::Source;
 use super::tracks::Tracks;
 use super::{about_file, window_title, Player};
+use crate::audio::follow_on::FollowOn;
 use crate::audio::Audio;
 use crate::exit::Exit;
 use crate::frame::DecoderKind;
@@ -23,7 +24,8 @@ use crate::message::causes;
 
 /// A file's decode thread and sound, kept past its end: the decoder until
 /// the next file's first frame is shown, the sound until the output has
-/// played what it holds.
+/// played what it holds (or, with the next file's queued after it, as the
+/// next file's).
 pub(super) struct Retired {
     source: Option<Source>,
     audio: Option<Audio>,
@@ -289,23 +291,40 @@ impl Player {
         self.source = Some(started.source);
         // An entry decoded ahead already spent its first wake-up.
         self.wake.ping();
-        self.audio = info
-            .has_audio
-            .then(|| {
-                Audio::start(
-                    path,
-                    &self.options.audio,
-                    start.map(|start| self.start_time + start),
-                    self.volume.gain(),
-                    self.speed(),
-                )
-            })
-            .flatten();
+        let continued = started
+            .sound_ahead
+            .filter(|_| info.has_audio)
+            .and_then(|sound| self.continue_sound(sound));
+        self.audio = continued.or_else(|| {
+            info.has_audio
+                .then(|| {
+                    Audio::start(
+                        path,
+                        &self.options.audio,
+                        start.map(|start| self.start_time + start),
+                        self.volume.gain(),
+                        self.speed(),
+                    )
+                })
+                .flatten()
+        });
         self.playlist.loaded = Some(self.playlist.entry_ids[index]);
         self.start_subtitles(path);
         self.osd.event(Instant::now(), true);
         self.transport.announce_restart = true;
         self.emit(PlayerEvent::FileLoaded);
+    }
+
+    /// The sound of the file that ended goes on into `sound`, the next
+    /// file's queued after it (gapless playback): it is this file's.
+    fn continue_sound(&mut self, sound: FollowOn) -> Option<Audio> {
+        let retired = self.retired.as_mut()?;
+        let audio = retired.audio.as_mut()?;
+        if !audio.take_over(sound) {
+            return None;
+        }
+        info!("the sound goes on into the next file");
+        retired.audio.take()
     }
 
     /// The entry due after the current one: the next, or the first when
@@ -362,6 +381,11 @@ impl Player {
             // buffers are not held for a whole file).
             if next.entry == entry && due {
                 next.poll(&self.wake);
+                // The sound playing may have been replaced (another track).
+                if let (Some(audio), Some(track)) = (&mut self.audio, self.options.audio.track) {
+                    let end = self.file_duration.map(|d| self.start_time + d);
+                    next.follow(audio, track, end);
+                }
                 return;
             }
             info!(entry = next.entry, "the entry opened ahead is let go");
@@ -371,16 +395,20 @@ impl Player {
             return;
         }
         let epoch = self.transport.fresh_epoch();
-        let path = &self.playlist.files[index];
+        let path = self.playlist.files[index].clone();
         debug!(entry, file = %path.display(), "opening the next entry ahead");
-        self.next_entry = Some(NextEntry::prepare(
+        let next = self.next_entry.insert(NextEntry::prepare(
             entry,
-            self.playlist.files[index].clone(),
+            path,
             None,
             epoch,
             self.entry_opener(),
             self.wake.clone(),
         ));
+        if let (Some(audio), Some(track)) = (&mut self.audio, self.options.audio.track) {
+            let end = self.file_duration.map(|d| self.start_time + d);
+            next.follow(audio, track, end);
+        }
     }
 
     /// At the end of the current file, once the last frame has had its time

@@ -198,7 +198,15 @@ fn forward_seeks_decode_on_and_land_on_the_exact_picture() {
     let mut reel = Player::spawn(
         "seek-on",
         env!("CARGO_BIN_EXE_reel"),
-        &["--idle", "--hwdec", "no", "--pause", "--output", "null", "--no-audio"],
+        &[
+            "--idle",
+            "--hwdec",
+            "no",
+            "--pause",
+            "--output",
+            "null",
+            "--no-audio",
+        ],
         &[(
             "RUST_LOG".into(),
             "warn,reel::player::pipeline=debug".into(),

@@ -263,14 +263,17 @@ fn an_untrusted_certificate_is_refused_unless_told_otherwise() {
     assert_eq!(pictures(&got), pictures(&expected));
 }
 
+/// A server that accepts and never answers (connections complete in the
+/// kernel's backlog; nobody reads them), and a URL on it.
+fn silent_server() -> (TcpListener, String) {
+    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = silent.local_addr().expect("address").port();
+    (silent, format!("http://127.0.0.1:{port}/clip.mp4"))
+}
+
 #[test]
 fn a_server_that_never_answers_times_out() {
-    // Connections complete in the kernel's backlog; nobody reads them.
-    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!(
-        "http://127.0.0.1:{}/clip.mp4",
-        silent.local_addr().expect("address").port()
-    );
+    let (_silent, url) = silent_server();
     let start = Instant::now();
     let out = reel(&["--output", "null", "--network-timeout", "2", &url]);
     let took = start.elapsed();
@@ -284,11 +287,7 @@ fn a_server_that_never_answers_times_out() {
 #[test]
 fn commands_are_answered_while_a_source_connects() {
     use serde_json::json;
-    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!(
-        "http://127.0.0.1:{}/clip.mp4",
-        silent.local_addr().expect("address").port()
-    );
+    let (_silent, url) = silent_server();
     let mut reel = support::mpv_ipc::Player::spawn(
         "reel",
         env!("CARGO_BIN_EXE_reel"),

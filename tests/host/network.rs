@@ -8,7 +8,8 @@
 //! server was killed and started again, five times, without growing its
 //! file descriptors, and another file loaded while it waits to reconnect
 //! plays at once, as one does while a source connects (`quit` ends reel at
-//! once then); MPEG-TS over UDP plays live. RTSP (GStreamer's server):
+//! once then); MPEG-TS over UDP plays live; a live RTSP camera (GStreamer's
+//! test source) plays on after its server was killed and started again. RTSP (GStreamer's server):
 //! H.264 and HEVC, interleaved in TCP (the default) and over UDP, decode to
 //! FFmpeg's framemd5 of the same URL; `--rtsp-transport` is what reel asks
 //! the server for (a server refusing it is one clear error).
@@ -448,22 +449,22 @@ fn open_fds(pid: u32) -> usize {
         .count()
 }
 
-#[test]
-fn a_live_stream_plays_on_after_its_server_comes_back() {
-    use serde_json::json;
-    let dir = served_dir("hls-reconnect");
-    let _live = LiveFfmpeg::hls(&dir);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let mut server = HttpServer::start_on(&dir, port);
-    let url = server.url("live.m3u8");
-    let mut reel = reel_player(&url, "reconnect");
-    let mut client = reel.connect();
-    let mut position = playing_position(&mut client);
+/// Kills `server` (drops it) and starts it again (`restart`) `cycles`
+/// times while `reel` plays its live stream: each time reel notices,
+/// reconnects, and plays on a second at least. `outage` runs during the
+/// first outage, `back` once the first is over. The player's open file
+/// descriptors after each cycle.
+fn play_through_outages<S>(
+    reel: &mut support::mpv_ipc::Player,
+    client: &mut support::mpv_ipc::IpcClient,
+    (mut server, restart): (S, impl Fn() -> S),
+    cycles: usize,
+    outage: impl Fn(&support::mpv_ipc::Player, &mut support::mpv_ipc::IpcClient),
+    back: impl Fn(&mut support::mpv_ipc::IpcClient),
+) -> Vec<usize> {
+    let mut position = playing_position(client);
     let mut fds = Vec::new();
-    for cycle in 1..=5 {
+    for cycle in 1..=cycles {
         drop(server);
         let deadline = Instant::now() + Duration::from_secs(20);
         // The outage noticed: a retry since the last reconnection.
@@ -481,19 +482,9 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
             std::thread::sleep(Duration::from_millis(50));
         }
         if cycle == 1 {
-            // mpv's cache properties: playback waits for the source; the
-            // OSD says so.
-            let waits = client.request(json!(["get_property", "paused-for-cache"]));
-            assert_eq!(waits["data"], true, "{waits}");
-            let state = client.request(json!(["get_property", "cache-buffering-state"]));
-            assert_eq!(state["data"], 0, "{state}");
-            assert!(
-                reel.log().contains("osd=\"Reconnecting\""),
-                "{}",
-                reel.log()
-            );
+            outage(reel, client);
         }
-        server = HttpServer::start_on(&dir, port);
+        server = restart();
         while reel.log().matches("reconnected").count() < cycle {
             assert!(Instant::now() < deadline, "not back:\n{}", reel.log());
             std::thread::sleep(Duration::from_millis(50));
@@ -506,13 +497,10 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
                 reel.log()
             );
             std::thread::sleep(Duration::from_millis(100));
-            position = playing_position(&mut client);
+            position = playing_position(client);
         }
         if cycle == 1 {
-            let waits = client.request(json!(["get_property", "paused-for-cache"]));
-            assert_eq!(waits["data"], false, "{waits}");
-            let network = client.request(json!(["get_property", "demuxer-via-network"]));
-            assert_eq!(network["data"], true, "{network}");
+            back(client);
         }
         assert!(reel.is_running(), "{}", reel.log());
         fds.push(open_fds(reel.child.id()));
@@ -520,11 +508,71 @@ fn a_live_stream_plays_on_after_its_server_comes_back() {
     eprintln!("open file descriptors after each reconnection: {fds:?}");
     assert_eq!(
         reel.log().matches("reconnected").count(),
-        5,
+        cycles,
         "{}",
         reel.log()
     );
+    fds
+}
+
+fn free_tcp_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[test]
+fn a_live_stream_plays_on_after_its_server_comes_back() {
+    use serde_json::json;
+    let dir = served_dir("hls-reconnect");
+    let _live = LiveFfmpeg::hls(&dir);
+    let port = free_tcp_port();
+    let server = HttpServer::start_on(&dir, port);
+    let url = server.url("live.m3u8");
+    let mut reel = reel_player(&url, "reconnect");
+    let mut client = reel.connect();
+    let fds = play_through_outages(
+        &mut reel,
+        &mut client,
+        (server, || HttpServer::start_on(&dir, port)),
+        5,
+        |reel, client| {
+            // mpv's cache properties: playback waits for the source; the
+            // OSD says so.
+            let waits = client.request(json!(["get_property", "paused-for-cache"]));
+            assert_eq!(waits["data"], true, "{waits}");
+            let state = client.request(json!(["get_property", "cache-buffering-state"]));
+            assert_eq!(state["data"], 0, "{state}");
+            let log = reel.log();
+            assert!(log.contains("osd=\"Reconnecting\""), "{log}");
+        },
+        |client| {
+            let waits = client.request(json!(["get_property", "paused-for-cache"]));
+            assert_eq!(waits["data"], false, "{waits}");
+            let network = client.request(json!(["get_property", "demuxer-via-network"]));
+            assert_eq!(network["data"], true, "{network}");
+        },
+    );
     assert!(fds[4] <= fds[0] + 2, "file descriptors grew: {fds:?}");
+}
+
+#[test]
+fn a_live_rtsp_camera_plays_on_after_its_server_comes_back() {
+    let port = free_tcp_port();
+    let server = RtspServer::start_on(port, &[]);
+    let url = server.url("live");
+    let mut reel = reel_player(&url, "rtsp-reconnect");
+    let mut client = reel.connect();
+    let fds = play_through_outages(
+        &mut reel,
+        &mut client,
+        (server, || RtspServer::start_on(port, &[])),
+        3,
+        |_, _| {},
+        |_| {},
+    );
+    assert!(fds[2] <= fds[0] + 2, "file descriptors grew: {fds:?}");
 }
 
 #[test]

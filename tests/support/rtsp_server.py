@@ -3,9 +3,11 @@
 given (MP4 or Matroska, H.264 or HEVC) at rtsp://127.0.0.1:PORT/NAME, its
 video stream sent as RTP over UDP or interleaved in the RTSP connection, as
 the client asks; at /tcp/NAME and /udp/NAME over that transport only.
-Prints the port, then serves until killed.
+At /live, a camera: GStreamer's test pattern in real time, H.264 (OpenH264),
+one stream shared by its clients, no end and no length. Prints the port,
+then serves until killed.
 
-    rtsp_server.py CLIP...
+    rtsp_server.py [--port=PORT] CLIP...
 """
 import os
 import sys
@@ -39,13 +41,30 @@ def pipeline(path):
     )
 
 
+LIVE = (
+    "( videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,framerate=25/1 "
+    "! openh264enc gop-size=25 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 )"
+)
+
+
 def main():
     Gst.init(None)
+    port = "0"
+    clips = []
+    for arg in sys.argv[1:]:
+        if arg.startswith("--port="):
+            port = arg.split("=", 1)[1]
+        else:
+            clips.append(arg)
     server = GstRtspServer.RTSPServer()
     server.set_address("127.0.0.1")
-    server.set_service("0")
+    server.set_service(port)
     mounts = server.get_mount_points()
-    for clip in sys.argv[1:]:
+    live = GstRtspServer.RTSPMediaFactory()
+    live.set_launch(LIVE)
+    live.set_shared(True)
+    mounts.add_factory("/live", live)
+    for clip in clips:
         for prefix, transport in TRANSPORTS.items():
             factory = GstRtspServer.RTSPMediaFactory()
             factory.set_launch(pipeline(clip))

@@ -12,10 +12,17 @@ pub struct RtspServer {
 impl RtspServer {
     /// Serves `clips` (see rtsp_server.py for the mounts).
     pub fn start(clips: &[&Path]) -> RtspServer {
+        Self::start_on(0, clips)
+    }
+
+    /// Serves `clips` on `port` (0: any free one; a server started again
+    /// where a killed one was).
+    pub fn start_on(port: u16, clips: &[&Path]) -> RtspServer {
         let script = super::project_dir().join("tests/support/rtsp_server.py");
         // Debian's Python: GStreamer's bindings (python3-gi) are its.
         let mut child = Command::new("/usr/bin/python3")
             .arg(script)
+            .arg(format!("--port={port}"))
             .args(clips)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -25,7 +32,8 @@ impl RtspServer {
         RtspServer { child, port }
     }
 
-    /// The URL of `mount` (a clip's name, or `tcp/NAME`, `udp/NAME`).
+    /// The URL of `mount` (a clip's name, `tcp/NAME`, `udp/NAME`, or
+    /// `live`).
     pub fn url(&self, mount: &str) -> String {
         format!("rtsp://127.0.0.1:{}/{mount}", self.port)
     }

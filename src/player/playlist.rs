@@ -376,36 +376,35 @@ impl Player {
             .file_duration
             .is_some_and(|duration| duration.saturating_sub(position) <= PREPARE_AHEAD);
         let due = near_end || self.transport.ended;
-        if let Some(next) = &mut self.next_entry {
-            // A seek away from the end lets it go (a second decoder's
-            // buffers are not held for a whole file).
-            if next.entry == entry && due {
-                next.poll(&self.wake);
-                // The sound playing may have been replaced (another track).
-                if let (Some(audio), Some(track)) = (&mut self.audio, self.options.audio.track) {
-                    let end = self.file_duration.map(|d| self.start_time + d);
-                    next.follow(audio, track, end);
-                }
-                return;
-            }
+        // A seek away from the end lets it go (a second decoder's buffers
+        // are not held for a whole file), as does a playlist change.
+        if let Some(next) = self.next_entry.take_if(|next| next.entry != entry || !due) {
             info!(entry = next.entry, "the entry opened ahead is let go");
-            self.next_entry = None;
         }
-        if !due {
-            return;
+        match &mut self.next_entry {
+            Some(next) => next.poll(&self.wake),
+            None if !due => return,
+            None => {
+                let epoch = self.transport.fresh_epoch();
+                let path = self.playlist.files[index].clone();
+                debug!(entry, file = %path.display(), "opening the next entry ahead");
+                self.next_entry = Some(NextEntry::prepare(
+                    entry,
+                    path,
+                    None,
+                    epoch,
+                    self.entry_opener(),
+                    self.wake.clone(),
+                ));
+            }
         }
-        let epoch = self.transport.fresh_epoch();
-        let path = self.playlist.files[index].clone();
-        debug!(entry, file = %path.display(), "opening the next entry ahead");
-        let next = self.next_entry.insert(NextEntry::prepare(
-            entry,
-            path,
-            None,
-            epoch,
-            self.entry_opener(),
-            self.wake.clone(),
-        ));
-        if let (Some(audio), Some(track)) = (&mut self.audio, self.options.audio.track) {
+        // Its sound queued after the sound playing (again, when that was
+        // replaced by another track).
+        if let (Some(next), Some(audio), Some(track)) = (
+            &mut self.next_entry,
+            &mut self.audio,
+            self.options.audio.track,
+        ) {
             let end = self.file_duration.map(|d| self.start_time + d);
             next.follow(audio, track, end);
         }

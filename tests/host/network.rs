@@ -324,14 +324,7 @@ fn commands_are_answered_while_a_source_connects() {
     let reply = client.request(json!(["loadfile", url]));
     assert_eq!(reply["error"], "success", "{reply}");
     std::thread::sleep(Duration::from_millis(300));
-    let start = Instant::now();
-    client.request(json!(["quit"]));
-    assert!(reel.wait().success(), "{}", reel.log());
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "quit took {:?}",
-        start.elapsed()
-    );
+    quits_at_once(&mut reel, &mut client);
 }
 
 /// FFmpeg sending a live stream in real time, stopped when dropped.
@@ -433,14 +426,7 @@ fn a_live_stream_has_no_duration_and_does_not_seek() {
         after > before + 1.0 && after < before + 6.0,
         "from {before} to {after}"
     );
-    let start = Instant::now();
-    client.request(json!(["quit"]));
-    assert!(reel.wait().success(), "{}", reel.log());
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "quit took {:?}",
-        start.elapsed()
-    );
+    quits_at_once(&mut reel, &mut client);
 }
 
 fn open_fds(pid: u32) -> usize {
@@ -513,6 +499,18 @@ fn play_through_outages<S>(
         reel.log()
     );
     fds
+}
+
+/// `quit` ends `reel` cleanly within 2 s, whatever its source is doing.
+fn quits_at_once(reel: &mut support::mpv_ipc::Player, client: &mut support::mpv_ipc::IpcClient) {
+    let start = Instant::now();
+    client.request(serde_json::json!(["quit"]));
+    assert!(reel.wait().success(), "{}", reel.log());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "quit took {:?}",
+        start.elapsed()
+    );
 }
 
 fn free_tcp_port() -> u16 {

@@ -4,11 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use tracing::{info, trace};
+use tracing::{debug, info, trace};
 
 use super::commands::VolumeChange;
 use super::Player;
 use crate::audio::Audio;
+use crate::display::Presented;
 
 impl Player {
     /// When playback (re)starting now with a frame shown at `shown` begins:
@@ -25,10 +26,11 @@ impl Player {
     /// sound: its pts against what was heard when it reached the screen.
     pub(super) fn measure_sync(&mut self, now: Instant) {
         let presented = self.display.take_presented();
+        self.start_where_first_shown(&presented);
         for frame in &presented {
             let current = frame.epoch == self.transport.epoch && frame.committed >= self.sync_since;
             if let (Some(shown), true) = (frame.shown, current) {
-                self.note_presentation_error(frame.pts, shown);
+                self.note_presentation_error(frame.pts, shown, frame.refresh);
             }
         }
         if self.transport.paused || self.transport.preroll {
@@ -51,6 +53,32 @@ impl Player {
         }
     }
 
+    /// A silent start's first frame reached the screen later than aimed
+    /// (its import, a loaded machine): the clock starts where it was shown,
+    /// so that the frames after it keep their spacing from it.
+    fn start_where_first_shown(&mut self, presented: &[Presented]) {
+        let Some((epoch, pts)) = self.start_on_feedback else {
+            return;
+        };
+        let Some(first) = presented
+            .iter()
+            .find(|frame| frame.epoch == epoch && frame.pts == pts)
+        else {
+            if self.transport.epoch != epoch {
+                self.start_on_feedback = None;
+            }
+            return;
+        };
+        self.start_on_feedback = None;
+        let running = self.transport.epoch == epoch && self.clock.is_running();
+        if let (Some(shown), Some(due), true) = (first.shown, self.clock.instant_of(pts), running) {
+            if shown > due + refresh_or_60_hz(first.refresh) {
+                debug!(late = ?(shown - due), "the first frame was late: the clock starts where it was shown");
+                self.clock.set(pts, shown);
+            }
+        }
+    }
+
     /// While sound plays, the clock reads what is being heard.
     pub(super) fn follow_audio(&mut self, now: Instant) {
         if self.transport.paused
@@ -65,9 +93,9 @@ impl Player {
         }
     }
 
-    /// A frame of `pts` reached the screen at `shown`: how far from when
-    /// the clock had it due.
-    fn note_presentation_error(&mut self, pts: Duration, shown: Instant) {
+    /// A frame of `pts` reached the screen at `shown`, on an output of
+    /// `refresh` (zero if unknown): how far from when the clock had it due.
+    fn note_presentation_error(&mut self, pts: Duration, shown: Instant, refresh: Duration) {
         let Some(due) = self.clock.instant_of(pts) else {
             return;
         };
@@ -81,6 +109,9 @@ impl Player {
         let counters = &mut self.counters;
         counters.presentation_error_max_us = counters.presentation_error_max_us.max(error_us);
         counters.presentation_error_last_us = error_us;
+        if error > 2 * refresh_or_60_hz(refresh) {
+            counters.mistimed_frames += 1;
+        }
     }
 
     pub(super) fn change_volume(
@@ -106,5 +137,14 @@ impl Player {
         if let Some(audio) = &self.audio {
             audio.set_gain(self.volume.gain());
         }
+    }
+}
+
+/// `refresh`, or a 60 Hz output's when the compositor did not say.
+fn refresh_or_60_hz(refresh: Duration) -> Duration {
+    if refresh.is_zero() {
+        Duration::from_micros(16_667)
+    } else {
+        refresh
     }
 }

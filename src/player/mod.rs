@@ -166,6 +166,9 @@ struct Player {
     /// Frames committed before this (a seek, pause or resume since) say
     /// nothing of how well picture and sound agree.
     sync_since: Instant,
+    /// The first frame of a silent start (epoch, pts), until the
+    /// compositor says when it was shown: the clock starts there.
+    start_on_feedback: Option<(u64, Duration)>,
     start_time: Duration,
     wake: Ping,
     handle: LoopHandle<'static, Player>,
@@ -328,6 +331,7 @@ pub fn run(options: PlayerOptions) -> Result<Outcome> {
         av_offset: AvOffset::default(),
         subtitles,
         sync_since: Instant::now(),
+        start_on_feedback: None,
         start_time: Duration::ZERO,
         wake,
         handle,

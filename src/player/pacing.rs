@@ -238,6 +238,10 @@ impl Player {
                 let start = continued.unwrap_or_else(|| self.playback_start(shows_at, now));
                 self.clock.resume(now);
                 self.clock.set(frame.pts, start);
+                // Without sound the aim is all the clock has: a first frame
+                // that misses it would make the next ones catch up.
+                self.start_on_feedback = (continued.is_none() && self.audio.is_none())
+                    .then_some((self.transport.epoch, frame.pts));
                 if let Some(audio) = &self.audio {
                     audio.play_from(frame.pts, start);
                     self.sync_since = now;

@@ -33,6 +33,10 @@ pub(super) struct Counters {
     /// schedule, `--sync-epoch`, its time on the schedule).
     pub(super) presentation_error_max_us: u64,
     pub(super) presentation_error_last_us: u64,
+    /// Frames that reached the screen more than two refreshes from their
+    /// time (mpv's `mistimed-frame-count` in spirit): one late frame under
+    /// load shows in the maximum, a clock or pacing fault in this count.
+    pub(super) mistimed_frames: u64,
 }
 
 /// Every counter the player reports, read at one moment.
@@ -87,6 +91,7 @@ const STATS_LINE: &[&str] = &[
     "decode_errors",
     "frames_skipped",
     "presentation_error_max_us",
+    "mistimed_frames",
     "decoder",
 ];
 
@@ -115,6 +120,7 @@ impl Tally {
             "woken_by_decoder" => c.woken_by_decoder,
             "presentation_error_max_us" => c.presentation_error_max_us,
             "presentation_error_last_us" => c.presentation_error_last_us,
+            "mistimed_frames" => c.mistimed_frames,
             "zero_copy_frames" => d.frames_zero_copy,
             "copy_frames" => self.copied_frames(),
             "dmabuf_frames" => d.frames_dmabuf,

@@ -16,7 +16,8 @@
 #   shown twice; at most 60 s), then shot_and_stop: NAME.out, NAME.log,
 #   NAME.rc, NAME-shot/. With PLAY_STRACE=1, strace follows reel from just
 #   after its start (its open, close and ioctl calls, every thread) into
-#   NAME.strace.
+#   NAME.strace. With PLAY_EPOCHS=N, it also waits until frames of N
+#   epochs (loops) were on screen.
 # shot_and_stop NAME PID WESTON_PID: waits until reel (PID, logging to
 #   $R/NAME.log at -vv) has presented a frame, lists what its buffers are
 #   (fd_kinds) in $R/NAME.fds, takes a weston screenshot into
@@ -58,7 +59,9 @@ play() {
     # a long -vv log takes seconds.
     play_deadline=$(($(date +%s) + 60))
     while [ "$(grep -c 'frame presented' "$R/$play_name.log")" -le \
-        "$(grep -c 'decoder dmabuf imported' "$R/$play_name.log")" ]; do
+        "$(grep -c 'decoder dmabuf imported' "$R/$play_name.log")" ] ||
+        [ "$(sed -n 's/.*frame on screen epoch=\([0-9]*\).*/\1/p' "$R/$play_name.log" | sort -u | wc -l)" \
+            -lt "${PLAY_EPOCHS:-0}" ]; do
         [ "$(date +%s)" -ge "$play_deadline" ] && break
         kill -0 "$play_pid" 2>/dev/null || break
         sleep 0.2

@@ -5,7 +5,7 @@
 # - the oracles: GStreamer's first picture of CLIP and of ODD_CLIP through
 #   visl (v4l2slh264dec) as oracle.png and oracle-odd.png (.log, .rc);
 # - six playbacks, NAME: zerocopy (CLIP), copy (CLIP with --copy), odd
-#   (ODD_CLIP at --speed 0.5), crop (CLIP with --video-crop 160x120+120+100 on a
+#   (ODD_CLIP at --speed 0.5, until frames of four loops were shown), crop (CLIP with --video-crop 160x120+120+100 on a
 #   schedule begun 10 s before: --sync-epoch), reschange (RESCHANGE_CLIP),
 #   tiled (CLIP with visl
 #   offering only NV12_32L32: capture_tiled=1). Each has its own weston
@@ -44,7 +44,8 @@ export XDG_RUNTIME_DIR
 chmod 700 "$XDG_RUNTIME_DIR"
 play zerocopy "$reel" "$width" "$height" "$clip"
 play copy "$reel" "$width" "$height" --copy "$clip"
-play odd "$reel" "$width" "$height" --speed 0.5 "$odd"
+# Two whole loops after the first (whose start catches up): the pace test's.
+PLAY_EPOCHS=4 play odd "$reel" "$width" "$height" --speed 0.5 "$odd"
 play crop "$reel" "$width" "$height" --video-crop 160x120+120+100 \
     --sync-epoch "$(($(date +%s) - 10))" "$clip"
 # Under a CAPTURE memory bound (a board's CMA pool) that the old and the

@@ -25,6 +25,20 @@ struct Retired {
     kept: Vec<BufferId>,
     /// The presenter has dropped its imports up to this generation.
     done: u64,
+    /// The presenter is going away (the player quits): nothing will show
+    /// a new sequence's pictures.
+    closed: bool,
+}
+
+/// How a wait for the presenter ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retirement {
+    /// The imports are gone.
+    Done,
+    /// The presenter did not drop them within the limit.
+    TimedOut,
+    /// The presenter is closing: no new buffers are wanted.
+    Closed,
 }
 
 impl ImportRetirement {
@@ -45,13 +59,21 @@ impl ImportRetirement {
     /// Decoder side: the buffers of allocation `generation` and older ones
     /// are gone from the decoder, but for `kept` (frames still hold them:
     /// they may be shown yet). Waits, at most `limit`, until the presenter
-    /// has dropped its imports of the others; whether it did.
-    pub fn retire_through(&self, generation: u64, kept: Vec<BufferId>, limit: Duration) -> bool {
+    /// has dropped its imports of the others, or is closing.
+    pub fn retire_through(
+        &self,
+        generation: u64,
+        kept: Vec<BufferId>,
+        limit: Duration,
+    ) -> Retirement {
         let deadline = Instant::now() + limit;
         {
             let mut state = self.lock();
+            if state.closed {
+                return Retirement::Closed;
+            }
             if state.done >= generation {
-                return true;
+                return Retirement::Done;
             }
             state.asked = state.asked.max(generation);
             state.kept = kept;
@@ -59,9 +81,12 @@ impl ImportRetirement {
         (self.wake)();
         let mut state = self.lock();
         while state.done < generation {
+            if state.closed {
+                return Retirement::Closed;
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return false;
+                return Retirement::TimedOut;
             }
             state = self
                 .changed
@@ -69,7 +94,14 @@ impl ImportRetirement {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        true
+        Retirement::Done
+    }
+
+    /// Presenter side: it is going away; a decoder waiting, or about to,
+    /// learns so at once.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.changed.notify_all();
     }
 
     /// Presenter side: the generation through which imports are to go,
@@ -126,12 +158,18 @@ mod tests {
             generation: 3,
             index: 1,
         }];
-        assert!(retirement.retire_through(3, kept, Duration::from_secs(10)));
+        assert_eq!(
+            retirement.retire_through(3, kept, Duration::from_secs(10)),
+            Retirement::Done
+        );
         handle.join().expect("presenter thread");
         assert_eq!(woken.load(Ordering::SeqCst), 1);
         assert_eq!(retirement.pending(), None);
         // Already done: no wake-up, no wait.
-        assert!(retirement.retire_through(2, Vec::new(), Duration::ZERO));
+        assert_eq!(
+            retirement.retire_through(2, Vec::new(), Duration::ZERO),
+            Retirement::Done
+        );
         assert_eq!(woken.load(Ordering::SeqCst), 1);
     }
 
@@ -139,8 +177,33 @@ mod tests {
     fn without_a_presenter_the_wait_is_bounded() {
         let retirement = ImportRetirement::new(|| {});
         let start = Instant::now();
-        assert!(!retirement.retire_through(1, Vec::new(), Duration::from_millis(30)));
+        assert_eq!(
+            retirement.retire_through(1, Vec::new(), Duration::from_millis(30)),
+            Retirement::TimedOut
+        );
         assert!(start.elapsed() >= Duration::from_millis(30));
         assert_eq!(retirement.pending(), Some((1, Vec::new())));
+    }
+
+    #[test]
+    fn a_closing_presenter_ends_the_wait_at_once() {
+        let retirement = Arc::new(ImportRetirement::new(|| {}));
+        let presenter = retirement.clone();
+        let start = Instant::now();
+        let handle = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            presenter.close();
+        });
+        assert_eq!(
+            retirement.retire_through(1, Vec::new(), Duration::from_secs(10)),
+            Retirement::Closed
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+        handle.join().expect("presenter thread");
+        // And any later wait.
+        assert_eq!(
+            retirement.retire_through(2, Vec::new(), Duration::from_secs(10)),
+            Retirement::Closed
+        );
     }
 }

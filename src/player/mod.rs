@@ -520,8 +520,12 @@ impl Player {
             self.save_position();
         }
         self.quitting = true;
-        // No network connect or read may hold the way out.
+        // No network connect or read may hold the way out, nor a decoder
+        // waiting to allocate a new sequence's buffers.
         crate::media::network::abandon();
+        if let Some(retirement) = &self.import_retirement {
+            retirement.close();
+        }
         self.cancel_timer();
         self.signal.stop();
     }

@@ -6,7 +6,7 @@ use crate::boot::GuestCall;
 use crate::rows::{Codec, Row};
 use crate::support::damage::{self, DamageRuns};
 use crate::support::media;
-use crate::support::reel_runs::{self, traced_decode};
+use crate::support::reel_runs::traced_decode;
 use crate::support::vm::ScriptCall;
 
 pub const V4L2_NULL: [&str; 4] = ["--hwdec", "v4l2", "--output", "null"];
@@ -30,9 +30,19 @@ pub fn frame_run(row: &Row) -> String {
     format!("frame-{}", row.name)
 }
 
-/// The first of the two framemd5 decodes (`reel_runs::framemd5_twice`).
+/// The framemd5 decode of a row.
 pub fn md5a_run(row: &Row) -> String {
     format!("md5a-{}", row.name)
+}
+
+/// A second framemd5 decode of a row, for determinism: its traced decode
+/// (same mode, framemd5 out) where it has one, else a run of its own.
+pub fn md5b_run(row: &Row) -> String {
+    if row.traced() {
+        trace_run(row)
+    } else {
+        format!("md5b-{}", row.name)
+    }
 }
 
 pub fn seek_run(row: &Row) -> String {
@@ -90,9 +100,12 @@ pub fn calls(row: &Row) -> Vec<GuestCall> {
         calls.push(GuestCall::new(name, call));
     }
     if row.framemd5 {
-        let [a, b] = reel_runs::framemd5_twice(row.name, &file);
-        calls.push(GuestCall::new(md5a_run(row), a));
-        calls.push(GuestCall::new(format!("md5b-{}", row.name), b));
+        for name in [md5a_run(row), md5b_run(row)] {
+            if name != trace_run(row) {
+                let call = traced_decode(&name, &V4L2_FRAMEMD5, &file);
+                calls.push(GuestCall::new(name, call));
+            }
+        }
     }
     if let Some(seek) = row.seek {
         let name = seek_run(row);
@@ -125,8 +138,14 @@ pub fn calls(row: &Row) -> Vec<GuestCall> {
 /// buffers (it reloads visl: these run last).
 pub fn traced_call(row: &Row) -> Option<GuestCall> {
     row.traced().then(|| {
-        // The per-request lines of `-vv` alone on top of `-v`'s.
-        let decode = traced_decode(&trace_run(row), &V4L2_NULL, &row.path())
+        // The per-request lines of `-vv` alone on top of `-v`'s; framemd5
+        // out where the row checks that two decodes agree (`md5b_run`).
+        let output = if row.framemd5 {
+            V4L2_FRAMEMD5
+        } else {
+            V4L2_NULL
+        };
+        let decode = traced_decode(&trace_run(row), &output, &row.path())
             .env("RUST_LOG", "info,reel::request=debug");
         let call = ScriptCall::new("visl-bitstream.sh")
             .arg(bits_run(row))

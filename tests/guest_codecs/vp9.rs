@@ -83,8 +83,9 @@ fn reference_scaling_keeps_the_capture_buffers() {
     );
     assert_eq!(first_small["last_frame_ts"], "frame 9", "{first_small:?}");
 
-    let (_, first) = reel_runs::successful(boot::result(), "md5a-vp9_resize");
-    let (_, second) = reel_runs::successful(boot::result(), "md5b-vp9_resize");
+    let row = crate::rows::row("vp9_resize");
+    let (_, first) = reel_runs::successful(boot::result(), &crate::row_runs::md5a_run(row));
+    let (_, second) = reel_runs::successful(boot::result(), &crate::row_runs::md5b_run(row));
     assert_eq!(first, second, "two runs differ");
     let sizes: Vec<u32> = first
         .lines()

@@ -96,30 +96,28 @@ pub fn diff_report(clip: &str, diff: &[String]) -> Option<String> {
     })
 }
 
-/// Two `--hwdec v4l2 --output framemd5` runs of `file`, named md5a-CLIP
-/// and md5b-CLIP, for [`assert_framemd5_in_order_and_deterministic`].
-pub fn framemd5_twice(clip: &str, file: &Path) -> [ScriptCall; 2] {
-    let options = ["--hwdec", "v4l2", "--output", "framemd5"];
-    ["a", "b"].map(|run| traced_decode(&format!("md5{run}-{clip}"), &options, file))
-}
-
-/// The runs of [`framemd5_twice`] decoded through V4L2 FFmpeg's frame
+/// The framemd5 runs `first` and `second` (any two `--hwdec v4l2
+/// --output framemd5` decodes of `file` in the same mode): FFmpeg's frame
 /// count of `file`, with strictly increasing pts, the same output twice.
-pub fn assert_framemd5_in_order_and_deterministic(result: &GuestResult, clip: &str, file: &Path) {
-    let (_, first) = successful(result, &format!("md5a-{clip}"));
-    let (_, second) = successful(result, &format!("md5b-{clip}"));
-    let lines = framemd5_lines(&first);
+pub fn assert_framemd5_in_order_and_deterministic(
+    result: &GuestResult,
+    [first, second]: [&str; 2],
+    file: &Path,
+) {
+    let (_, first_out) = successful(result, first);
+    let (_, second_out) = successful(result, second);
+    let lines = framemd5_lines(&first_out);
     assert_eq!(
         lines.len(),
         super::media::frame_count(file),
-        "{clip}: frame count"
+        "{first}: frame count"
     );
     assert!(
         lines.windows(2).all(|w| w[0].0 < w[1].0),
-        "{clip}: pts not strictly increasing: {:?}",
+        "{first}: pts not strictly increasing: {:?}",
         lines.iter().map(|l| l.0).collect::<Vec<_>>()
     );
-    assert_eq!(first, second, "{clip}: two runs differ");
+    assert_eq!(first_out, second_out, "{first} and {second} differ");
 }
 
 /// (pts, md5) of each framemd5 line.

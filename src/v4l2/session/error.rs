@@ -37,6 +37,8 @@ pub enum SessionError {
     BitstreamTooLarge { size: usize, capacity: usize },
     #[error("empty bitstream")]
     EmptyBitstream,
+    #[error("the player is closing: no new CAPTURE buffers are allocated")]
+    PresenterClosed,
     #[error("timestamp {0} ns is not a whole number of microseconds (V4L2 keeps a timeval)")]
     TimestampPrecision(u64),
     #[error("timestamp {0} ns is already used by a picture in flight or held")]

@@ -48,6 +48,7 @@ use super::codec::Bitstream;
 use super::controls::ExtControl;
 use super::discovery::queue_types;
 use crate::frame::BufferId;
+use crate::import_retirement::Retirement;
 use buffers::{CaptureBuffer, OutputBuffer};
 use device::{errno_of, ns_of, open_node, set_controls, timeval_of};
 use requests::RequestPool;
@@ -676,11 +677,15 @@ impl Session {
         if let (Some(retirement), Some(generation)) =
             (&config.capture.import_retirement, old_generation)
         {
-            if !retirement.retire_through(generation, held_by_frames, IMPORT_RETIREMENT_WAIT) {
-                warn!(
+            match retirement.retire_through(generation, held_by_frames, IMPORT_RETIREMENT_WAIT) {
+                Retirement::Done => {}
+                Retirement::TimedOut => warn!(
                     "the presenter did not drop its imports of the old CAPTURE buffers in time: \
                      they may still be allocated beside the new ones"
-                );
+                ),
+                // Allocating now could only take memory the old set's
+                // imports still hold.
+                Retirement::Closed => return Err(SessionError::PresenterClosed),
             }
         }
         if in_use == 0 {

@@ -7,6 +7,8 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use tracing::debug;
+
 use super::controls::ExtControl;
 use super::discovery::{DecoderInfo, StreamRequirements};
 use super::slice_mode::ModeError;
@@ -54,17 +56,25 @@ impl Timestamps {
         }
     }
 
-    /// Whether the current packet's pictures are wanted only as
-    /// references (see `set_references_only`).
-    pub fn references_only(&self) -> bool {
-        self.references_only
-    }
-
     /// Says that the pictures of the packets from now on are shown before
     /// an exact seek's target: a picture no other refers to need not be
     /// decoded (no request), and is not put out.
     pub fn set_references_only(&mut self, references_only: bool) {
         self.references_only = references_only;
+    }
+
+    /// Whether the picture of `timestamp_ns` is left undecoded: the packet
+    /// is wanted only for references and `is_reference` says no later
+    /// picture needs it.
+    pub fn leaves_out(&self, timestamp_ns: DeviceTimestamp, is_reference: bool) -> bool {
+        let leave = self.references_only && !is_reference;
+        if leave {
+            debug!(
+                timestamp_ns,
+                "non-reference picture before the seek target: not decoded"
+            );
+        }
+        leave
     }
 
     /// Starts the next packet; returns its number.

@@ -288,11 +288,7 @@ impl<G: SliceGlue> StatelessCodec for SliceCodec<G> {
             if !job.has_slices() {
                 continue;
             }
-            if timestamps.references_only() && !job.is_reference() {
-                debug!(
-                    timestamp_ns = job.timestamp_ns(),
-                    "non-reference picture before the seek target: not decoded"
-                );
+            if timestamps.leaves_out(job.timestamp_ns(), job.is_reference()) {
                 self.output.leave_out(job.timestamp_ns());
                 continue;
             }

@@ -45,6 +45,10 @@ pub fn md5b_run(row: &Row) -> String {
     }
 }
 
+/// What reel logs (at debug, `reel::v4l2::codec`) for each picture an
+/// exact seek leaves undecoded before its target.
+pub const LEFT_OUT: &str = "non-reference picture before the seek target: not decoded";
+
 pub fn seek_run(row: &Row) -> String {
     format!("seek-{}", row.name)
 }
@@ -111,10 +115,10 @@ pub fn calls(row: &Row) -> Vec<GuestCall> {
         let name = seek_run(row);
         let start = seek.seconds.to_string();
         let options = ["--hwdec", "v4l2", "--start", &start, "--output", "framemd5"];
-        calls.push(GuestCall::new(
-            name.clone(),
-            traced_decode(&name, &options, &file),
-        ));
+        // The pictures left undecoded logged too.
+        let call =
+            traced_decode(&name, &options, &file).env("RUST_LOG", "info,reel::v4l2::codec=debug");
+        calls.push(GuestCall::new(name.clone(), call));
     }
     if let Some(weston) = row.weston {
         // The generic playback script FWHT's suite uses too (any clip with

@@ -199,6 +199,12 @@ pub struct FrameHeader {
 }
 
 impl FrameHeader {
+    /// Whether a later frame may predict from this one: a key frame, or
+    /// one stored in a reference slot (copies between slots store none).
+    pub fn is_reference(&self) -> bool {
+        self.is_key_frame() || self.refresh.last || self.refresh.golden || self.refresh.altref
+    }
+
     pub fn is_key_frame(&self) -> bool {
         self.tag.key_frame
     }

@@ -202,6 +202,14 @@ pub struct FrameHeader {
 }
 
 impl FrameHeader {
+    /// Whether later frames depend on this one: it is stored in a
+    /// reference slot, or the probabilities adapted while decoding it are
+    /// kept for later frames (`refresh_frame_context` without error
+    /// resilience; the adaptation happens where it is decoded).
+    pub fn is_reference(&self) -> bool {
+        self.refresh_frame_flags != 0 || (self.refresh_frame_context && !self.error_resilient_mode)
+    }
+
     /// `FrameIsIntra`.
     pub fn is_intra(&self) -> bool {
         self.key_frame || self.intra_only

@@ -292,15 +292,29 @@ impl Av1Codec {
                 e => CodecError::Bitstream(Damage::Av1(e)),
             })?;
         let mut requests = Vec::new();
+        // Frames left undecoded; one that is shown is shown in its own
+        // temporal unit (no slot keeps it for later).
+        let mut left_out = Vec::new();
         for event in events {
             match event {
                 Event::Decode(frame) => {
+                    // No slot keeps it: nothing later refers to it, nor
+                    // shows it again.
+                    let is_reference = frame.header.refresh_frame_flags != 0;
+                    if timestamps.leaves_out(frame.picture, is_reference) {
+                        left_out.push(frame.picture);
+                        continue;
+                    }
                     let size = &frame.header.size;
                     self.sizes
                         .insert(frame.picture, (size.upscaled_width, size.frame_height));
                     requests.push(self.request(&frame)?);
                 }
                 Event::Show(picture) => {
+                    if let Some(at) = left_out.iter().position(|&p| p == picture) {
+                        left_out.swap_remove(at);
+                        continue;
+                    }
                     let Some(&visible) = self.sizes.get(&picture) else {
                         debug!(picture, "AV1 picture to show is unknown: skipped");
                         continue;

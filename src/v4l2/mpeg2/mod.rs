@@ -191,6 +191,13 @@ impl Mpeg2Codec {
                 let forward = forward.or(backward).unwrap_or(NO_REFERENCE);
                 let backward = backward.unwrap_or(NO_REFERENCE);
                 let timestamp_ns = timestamps.next_picture();
+                if timestamps.leaves_out(timestamp_ns, picture.header.is_reference()) {
+                    // Shown at once when decoded: due now, and dropped.
+                    self.output.leave_out(timestamp_ns);
+                    let due = self.refs.decoded(false, timestamp_ns);
+                    self.output.push_due(due);
+                    return Ok(None);
+                }
                 let (width, height) = (
                     picture.sequence.horizontal_size(),
                     picture.sequence.vertical_size(),

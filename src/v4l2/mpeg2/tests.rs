@@ -240,6 +240,36 @@ fn ipbb_references_and_display_order() {
     assert_eq!(last[0].sample_aspect, (1, 1));
 }
 
+/// Before an exact seek's target, B pictures (never references) make no
+/// request and are not put out; I and P pictures decode as ever.
+#[test]
+fn before_a_seek_target_b_pictures_are_left_undecoded() {
+    let mut codec = Mpeg2Codec::new(true);
+    let mut ts = Timestamps::new();
+    ts.set_references_only(true);
+    let kinds: Vec<Vec<u8>> = [pct::I, pct::P, pct::B, pct::B]
+        .into_iter()
+        .map(|t| {
+            decode(&mut codec, &mut ts, &frame_packet(t))
+                .iter()
+                .map(|r| picture_of(r).picture_coding_type)
+                .collect()
+        })
+        .collect();
+    assert_eq!(kinds, vec![vec![pct::I], vec![pct::P], vec![], vec![]]);
+    // The I picture is shown; the Bs are not; the P waits for the next
+    // reference, as without the seek.
+    assert_eq!(codec.take_output(false).len(), 1);
+    // From the target on, B pictures decode again, predicted from both.
+    ts.set_references_only(false);
+    let b = decode(&mut codec, &mut ts, &frame_packet(pct::B));
+    assert_eq!(b.len(), 1);
+    let p = picture_of(&b[0]);
+    assert_eq!(p.picture_coding_type, pct::B);
+    assert_ne!(p.backward_ref_ts, NO_REFERENCE);
+    assert_eq!(codec.take_output(false).len(), 1);
+}
+
 #[test]
 fn quantiser_matrices_loaded_inherited_and_reset() {
     let mut codec = Mpeg2Codec::new(true);

@@ -139,6 +139,9 @@ impl StatelessCodec for Vp8Codec {
             "VP8 frame"
         );
         self.refs.decoded(&header, timestamp_ns);
+        if timestamps.leaves_out(timestamp_ns, header.is_reference()) {
+            return Ok(Vec::new());
+        }
         if header.tag.show_frame {
             self.output
                 .record(timestamp_ns, timestamps.packet(), visible, None);

@@ -90,6 +90,32 @@ fn frames_become_requests_naming_their_references() {
     assert!(decode(&mut codec, &mut ts, &build(&inter_frame())).is_empty());
 }
 
+/// Before an exact seek's target, an inter frame stored in no reference
+/// slot makes no request and is not shown; one refreshing a slot is
+/// decoded.
+#[test]
+fn before_a_seek_target_frames_no_slot_keeps_are_left_undecoded() {
+    let mut codec = Vp8Codec::new();
+    let mut ts = Timestamps::new();
+    let key = decode(&mut codec, &mut ts, &build(&key_frame()));
+    codec.take_output(false);
+    ts.set_references_only(true);
+    let mut unreferenced = inter_frame();
+    unreferenced.refresh = (false, false, 0, 0, false, false, false);
+    assert!(decode(&mut codec, &mut ts, &build(&unreferenced)).is_empty());
+    let golden = {
+        let mut frame = inter_frame();
+        frame.refresh = (true, false, 0, 0, false, false, false);
+        decode(&mut codec, &mut ts, &build(&frame))
+    };
+    assert_eq!(golden.len(), 1);
+    assert_eq!(frame_of(&golden[0]).golden_frame_ts, key[0].timestamp_ns);
+    let last = decode(&mut codec, &mut ts, &build(&inter_frame()));
+    assert_eq!(last.len(), 1);
+    assert_eq!(frame_of(&last[0]).golden_frame_ts, golden[0].timestamp_ns);
+    assert_eq!(codec.take_output(false).len(), 2);
+}
+
 #[test]
 fn damage_resynchronises_at_the_next_key_frame() {
     let mut codec = Vp8Codec::new();

@@ -196,8 +196,13 @@ impl Vp9Codec {
                 }
             }
         };
-        let sequence = self.sequence_change(header)?;
         let timestamp_ns = timestamps.next_picture();
+        // Before the size is taken: a frame decoded later brings a change
+        // of size itself.
+        if timestamps.leaves_out(timestamp_ns, header.is_reference()) {
+            return Ok(None);
+        }
+        let sequence = self.sequence_change(header)?;
         self.refs.decoded(header, timestamp_ns);
         debug!(
             timestamp_ns,

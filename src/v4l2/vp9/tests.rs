@@ -13,6 +13,9 @@ struct Spec {
     profile: u8,
     /// A hidden intra-only frame (not a key frame).
     intra_only: bool,
+    /// `refresh_frame_context`: the probabilities adapted while decoding
+    /// it are kept for later frames.
+    keeps_context: bool,
 }
 
 const KEY: Spec = Spec {
@@ -23,6 +26,7 @@ const KEY: Spec = Spec {
     refresh: 0xff,
     profile: 0,
     intra_only: false,
+    keeps_context: true,
 };
 
 const INTER: Spec = Spec {
@@ -33,6 +37,7 @@ const INTER: Spec = Spec {
     refresh: 0b001,
     profile: 0,
     intra_only: false,
+    keeps_context: true,
 };
 
 /// A frame: its uncompressed header, a compressed header of zero bytes
@@ -93,7 +98,7 @@ fn frame(s: Spec) -> Vec<u8> {
 
 /// The header's second half, and the rest of the frame.
 fn finish(mut w: BitWriter, s: Spec) -> Vec<u8> {
-    w.u(1, 1); // refresh_frame_context
+    w.u(1, u32::from(s.keeps_context)); // refresh_frame_context
     w.u(1, 1); // frame_parallel_decoding_mode
     w.u(2, 0);
     w.u(6, 10); // loop_filter_level
@@ -356,4 +361,36 @@ fn intra_only_frames_need_no_reference() {
     // An inter frame predicting from slots 0, 1 and 2 (empty) waits.
     assert!(decode(&mut codec, &mut ts, &frame(INTER)).is_empty());
     assert_eq!(codec.references(), vec![requests[0].timestamp_ns]);
+}
+
+/// Before an exact seek's target, a frame no slot keeps and whose
+/// adapted probabilities nothing keeps makes no request and is not shown;
+/// one that keeps either is decoded.
+#[test]
+fn before_a_seek_target_frames_nothing_needs_are_left_undecoded() {
+    let mut codec = Vp9Codec::new((320, 240));
+    let mut ts = Timestamps::new();
+    assert_eq!(decode(&mut codec, &mut ts, &frame(KEY)).len(), 1);
+    codec.take_output(false);
+    ts.set_references_only(true);
+    let unneeded = Spec {
+        refresh: 0,
+        keeps_context: false,
+        ..INTER
+    };
+    assert!(decode(&mut codec, &mut ts, &frame(unneeded)).is_empty());
+    let context_kept = Spec {
+        refresh: 0,
+        ..INTER
+    };
+    assert_eq!(decode(&mut codec, &mut ts, &frame(context_kept)).len(), 1);
+    let stored = Spec {
+        keeps_context: false,
+        ..INTER
+    };
+    assert_eq!(decode(&mut codec, &mut ts, &frame(stored)).len(), 1);
+    // Only what was decoded is shown.
+    assert_eq!(codec.take_output(false).len(), 2);
+    ts.set_references_only(false);
+    assert_eq!(decode(&mut codec, &mut ts, &frame(unneeded)).len(), 1);
 }

@@ -445,9 +445,10 @@ fn at_half_speed_visls_frames_reach_the_screen_at_half_pace() {
     // the least-squares slope of screen time against pts. On a quiet host
     // it is 1.99-2.00; a loaded host starves the emulated guest, whose
     // frames then come later and later through a loop until the late-drop
-    // threshold (2.2 seen, and 1.9 when a loop starts late): the loops'
-    // mean slope is within 20 % of 2, which 1x (1) or 0.75x (1.33) is not.
-    // The host's timing test holds the pace to 2 %.
+    // threshold (2.2-2.5 seen, and 1.9 when a loop starts late) and a loop
+    // may show only 12 of its 30 frames: over the loops showing a third of
+    // their frames, the mean slope is within 30 % of 2, which 1x (1) or
+    // 0.75x (1.33) is not. The host's timing test holds the pace to 2 %.
     let first_epoch = frames.first().map(|f| f.epoch);
     let mut epochs: BTreeSet<u64> = frames.iter().map(|f| f.epoch).collect();
     epochs.retain(|&e| Some(e) != first_epoch);
@@ -459,13 +460,13 @@ fn at_half_speed_visls_frames_reach_the_screen_at_half_pace() {
                 .filter(|f| f.epoch == epoch)
                 .map(|f| (f.pts.as_secs_f64(), f.shown.as_secs_f64()))
                 .collect();
-            (points.len() >= 20).then(|| slope(&points))
+            (points.len() >= 10).then(|| slope(&points))
         })
         .collect();
     assert!(!slopes.is_empty(), "no whole loop shown at 0.5x:\n{log}");
     let mean = slopes.iter().sum::<f64>() / slopes.len() as f64;
     assert!(
-        (mean / 2.0 - 1.0).abs() <= 0.20,
+        (mean / 2.0 - 1.0).abs() <= 0.30,
         "at 0.5x a media second took {mean:.3} s on the screen (loops: {slopes:?})"
     );
 }

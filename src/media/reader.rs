@@ -51,6 +51,14 @@ impl Demuxer {
         }
     }
 
+    /// The container's tracks and chapters (a FWHT file's: none listed).
+    pub fn contents(&self) -> Option<super::tracks::Contents> {
+        match &self.0 {
+            Backend::Ffmpeg(d) => Some(d.contents()),
+            Backend::Fwht(_) => None,
+        }
+    }
+
     /// Every stream of the container.
     pub fn streams(&self) -> Vec<StreamSummary> {
         match &self.0 {

@@ -72,6 +72,11 @@ pub fn list_contents(path: &Path) -> Result<Contents, MediaError> {
     // whitelist, a local file behind `file:` (and no panic on a name that
     // is not UTF-8).
     let input = SourceInput::open(path)?;
+    Ok(contents_of(&input))
+}
+
+/// The tracks and chapters of an open input.
+pub fn contents_of(input: &ff::format::context::Input) -> Contents {
     let mut counts = (0, 0, 0);
     let mut tracks = Vec::new();
     for stream in input.streams() {
@@ -143,5 +148,5 @@ pub fn list_contents(path: &Path) -> Result<Contents, MediaError> {
         })
         .collect();
     chapters.sort_by_key(|c| c.start);
-    Ok(Contents { tracks, chapters })
+    Contents { tracks, chapters }
 }

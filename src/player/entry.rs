@@ -57,10 +57,19 @@ pub(super) struct EntryOpener {
 impl EntryOpener {
     pub(super) fn open(&self, path: &Path) -> Result<Opened> {
         let mut opened = self.open_media(path)?;
-        let contents = list_contents(path).unwrap_or_else(|e| {
-            warn!("cannot list the tracks: {e}");
-            Default::default()
-        });
+        // From the demuxer already open where there is one: a network
+        // source opened again would cost a second connection (and a UDP
+        // port is not bound twice).
+        let listed = match &opened.frames {
+            Frames::Decoded(pipeline) => pipeline.contents().map(Ok),
+            Frames::Still(_) => None,
+        };
+        let contents = listed
+            .unwrap_or_else(|| list_contents(path))
+            .unwrap_or_else(|e| {
+                warn!("cannot list the tracks: {e}");
+                Default::default()
+            });
         opened.info.tracks = contents.tracks;
         opened.info.chapters = contents.chapters;
         Ok(opened)

@@ -167,6 +167,12 @@ impl Pipeline {
 
     /// Whether the file has a sound track (the audio thread opens the file
     /// again only then).
+    /// The tracks and chapters of the file being demuxed, if its format
+    /// lists them.
+    pub fn contents(&self) -> Option<crate::media::tracks::Contents> {
+        self.demuxer.contents()
+    }
+
     pub fn has_audio(&self) -> bool {
         self.demuxer
             .streams()

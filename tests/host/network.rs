@@ -574,7 +574,7 @@ fn a_live_rtsp_camera_plays_on_after_its_server_comes_back() {
 }
 
 #[test]
-fn an_mpeg_ts_stream_over_udp_plays_live() {
+fn an_mpeg_ts_stream_over_udp_plays_live_and_on_through_a_sender_restart() {
     use serde_json::json;
     use support::mpv_ipc::Player;
     let port = std::net::UdpSocket::bind("127.0.0.1:0")
@@ -595,29 +595,51 @@ fn an_mpeg_ts_stream_over_udp_plays_live() {
     );
     let mut client = reel.connect();
     // The sender starts once reel listens (a datagram sent before is lost).
-    let sender = LiveFfmpeg(
-        Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
-            .args(["-i", "testsrc=size=160x90:rate=25", "-t", "30"])
-            .args(["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"])
-            .args(["-pix_fmt", "yuv420p", "-f", "mpegts"])
-            .arg(format!("udp://127.0.0.1:{port}?pkt_size=1316"))
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn ffmpeg"),
-    );
+    let send = || {
+        LiveFfmpeg(
+            Command::new("ffmpeg")
+                .args(["-nostdin", "-v", "error", "-re", "-f", "lavfi"])
+                .args(["-i", "testsrc=size=160x90:rate=25", "-t", "30"])
+                .args(["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"])
+                .args(["-pix_fmt", "yuv420p", "-f", "mpegts"])
+                .arg(format!("udp://127.0.0.1:{port}?pkt_size=1316"))
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn ffmpeg"),
+        )
+    };
+    let sender = send();
     let before = playing_position(&mut client);
     let duration = client.request(json!(["get_property", "duration"]));
     assert_eq!(duration["error"], "property unavailable", "{duration}");
+    // Listed from the demuxer's own socket: the port is not bound twice.
+    let tracks = client.request(json!(["get_property", "track-list"]));
+    assert_eq!(tracks["data"][0]["type"], "video", "{tracks}");
+    assert_eq!(tracks["data"][0]["codec"], "h264", "{tracks}");
     std::thread::sleep(Duration::from_millis(2000));
     let after = playing_position(&mut client);
     assert!(
         after > before + 1.0 && after < before + 5.0,
         "from {before} to {after}"
     );
-    client.request(json!(["quit"]));
-    assert!(reel.wait().success(), "{}", reel.log());
+    // The sender restarts (an encoder rebooted): 2 s of nothing, then a
+    // stream whose timestamps begin again. reel waits, then plays on.
     drop(sender);
+    std::thread::sleep(Duration::from_millis(2000));
+    let stalled = playing_position(&mut client);
+    let _sender = send();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut position = stalled;
+    while position < stalled + 1.0 {
+        assert!(
+            Instant::now() < deadline,
+            "stuck at {position} after the sender restarted:\n{}",
+            reel.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        position = playing_position(&mut client);
+    }
+    quits_at_once(&mut reel, &mut client);
 }
 
 #[test]

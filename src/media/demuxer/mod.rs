@@ -166,6 +166,12 @@ impl FfmpegDemuxer {
         &self.path
     }
 
+    /// The container's tracks and chapters, read from this input (a
+    /// network source is not opened a second time).
+    pub fn contents(&self) -> super::tracks::Contents {
+        super::tracks::contents_of(&self.input)
+    }
+
     /// Every stream of the container.
     pub fn streams(&self) -> Vec<StreamSummary> {
         self.input

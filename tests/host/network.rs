@@ -475,16 +475,7 @@ fn play_through_outages<S>(
             assert!(Instant::now() < deadline, "not back:\n{}", reel.log());
             std::thread::sleep(Duration::from_millis(50));
         }
-        let resumed_from = position;
-        while position < resumed_from + 1.0 {
-            assert!(
-                Instant::now() < deadline,
-                "cycle {cycle}: stuck at {position}:\n{}",
-                reel.log()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-            position = playing_position(client);
-        }
+        position = played_a_second_past(reel, client, position, deadline);
         if cycle == 1 {
             back(client);
         }
@@ -499,6 +490,27 @@ fn play_through_outages<S>(
         reel.log()
     );
     fds
+}
+
+/// Waits, until `deadline`, for `reel` to play a second past `from`; the
+/// position it reached.
+fn played_a_second_past(
+    reel: &support::mpv_ipc::Player,
+    client: &mut support::mpv_ipc::IpcClient,
+    from: f64,
+    deadline: Instant,
+) -> f64 {
+    let mut position = from;
+    while position < from + 1.0 {
+        assert!(
+            Instant::now() < deadline,
+            "stuck at {position}:\n{}",
+            reel.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        position = playing_position(client);
+    }
+    position
 }
 
 /// `quit` ends `reel` cleanly within 2 s, whatever its source is doing.
@@ -629,16 +641,7 @@ fn an_mpeg_ts_stream_over_udp_plays_live_and_on_through_a_sender_restart() {
     let stalled = playing_position(&mut client);
     let _sender = send();
     let deadline = Instant::now() + Duration::from_secs(15);
-    let mut position = stalled;
-    while position < stalled + 1.0 {
-        assert!(
-            Instant::now() < deadline,
-            "stuck at {position} after the sender restarted:\n{}",
-            reel.log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-        position = playing_position(&mut client);
-    }
+    played_a_second_past(&reel, &mut client, stalled, deadline);
     quits_at_once(&mut reel, &mut client);
 }
 
